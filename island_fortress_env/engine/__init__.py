@@ -1,0 +1,28 @@
+"""The Island Fortress rules engine: no RL dependency (standard library only).
+
+    from island_fortress_env.engine import Game
+    state = Game(num_players=3).new_initial_state(seed=1)
+    while not state.is_terminal():
+        state.apply_action(state.legal_actions()[0])
+"""
+
+from .actions import ACTION_FAMILIES, NUM_ACTIONS
+from .config import ConfigError, GameConfig
+from .favors import DeckError, FavorCard, FavorDeck, load_deck
+from .state import TERMINAL, Game, IllegalActionError, State, play_random_game
+
+__all__ = [
+    "ACTION_FAMILIES",
+    "NUM_ACTIONS",
+    "ConfigError",
+    "DeckError",
+    "FavorCard",
+    "FavorDeck",
+    "Game",
+    "GameConfig",
+    "IllegalActionError",
+    "State",
+    "TERMINAL",
+    "load_deck",
+    "play_random_game",
+]

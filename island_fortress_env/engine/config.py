@@ -1,0 +1,99 @@
+"""GameConfig: the table size, the variants and the component limits, validated once."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+from . import tables
+
+INCENTIVES = ("wall_block", "buyback_chip", "treasure")
+
+
+class ConfigError(ValueError):
+    """A game configuration that cannot describe a legal game."""
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Everything that fixes which game is played. Defaults are the rulebook's standard game.
+
+    Variants (all off by default):
+      * Friendly: ``no_replace`` removes Builder action C; ``extra_region`` adds one region
+        (never more regions than players).
+      * Quicker Play: ``extra_jade``, ``start_laborers``, ``start_convicts``, ``start_blocks``.
+      * First Round Incentive: ``first_round_incentive`` in ``INCENTIVES``.
+      * Favor Trade-in: ``favor_trade_in``.
+    ``unlimited_components`` makes Jade, Treasure, Buyback Chips, Reinforcements, Laborers and
+    Convicts inexhaustible; wall blocks, Governor blocks and favor cards stay finite.
+    ``favor_deck`` is a path to a deck file (JSON) replacing the shipped stand-in deck.
+    """
+
+    num_players: int = 3
+    no_replace: bool = False
+    extra_region: bool = False
+    extra_jade: int = 0
+    start_laborers: int = 0
+    start_convicts: int = 0
+    start_blocks: int = 0
+    first_round_incentive: str | None = None
+    favor_trade_in: bool = False
+    unlimited_components: bool = False
+    favor_deck: str | None = None
+
+    def __post_init__(self) -> None:
+        def fail(name: str, why: str) -> None:
+            raise ConfigError(f"invalid game config: {name}={getattr(self, name)!r}: {why}")
+
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type == "bool" and not isinstance(value, bool):
+                fail(f.name, "must be true or false")
+            if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+                fail(f.name, "must be an integer")
+        if not tables.MIN_PLAYERS <= self.num_players <= tables.MAX_PLAYERS:
+            fail("num_players", f"Island Fortress is for {tables.MIN_PLAYERS}-{tables.MAX_PLAYERS} players")
+        if self.extra_region and self.num_regions > self.num_players:
+            fail("extra_region", "the Friendly variant never uses more regions than players")
+        for name in ("extra_jade", "start_laborers", "start_convicts", "start_blocks"):
+            if getattr(self, name) < 0:
+                fail(name, "must be >= 0")
+        if self.start_blocks > tables.COMPONENTS["blocks_per_player"]:
+            fail("start_blocks", f"a colour has only {tables.COMPONENTS['blocks_per_player']} blocks")
+        if self.first_round_incentive is not None and self.first_round_incentive not in INCENTIVES:
+            fail("first_round_incentive", f"must be one of {INCENTIVES} or None")
+        if self.favor_deck is not None and not isinstance(self.favor_deck, str):
+            fail("favor_deck", "must be a path to a deck file")
+
+    @property
+    def num_regions(self) -> int:
+        return tables.REGIONS_BY_PLAYERS[self.num_players] + (1 if self.extra_region else 0)
+
+    @property
+    def governor_blocks(self) -> int:
+        return tables.GOVERNOR_BLOCKS_BY_PLAYERS[self.num_players]
+
+    @property
+    def variants(self) -> dict[str, Any]:
+        """The options that differ from the standard game (for logs and checkpoints)."""
+        default = GameConfig(num_players=self.num_players)
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "num_players" and getattr(self, f.name) != getattr(default, f.name)
+        }
+
+    @classmethod
+    def from_dict(cls, options: Mapping[str, Any]) -> "GameConfig":
+        """Build from keyword options, naming any unknown key instead of ignoring it."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ConfigError(
+                f"invalid game config: unknown option(s) {unknown}; known options: {sorted(known)}"
+            )
+        return cls(**dict(options))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,88 @@
+"""Text for actions and log events. Every string comes from the one action table."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import actions as A
+from . import tables
+
+if TYPE_CHECKING:
+    from .state import State
+
+_CELL_VERB = {
+    "remove which reinforcement": "remove the reinforcement at",
+    "build where": "build at",
+    "reinforce which block": "reinforce",
+    "replace which block": "replace the block at",
+}
+
+
+def cell_name(state: "State", cell: int) -> str:
+    geo = state.geo
+    if not 0 <= cell < len(geo.cell_bits):
+        return f"cell {cell} (not on this wall)"
+    return geo.cell_name(geo.cell_bits[cell])
+
+
+def action_to_string(state: "State", action: int) -> str:
+    fam = A.family_of(action)
+    i = action - fam.start
+    if fam.name in ("pass", "end_turn", "trade_jade", "trade_convict", "trade_done"):
+        return fam.meaning.split(":")[0] if fam.name == "pass" else fam.meaning
+    if fam.name == "buyback_taskmaster":
+        return f"buy back the Taskmaster card for {tables.TASKMASTER_BUYBACK_COST} Jade"
+    if fam.name == "buyback_chip":
+        return "spend a Buyback Chip to take back the card just played"
+    if fam.name in ("keep_favor", "play_favor"):
+        deck = state.game.deck
+        name = deck.cards[i].describe() if i < len(deck) else f"#{i} (not in this deck)"
+        return f"{'keep' if fam.name == 'keep_favor' else 'play'} favor {name}"
+    if fam.name == "bid":
+        return f"bid {i} Jade"
+    if fam.name == "role":
+        return f"play {A.op_label(i)}"
+    if fam.name == "repeat":
+        card = A.ROLE_KEYS[A.OP_CARD[i]]
+        return (
+            f"play Taskmaster B: repeat {A.op_label(i)} "
+            f"for {tables.REPEAT_ROLE_COST[card]} Jade"
+        )
+    if fam.name == "recruit":
+        return f"recruit {i + 1} Laborers for {tables.PURCHASE_COST[i + 1]} Jade"
+    if fam.name == "buy_blocks":
+        return f"buy {i + 1} Wall Blocks for {tables.PURCHASE_COST[i + 1]} Jade"
+    if fam.name == "draw":
+        return ("draw 3 favor cards, keep 2", "draw 5 favor cards, keep 1")[i]
+    if fam.name == "build_count":
+        return "build 1 block" if i == 0 else f"build 2 blocks for {tables.DOUBLE_BUILD_COST} Jade"
+    if fam.name == "cell":
+        verb = _CELL_VERB.get(state.decision_name(), "cell")
+        return f"{verb} {cell_name(state, i)}"
+    if fam.name == "governor":
+        return f"place the Governor block at {cell_name(state, i)}"
+    if fam.name == "laborers":
+        convicts = max(state.worker_need - i, 0)
+        return f"assign {i} Laborers and {convicts} Convicts"
+    if fam.name == "move":
+        return f"move the Taskmaster to region {i + 1}"
+    if fam.name == "prisons":
+        a, b = A.PRISON_PAIRS[i]
+        return f"send the Convicts to the prisons of regions {a + 1} and {b + 1}"
+    raise AssertionError(fam.name)  # pragma: no cover
+
+
+def event_to_string(event: tuple) -> str:
+    """One public log event as text."""
+    kind, *args = event
+    if kind == "role":
+        p, op, repeat, cost = args
+        how = f" (Taskmaster B, repeat for {cost} Jade)" if repeat else ""
+        return f"player {p} plays {A.op_label(op)}{how}"
+    if kind == "score":
+        p, points, reason = args
+        return f"player {p} scores {points:+d} ({reason})"
+    if kind == "petition":
+        bids, totals, winner = args
+        return f"bids revealed {list(bids)} (with favors {list(totals)}): player {winner} wins the petition"
+    return f"{kind} " + " ".join(str(a) for a in args)

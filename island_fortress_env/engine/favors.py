@@ -1,0 +1,162 @@
+"""Favor cards: the deck file (loaded and validated) and pattern matching on the wall.
+
+A pattern is stored as bit offsets from its bottom-left cell, so "where does card c match
+the player's unreinforced blocks" is one AND per marked cell over the whole wall.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .tables import MAX_FAVOR_CARDS
+from .wall import LEVELS, STRIDE
+
+REWARD_KINDS = (
+    "income",  # persistent: added to income each round
+    "petition",  # persistent: added to every petition bid
+    "jade",
+    "vp",
+    "treasure",
+    "buyback_chips",
+    "convicts",
+    "laborers",
+    "wall_blocks",
+)
+PERSISTENT_REWARDS = ("income", "petition")
+PATTERN_SIZE = 3  # patterns were designed within a 3x3 grid
+_ALL_BITS = (1 << (LEVELS * STRIDE)) - 1
+
+
+class DeckError(ValueError):
+    """A favor deck file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class FavorCard:
+    index: int
+    name: str
+    pattern: tuple[str, ...]  # rows, top row first, as printed
+    rewards: dict[str, int]
+    offsets: tuple[int, ...]  # bit offsets of the marked cells from the bottom-left corner
+    anchor_mask: int  # bottom-left positions where the pattern fits without wrapping rows
+
+    @property
+    def cells(self) -> int:
+        return len(self.offsets)
+
+    def matches(self, blocks: int) -> int:
+        """Bottom-left anchors at which every marked cell is in ``blocks``."""
+        anchors = self.anchor_mask
+        for off in self.offsets:
+            anchors &= blocks >> off
+        return anchors
+
+    def cells_at(self, anchor: int) -> int:
+        """The wall cells (bit set) covered by the pattern placed at ``anchor``."""
+        return sum(1 << (anchor + off) for off in self.offsets)
+
+    def describe(self) -> str:
+        rewards = ", ".join(f"{k} {v}" for k, v in self.rewards.items() if v)
+        return f"{self.name} [{' / '.join(self.pattern)}] -> {rewards}"
+
+
+@dataclass(frozen=True)
+class FavorDeck:
+    name: str
+    stand_in: bool
+    cards: tuple[FavorCard, ...]
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+
+def _parse_card(index: int, raw: Any, where: str) -> FavorCard:
+    def fail(why: str) -> DeckError:
+        return DeckError(f"{where}: card {index}: {why}")
+
+    if not isinstance(raw, dict):
+        raise fail("must be an object with 'name', 'pattern' and 'rewards'")
+    unknown = set(raw) - {"name", "pattern", "rewards"}
+    if unknown:
+        raise fail(f"unknown field(s) {sorted(unknown)}")
+    name = raw.get("name", f"Favor {index}")
+    if not isinstance(name, str) or not name:
+        raise fail("'name' must be a non-empty string")
+    pattern = raw.get("pattern")
+    if (
+        not isinstance(pattern, list)
+        or not 1 <= len(pattern) <= PATTERN_SIZE
+        or not all(isinstance(row, str) for row in pattern)
+    ):
+        raise fail(f"'pattern' must be a list of 1-{PATTERN_SIZE} strings")
+    widths = {len(row) for row in pattern}
+    if len(widths) != 1 or not 1 <= widths.pop() <= PATTERN_SIZE:
+        raise fail(f"'pattern' rows must all have the same length, 1-{PATTERN_SIZE}")
+    if any(ch not in "X." for row in pattern for ch in row):
+        raise fail("'pattern' may only use 'X' (own block) and '.' (any)")
+    marked = [
+        (len(pattern) - 1 - r, c) for r, row in enumerate(pattern) for c, ch in enumerate(row) if ch == "X"
+    ]
+    if not marked:
+        raise fail("'pattern' marks no cell")
+    rewards = raw.get("rewards")
+    if not isinstance(rewards, dict) or not rewards:
+        raise fail(f"'rewards' must be a non-empty object with keys from {list(REWARD_KINDS)}")
+    bad = sorted(set(rewards) - set(REWARD_KINDS))
+    if bad:
+        raise fail(f"unknown reward(s) {bad}; known: {list(REWARD_KINDS)}")
+    for kind, amount in rewards.items():
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+            raise fail(f"reward {kind!r} must be a non-negative integer, not {amount!r}")
+    if not any(rewards.values()):
+        raise fail("'rewards' gives nothing")
+    # Normalise to the bottom-left corner of the marked cells.
+    min_level = min(level for level, _ in marked)
+    min_col = min(col for _, col in marked)
+    offsets = tuple(sorted((level - min_level) * STRIDE + (col - min_col) for level, col in marked))
+    width = max(col - min_col for _, col in marked) + 1
+    anchor_mask = 0
+    for level in range(LEVELS):
+        for col in range(STRIDE - width + 1):
+            anchor_mask |= 1 << (level * STRIDE + col)
+    return FavorCard(
+        index=index,
+        name=name,
+        pattern=tuple(pattern),
+        rewards={kind: int(rewards.get(kind, 0)) for kind in REWARD_KINDS},
+        offsets=offsets,
+        anchor_mask=anchor_mask & _ALL_BITS,
+    )
+
+
+def parse_deck(data: Any, where: str = "favor deck") -> FavorDeck:
+    if not isinstance(data, dict) or not isinstance(data.get("cards"), list):
+        raise DeckError(f"{where}: must be a JSON object with a 'cards' list")
+    raw_cards = data["cards"]
+    if not 1 <= len(raw_cards) <= MAX_FAVOR_CARDS:
+        raise DeckError(f"{where}: must hold 1-{MAX_FAVOR_CARDS} cards, not {len(raw_cards)}")
+    cards = tuple(_parse_card(i, raw, where) for i, raw in enumerate(raw_cards))
+    return FavorDeck(
+        name=str(data.get("name", where)), stand_in=bool(data.get("stand_in", False)), cards=cards
+    )
+
+
+def load_deck(path: str | Path | None = None) -> FavorDeck:
+    """Load a deck file; ``None`` gives the shipped stand-in deck."""
+    if path is None:
+        text = resources.files(__package__).joinpath("data/favor_deck.json").read_text("utf-8")
+        return parse_deck(json.loads(text), "stand-in favor deck")
+    where = f"favor deck {str(path)!r}"
+    try:
+        text = Path(path).read_text("utf-8")
+    except OSError as exc:
+        raise DeckError(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DeckError(f"{where}: is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    return parse_deck(data, where)

@@ -1,0 +1,94 @@
+"""Majorities, end-game scoring and the winner: pure functions of the wall and the boards.
+
+Kept apart from the phase machine so each scoring rule reads as one short function.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import tables
+
+
+def majority(counts: Sequence[int]) -> list[int]:
+    """Players holding the most blocks; nobody when nobody has a block (ties all win)."""
+    best = max(counts)
+    if best <= 0:
+        return []
+    return [p for p, c in enumerate(counts) if c == best]
+
+
+def blocks_in(own: Sequence[int], mask: int) -> list[int]:
+    return [(o & mask).bit_count() for o in own]
+
+
+def buyback_chip_points(chips: int) -> int:
+    table = tables.BUYBACK_CHIP_POINTS
+    return table[min(chips, len(table) - 1)]
+
+
+def least_region_points(own: int, region_masks: Sequence[int]) -> int:
+    """Three points per block in the region where the player built the fewest."""
+    return tables.LEAST_REGION_MULTIPLIER * min((own & m).bit_count() for m in region_masks)
+
+
+def most(values: Sequence[int]) -> list[int]:
+    best = max(values)
+    return [p for p, v in enumerate(values) if v == best]
+
+
+def fewest(values: Sequence[int]) -> list[int]:
+    low = min(values)
+    return [p for p, v in enumerate(values) if v == low]
+
+
+def end_bonuses(
+    chips: Sequence[int],
+    own: Sequence[int],
+    region_masks: Sequence[int],
+    treasure: Sequence[int],
+    jade: Sequence[int],
+    workers: Sequence[int],
+) -> list[tuple[int, int, str]]:
+    """The five end-game categories as (player, points, reason) events, in rulebook order."""
+    events: list[tuple[int, int, str]] = []
+    n = len(chips)
+    for p in range(n):
+        pts = buyback_chip_points(chips[p])
+        if pts:
+            events.append((p, pts, "buyback chips"))
+    for p in range(n):
+        pts = least_region_points(own[p], region_masks)
+        if pts:
+            events.append((p, pts, "least-built region"))
+    for p in most(treasure):
+        events.append((p, tables.TREASURE_BONUS, "most treasure"))
+    for p in fewest(treasure):
+        events.append((p, -tables.TREASURE_BONUS, "fewest treasure"))
+    for p in most(jade):
+        events.append((p, tables.JADE_BONUS, "most jade"))
+    for p in most(workers):
+        events.append((p, tables.WORKERS_BONUS, "most workers"))
+    return events
+
+
+def winners(
+    scores: Sequence[int], blocks_built: Sequence[int], jade: Sequence[int], treasure: Sequence[int]
+) -> list[int]:
+    """Highest score; ties broken by blocks in the wall, then Jade, then Treasure."""
+    keys = [(scores[p], blocks_built[p], jade[p], treasure[p]) for p in range(len(scores))]
+    best = max(keys)
+    return [p for p, k in enumerate(keys) if k == best]
+
+
+def win_loss_returns(num_players: int, winners_: Sequence[int]) -> list[float]:
+    """Zero-sum returns: the k winners share the win, losers pay for it.
+
+    A win is worth ``share * n/(n-1) - 1/(n-1)`` with share = 1/k for a winner and 0 otherwise,
+    so a sole winner gets +1, every loser -1/(n-1), and with 2 players this is the classic
+    +1/-1 (0/0 for a tie). Returns always sum to zero.
+    """
+    n = num_players
+    k = len(winners_)
+    share = [1.0 / k if p in winners_ else 0.0 for p in range(n)]
+    return [s * n / (n - 1) - 1.0 / (n - 1) for s in share]

@@ -1,0 +1,47 @@
+"""The rulebook's numbers, loaded once from ``data/rules_tables.json`` (data, not code)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+
+def _load() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("data/rules_tables.json").read_text("utf-8")
+    return json.loads(text)
+
+
+TABLES: dict[str, Any] = _load()
+
+PURCHASE_COST: tuple[int, ...] = tuple(TABLES["purchase_cost"])  # index = count bought (1..5)
+WORKERS_PER_LEVEL: tuple[int, ...] = tuple(TABLES["workers_per_level"])  # index = level-1
+REPLACE_MULTIPLIER: int = TABLES["replace_multiplier"]
+DOUBLE_BUILD_COST: int = TABLES["double_build_cost"]
+REPEAT_ROLE_COST: dict[str, int] = dict(TABLES["repeat_role_cost"])
+TASKMASTER_BUYBACK_COST: int = TABLES["taskmaster_buyback_cost"]
+ROW_POINTS: tuple[int, ...] = tuple(TABLES["row_points"])
+TOWER_POINTS: int = TABLES["tower_points"]
+BUYBACK_CHIP_POINTS: tuple[int, ...] = tuple(TABLES["buyback_chip_points"])
+LEAST_REGION_MULTIPLIER: int = TABLES["least_region_multiplier"]
+TREASURE_BONUS: int = TABLES["treasure_bonus"]
+JADE_BONUS: int = TABLES["jade_bonus"]
+WORKERS_BONUS: int = TABLES["workers_bonus"]
+INCOME: int = TABLES["income"]
+COLLECT_JADE: int = TABLES["collect_jade"]
+TREASURE_PER_EXTRA_JADE: int = TABLES["treasure_per_extra_jade"]
+CONVICTS_COLLECTED: int = TABLES["convicts_collected"]
+LABORERS_FOR_CONVICTS: int = TABLES["laborers_for_convicts"]
+STARTING_JADE: int = TABLES["starting_jade"]
+FAVOR_DEAL: int = TABLES["favor_deal"]
+FAVOR_KEEP: int = TABLES["favor_keep"]
+REGIONS_BY_PLAYERS: dict[int, int] = {int(k): v for k, v in TABLES["regions_by_players"].items()}
+GOVERNOR_BLOCKS_BY_PLAYERS: dict[int, int] = {
+    int(k): v for k, v in TABLES["governor_blocks_by_players"].items()
+}
+COMPONENTS: dict[str, int] = dict(TABLES["components"])
+MAX_BID: int = TABLES["max_bid"]
+
+MIN_PLAYERS, MAX_PLAYERS = 2, 4
+MAX_REGIONS = 4  # three regions for four players, plus the Friendly variant's extra one
+MAX_FAVOR_CARDS = 36  # the box holds 36 favor cards; the action table has a slot for each
