@@ -1,0 +1,60 @@
+"""A demo game through the public PettingZoo API, rendered as text after every round."""
+
+from __future__ import annotations
+
+from .agents import RandomAgent
+from .engine.describe import event_to_string
+from .island_fortress_v0 import env as make_env
+
+
+def make_agent(spec: str, seed: int):
+    if spec == "random":
+        return RandomAgent(seed=seed)
+    if spec == "heuristic":
+        from .agents.heuristic import HeuristicAgent
+
+        return HeuristicAgent(seed=seed)
+    from .agents.checkpoint import CheckpointAgent
+
+    return CheckpointAgent(spec)
+
+
+def run_demo(players: int = 3, seed: int = 7, agents: list[str] | None = None, verbose: bool = False) -> list[int]:
+    specs = agents or ["heuristic"] * players
+    if len(specs) != players:
+        raise SystemExit(f"--agents needs one agent per seat ({players}), got {len(specs)}")
+    env = make_env(num_players=players, render_mode="ansi")
+    env.reset(seed=seed)
+    raw = env.unwrapped
+    seats = {a: make_agent(spec, seed + i) for i, (a, spec) in enumerate(zip(env.possible_agents, specs))}
+    for i, (a, spec) in enumerate(zip(env.possible_agents, specs)):
+        print(f"{a} ({'ABCD'[i]}): {seats[a].name}")
+    last_round, shown = 0, 0
+    for agent in env.agent_iter():
+        obs, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        state = raw.state
+        if state.round != last_round:
+            if last_round:
+                print(env.render())
+            last_round = state.round
+            print(f"\n===== Round {state.round} =====")
+        policy = seats[agent]
+        action = policy.act(obs["observation"], obs["action_mask"], state=state, seat=raw.agent_name_mapping[agent]) \
+            if getattr(policy, "needs_state", False) else policy.act(obs["observation"], obs["action_mask"])
+        if verbose:
+            print(f"  {agent}: {raw.action_to_string(action)}")
+        env.step(action)
+        for event in raw.state.log[shown:]:
+            if event[0] in ("petition", "role", "score", "wall_complete", "governor_lost", "game_over"):
+                print("  " + event_to_string(event))
+        shown = len(raw.state.log)
+    print()
+    print(env.render())
+    state = raw.state
+    print("\nFinal scores:", {a: state.score[i] for i, a in enumerate(env.possible_agents)})
+    print("Winner(s):", [env.possible_agents[w] for w in state.winners])
+    env.close()
+    return state.score

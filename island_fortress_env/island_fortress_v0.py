@@ -1,0 +1,197 @@
+"""Island Fortress as a PettingZoo AEC environment (``pettingzoo.classic`` conventions).
+
+    from island_fortress_env import island_fortress_v0
+    env = island_fortress_v0.env(num_players=3, render_mode="ansi")
+    env.reset(seed=42)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            action = None
+        else:
+            mask = observation["action_mask"]
+            action = env.action_space(agent).sample(mask)
+        env.step(action)
+
+Observations are ``{"observation": float32[OBS_SIZE], "action_mask": int8[NUM_ACTIONS]}``,
+seat-relative and of one size for every table size and variant. The same agent often
+moves several times in a row: a compound move is a sequence of small decisions.
+
+Rewards (``reward=``): ``"win_loss"`` (default) pays once at the end, zero-sum: a sole winner
++1, each loser -1/(n-1), tied winners share the win; ``"score_margin"`` pays at the end
+(own final score - best opponent's) / 50; ``"vp_delta"`` pays every step the change in each
+player's score / 50 (the rewards add up to final score / 50).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle, seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .engine import Game, GameConfig, State
+from .engine.actions import NUM_ACTIONS
+from .engine.scoring import win_loss_returns
+from .observation import OBS_SIZE, ObservationEncoder, action_mask
+from .render import render_text
+
+REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
+ILLEGAL_ACTION_MODES = ("raise", "terminate")
+SCORE_SCALE = 50.0
+OBS_LOW, OBS_HIGH = -1.0, 10.0  # every feature is scaled into this range (and clipped)
+
+
+def env(illegal_action: str = "raise", **kwargs: Any) -> AECEnv:
+    """The wrapped environment.
+
+    ``illegal_action="raise"`` (default): an illegal action raises ``IllegalActionError``
+    naming the problem and leaves the game as it was. ``"terminate"`` adds PettingZoo's
+    ``TerminateIllegalWrapper`` as ``pettingzoo.classic`` does (the offender gets -1).
+    """
+    if illegal_action not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+    environment: AECEnv = raw_env(**kwargs)
+    if illegal_action == "terminate":
+        environment = wrappers.TerminateIllegalWrapper(environment, illegal_reward=-1)
+    environment = wrappers.AssertOutOfBoundsWrapper(environment)
+    environment = wrappers.OrderEnforcingWrapper(environment)
+    return environment
+
+
+class raw_env(AECEnv, EzPickle):
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": "island_fortress_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        num_players: int = 3,
+        render_mode: str | None = None,
+        reward: str = "win_loss",
+        **rules_options: Any,
+    ) -> None:
+        EzPickle.__init__(self, num_players, render_mode, reward, **rules_options)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}"
+            )
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
+        self.game = Game(GameConfig.from_dict({"num_players": num_players, **rules_options}))
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.encoder = ObservationEncoder(self.game)
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(OBS_LOW, OBS_HIGH, shape=(OBS_SIZE,), dtype=np.float32),
+                    "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.np_random, _ = seeding.np_random(None)
+        self.state: State | None = None  # the engine state (``env.unwrapped.state``)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a game. With a seed the whole game is reproducible; without one the
+        environment's generator continues (Gymnasium convention)."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        game_seed = int(self.np_random.integers(0, 2**63 - 1))
+        self.state = self.game.new_initial_state(game_seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.agents[self.state.current_player()]
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        obs = self.encoder.encode(self.state, seat)
+        np.clip(obs, OBS_LOW, OBS_HIGH, out=obs)
+        if agent == self.agent_selection and not self.state.is_terminal():
+            mask = action_mask(self.state)
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        state = self.state
+        before = state.score[:] if self.reward_mode == "vp_delta" else None
+        state.apply_action(action)  # raises IllegalActionError, state untouched, if illegal
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = {a: 0.0 for a in self.agents}
+        if before is not None:
+            for i, a in enumerate(self.possible_agents):
+                self.rewards[a] = (state.score[i] - before[i]) / SCORE_SCALE
+        if state.is_terminal():
+            self._finish_game()
+        else:
+            self.agent_selection = self.possible_agents[state.current_player()]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish_game(self) -> None:
+        state = self.state
+        n = state.n
+        if self.reward_mode == "win_loss":
+            returns = win_loss_returns(n, state.winners)
+        elif self.reward_mode == "score_margin":
+            returns = [
+                (state.score[i] - max(state.score[j] for j in range(n) if j != i)) / SCORE_SCALE
+                for i in range(n)
+            ]
+        else:
+            returns = [0.0] * n
+        for i, a in enumerate(self.possible_agents):
+            self.rewards[a] += returns[i]
+            self.terminations[a] = True
+            self.infos[a] = {
+                "score": state.score[i],
+                "winners": [self.possible_agents[w] for w in state.winners],
+                "won": i in state.winners,
+            }
+
+    def action_to_string(self, action: int) -> str:
+        return self.state.action_to_string(action)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            from gymnasium import logger
+
+            logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = render_text(self.state)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
