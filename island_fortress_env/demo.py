@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from .agents import RandomAgent
+from .agents import make_agent
 from .engine.describe import event_to_string
 from .island_fortress_v0 import env as make_env
-
-
-def make_agent(spec: str, seed: int):
-    if spec == "random":
-        return RandomAgent(seed=seed)
-    if spec == "heuristic":
-        from .agents.heuristic import HeuristicAgent
-
-        return HeuristicAgent(seed=seed)
-    from .agents.checkpoint import CheckpointAgent
-
-    return CheckpointAgent(spec)
 
 
 def run_demo(players: int = 3, seed: int = 7, agents: list[str] | None = None, verbose: bool = False) -> list[int]:
@@ -42,8 +30,7 @@ def run_demo(players: int = 3, seed: int = 7, agents: list[str] | None = None, v
             last_round = state.round
             print(f"\n===== Round {state.round} =====")
         policy = seats[agent]
-        action = policy.act(obs["observation"], obs["action_mask"], state=state, seat=raw.agent_name_mapping[agent]) \
-            if getattr(policy, "needs_state", False) else policy.act(obs["observation"], obs["action_mask"])
+        action = policy.act(obs["observation"], obs["action_mask"], state)
         if verbose:
             print(f"  {agent}: {raw.action_to_string(action)}")
         env.step(action)

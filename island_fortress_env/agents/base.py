@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -12,13 +12,14 @@ class Agent(Protocol):
     """Anything that picks a legal action from an observation and its mask.
 
     ``observation`` is the env's float32 vector (seat-relative); ``action_mask`` the int8 mask.
-    Agents that need the full rules state (the heuristic) may also read ``state`` and ``seat``
-    passed by the caller, but never use hidden information of other seats.
+    ``state`` is the engine state at that moment (``env.unwrapped.state``): rule-based agents
+    read it instead of decoding the vector, and must use only what the player to move may see
+    (a test checks that hidden information never changes their choice). Learned agents ignore it.
     """
 
     name: str
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int: ...
 
     def reset(self, seed: int | None = None) -> None: ...
 
@@ -34,6 +35,6 @@ class RandomAgent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
         legal = np.flatnonzero(action_mask)
         return int(legal[self.rng.integers(len(legal))])
