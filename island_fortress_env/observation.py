@@ -15,8 +15,7 @@ import numpy as np
 
 from .engine import actions as A
 from .engine import tables
-from .engine.favors import REWARD_KINDS
-from .engine.state import NUM_DECISIONS, State
+from .engine.state import DECISION_NAMES, NUM_DECISIONS, State
 from .engine.wall import LEVELS, STRIDE
 
 MAX_PLAYERS = tables.MAX_PLAYERS
@@ -80,8 +79,8 @@ GLOBAL_FEATURES = (
     *(f"supply: {k} (fraction of the box)" for k in ("jade", "treasure", "buyback_chips", "reinforcements", "laborers", "convicts")),
     *(f"prison {r + 1}: Jade / 5" for r in range(tables.MAX_REGIONS)),
     *(f"prison {r + 1}: Convicts / 5" for r in range(tables.MAX_REGIONS)),
-    *(f"decision: {i}" for i in range(NUM_DECISIONS)),
-    *(f"action in progress: op {i}" for i in range(A.NUM_OPS)),
+    *(f"decision: {name}" for name in DECISION_NAMES),
+    *(f"action in progress: {name}" for name in A.OP_NAMES),
     "actions taken this turn / 2",
     "buyback used this turn",
     "blocks left to place in this build / 2",
@@ -128,56 +127,68 @@ def _unpack(masks: list[int], nbytes: int, width: int) -> np.ndarray:
 
 
 class ObservationEncoder:
-    """Encodes states of one Game; holds the per-game constants and a scratch buffer."""
+    """Encodes states of one Game for any seat.
+
+    The wall planes and the card sets change on few steps (a block lands, a card moves), so
+    they are cached by the bit sets they are made from; the boards and the decision context
+    are rebuilt each call as one flat list. ``encode`` returns a fresh array every time.
+    """
+
+    _CACHE_LIMIT = 4096
 
     def __init__(self, game) -> None:
         self.game = game
-        self.n = game.num_players
-        geo = game.geometry
-        self.geo = geo
-        self.card_masks = [
-            (1 << c) if c < len(game.deck) else 0 for c in range(CARDS)
-        ]
+        self.n = n = game.num_players
+        self.geo = geo = game.geometry
         cfg = game.config
-        self.static_global = np.zeros(NUM_GLOBAL, dtype=np.float32)
-        g = self.static_global
-        g[1 + (self.n - 2)] = 1.0
-        g[1 + (MAX_PLAYERS - 1) + (geo.regions - 2)] = 1.0
-        base = 1 + (MAX_PLAYERS - 1) + (tables.MAX_REGIONS - 1)
-        g[base] = float(cfg.no_replace)
-        g[base + 1] = float(cfg.favor_trade_in)
-        g[base + 2] = float(cfg.unlimited_components)
-        self._dyn_start = base + 3
-        self._box = [tables.COMPONENTS[k] for k in _SUPPLY_KEYS]
-        self._buf = np.zeros(OBS_SIZE, dtype=np.float32)
+        self.cards = game.deck.cards
+        self._seats = [tuple((s + i) % n for i in range(n)) for s in range(n)]
+        self._pad_players = [0.0] * ((MAX_PLAYERS - n) * NUM_PLAYER_FEATURES)
+        self._pad_regions = [0.0] * (tables.MAX_REGIONS - geo.regions)
+        self._pad_masks = [0] * (MAX_PLAYERS - n)
+        static = [0.0] * (1 + 2 * (MAX_PLAYERS - 1))
+        static[1 + (n - 2)] = 1.0
+        static[1 + (MAX_PLAYERS - 1) + (geo.regions - 2)] = 1.0
+        self._static_global = static[1:] + [
+            float(cfg.no_replace), float(cfg.favor_trade_in), float(cfg.unlimited_components)
+        ]  # fmt: skip
+        self._box = [float(tables.COMPONENTS[k]) for k in _SUPPLY_KEYS]
+        self._zero_prisons = [0.0] * (2 * tables.MAX_REGIONS)
+        self._zero_decision = [0.0] * (NUM_DECISIONS + A.NUM_OPS)
+        self._clip = cfg.unlimited_components  # only then can a count outgrow the Box
+        self._wall_cache: dict[tuple, np.ndarray] = {}
+        self._card_cache: dict[tuple, np.ndarray] = {}
 
     def encode(self, state: State, seat: int) -> np.ndarray:
-        """The observation of ``seat`` (a fresh array)."""
-        n = self.n
+        """The observation of ``seat`` (a fresh float32 array of ``OBS_SIZE``)."""
+        seats = self._seats[seat]
+        own = state.own
+        region = state.region
+
+        # Wall planes (cached).
+        key = (seats, state.occ, state.gov_bits, state.reinf, *own, *region)
+        wall = self._wall_cache.get(key)
+        if wall is None:
+            wall = self._wall_planes(state, seats)
+            if len(self._wall_cache) >= self._CACHE_LIMIT:
+                self._wall_cache.clear()
+            self._wall_cache[key] = wall
+
+        # Players (me first) and the global/decision context: one flat list.
         geo = self.geo
-        seats = [(seat + i) % n for i in range(n)]
-        buf = self._buf
-        buf.fill(0.0)
-
-        # Wall planes.
-        occ = state.occ
         region_masks = geo.region_mask
-        masks = [geo.valid, geo.buildable(occ)]
-        masks += [state.own[s] for s in seats] + [0] * (MAX_PLAYERS - n)
-        masks += [state.gov_bits, state.reinf]
-        masks += [region_masks[state.region[s]] for s in seats] + [0] * (MAX_PLAYERS - n)
-        buf[WALL_START : WALL_START + NUM_PLANES * GRID] = _unpack(masks, _NBYTES, GRID).ravel()
-
-        # Players, me first.
         holder = state.holder
         last_bids = state.last_bids
-        rows = []
+        current = state.current
+        gov_in_hand = state.gov_in_hand
+        values: list[float] = []
+        extend = values.extend
         for s in seats:
-            own = state.own[s]
+            o = own[s]
             hand = state.roles_hand[s]
             table = state.roles_table[s]
-            region = state.region[s]
-            row = [
+            r = region[s]
+            extend((
                 1.0,
                 state.jade[s] / 20,
                 state.laborers[s] / 10,
@@ -191,71 +202,88 @@ class ObservationEncoder:
                 state.petition_bonus[s] / 3,
                 state.favor_hand[s].bit_count() / 5,
                 state.favor_played[s].bit_count() / 5,
-                own.bit_count() / 18,
+                o.bit_count() / 18,
                 state.turns_taken[s] / 3,
                 (last_bids[s] / 20) if last_bids else 0.0,
-                float(s == holder),
-                float(s == holder and state.gov_in_hand),
-                float(s == state.current),
+                s == holder,
+                s == holder and gov_in_hand,
+                s == current,
                 hand & 1, hand >> 1 & 1, hand >> 2 & 1, hand >> 3 & 1, hand >> 4 & 1,
                 table & 1, table >> 1 & 1, table >> 2 & 1, table >> 3 & 1, table >> 4 & 1,
-                region == 0, region == 1, region == 2, region == 3,
-            ]  # fmt: skip
-            row += [(own & m).bit_count() / 10 for m in region_masks]
-            row += [0.0] * (tables.MAX_REGIONS - geo.regions)
-            rows.append(row)
-        size = n * NUM_PLAYER_FEATURES
-        buf[PLAYERS_START : PLAYERS_START + size] = np.array(rows, dtype=np.float32).ravel()
+                r == 0, r == 1, r == 2, r == 3,
+            ))  # fmt: skip
+            extend([(o & m).bit_count() / 10 for m in region_masks])
+            extend(self._pad_regions)
+        extend(self._pad_players)
 
-        # Global and decision context.
-        g = buf[GLOBAL_START : GLOBAL_START + NUM_GLOBAL]
-        g[:] = self.static_global
-        g[0] = state.round / 12
-        i = self._dyn_start
-        g[i] = state.gov_stock / 12
-        g[i + 1] = len(state.deck) / CARDS
-        i += 2
-        supplies = (
-            state.sup_jade, state.sup_treasure, state.sup_chips,
-            state.sup_reinf, state.sup_laborers, state.sup_convicts,
-        )  # fmt: skip
-        for k in range(6):
-            g[i + k] = min(supplies[k], self._box[k]) / self._box[k]
-        i += 6
+        box = self._box
+        values.append(state.round / 12)
+        extend(self._static_global)
+        extend((
+            state.gov_stock / 12,
+            len(state.deck) / CARDS,
+            min(state.sup_jade, box[0]) / box[0],
+            min(state.sup_treasure, box[1]) / box[1],
+            min(state.sup_chips, box[2]) / box[2],
+            min(state.sup_reinf, box[3]) / box[3],
+            min(state.sup_laborers, box[4]) / box[4],
+            min(state.sup_convicts, box[5]) / box[5],
+        ))  # fmt: skip
+        prisons = self._zero_prisons[:]
         for r in range(geo.regions):
-            g[i + r] = state.prison_jade[r] / 5
-            g[i + tables.MAX_REGIONS + r] = state.prison_convicts[r] / 5
-        i += 2 * tables.MAX_REGIONS
-        g[i + state.decision] = 1.0
-        i += NUM_DECISIONS
+            prisons[r] = state.prison_jade[r] / 5
+            prisons[tables.MAX_REGIONS + r] = state.prison_convicts[r] / 5
+        extend(prisons)
+        decision = self._zero_decision[:]
+        decision[state.decision] = 1.0
         if state.in_action and state.op >= 0:
-            g[i + state.op] = 1.0
-        i += A.NUM_OPS
-        g[i] = state.actions_this_turn / 2
-        g[i + 1] = float(state.buyback_used)
-        g[i + 2] = state.build_left / 2
-        g[i + 3] = state.build_need / 16
-        g[i + 4] = state.worker_need / 16
-        g[i + 5] = state.keep_left / 3
-        if state.decision == 1 and seat in state.order[: state.order_pos]:  # D_BID
-            g[i + 6] = state.bids[seat] / 20
-            g[i + 7] = 1.0
+            decision[NUM_DECISIONS + state.op] = 1.0
+        extend(decision)
+        my_bid = state.decision == 1 and seat in state.order[: state.order_pos]  # D_BID
+        extend((
+            state.actions_this_turn / 2,
+            state.buyback_used,
+            state.build_left / 2,
+            state.build_need / 16,
+            state.worker_need / 16,
+            state.keep_left / 3,
+            state.bids[seat] / 20 if my_bid else 0.0,
+            my_bid,
+        ))  # fmt: skip
 
-        # Private card sets of this seat, and the public played cards.
-        if state.favor_hand[seat] or state.drawn[seat] or any(state.favor_played):
-            played = 0
-            for s in range(n):
-                played |= state.favor_played[s]
+        # This seat's card sets and the public played cards (cached).
+        played = 0
+        for p in state.favor_played:
+            played |= p
+        hand = state.favor_hand[seat]
+        blocks = own[seat] & ~state.reinf
+        key = (hand, state.drawn[seat], played, blocks)
+        cards = self._card_cache.get(key)
+        if cards is None:
             playable = 0
-            deck = self.game.deck.cards
-            blocks = state.own[seat] & ~state.reinf
-            for c in _bits(state.favor_hand[seat]):
-                if deck[c].matches(blocks):
+            for c in _bits(hand):
+                if self.cards[c].matches(blocks):
                     playable |= 1 << c
-            cards = _unpack([state.favor_hand[seat], state.drawn[seat], playable, played], _CARD_BYTES, CARDS)
-            start = PRIVATE_START[0]
-            buf[start : start + 4 * CARDS] = cards.ravel()
-        return buf.copy()
+            cards = _unpack([hand, state.drawn[seat], playable, played], _CARD_BYTES, CARDS)
+            cards = cards.astype(np.float32).ravel()
+            if len(self._card_cache) >= self._CACHE_LIMIT:
+                self._card_cache.clear()
+            self._card_cache[key] = cards
+
+        obs = np.concatenate((wall, np.array(values, dtype=np.float32), cards))
+        if self._clip:
+            np.clip(obs, -1.0, 10.0, out=obs)
+        return obs
+
+    def _wall_planes(self, state: State, seats: tuple[int, ...]) -> np.ndarray:
+        geo = self.geo
+        region_masks = geo.region_mask
+        pad = self._pad_masks
+        masks = [geo.valid, geo.buildable(state.occ)]
+        masks += [state.own[s] for s in seats] + pad
+        masks += [state.gov_bits, state.reinf]
+        masks += [region_masks[state.region[s]] for s in seats] + pad
+        return _unpack(masks, _NBYTES, GRID).astype(np.float32).ravel()
 
 
 def _bits(mask: int):

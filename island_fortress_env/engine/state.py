@@ -936,6 +936,7 @@ class State:
             self.sup_jade += tables.DOUBLE_BUILD_COST
         self.build_left = count
         self.build_need = 0
+        self.log.append(("build", p, count, tables.DOUBLE_BUILD_COST if count == 2 else 0))
         self.decision = D_BUILD_CELL
 
     def _on_build_cell(self, p: int, a: int) -> None:

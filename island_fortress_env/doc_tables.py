@@ -1,0 +1,43 @@
+"""Markdown tables for the README, made from the action table and the observation layout,
+so the documentation cannot drift from the code (a test compares them with README.md).
+
+    python -m island_fortress_env.doc_tables
+"""
+
+from __future__ import annotations
+
+from .engine.actions import ACTION_FAMILIES, NUM_ACTIONS
+from .observation import GLOBAL_FEATURES, LAYOUT, OBS_SIZE, PLAYER_FEATURES, WALL_PLANES
+
+
+def action_table() -> str:
+    rows = ["| ids | family | meaning |", "|---|---|---|"]
+    for f in ACTION_FAMILIES:
+        ids = str(f.start) if f.size == 1 else f"{f.start}-{f.start + f.size - 1}"
+        rows.append(f"| {ids} | `{f.name}` | {f.meaning} |")
+    rows.append(f"\n`Discrete({NUM_ACTIONS})` for every table size and variant.")
+    return "\n".join(rows)
+
+
+def observation_table() -> str:
+    rows = ["| slice | block | contents |", "|---|---|---|"]
+    details = [
+        "; ".join(WALL_PLANES),
+        "; ".join(PLAYER_FEATURES),
+        "; ".join(GLOBAL_FEATURES),
+        "multi-hot over favor card ids",
+        "multi-hot over favor card ids",
+        "multi-hot over favor card ids",
+        "multi-hot over favor card ids",
+    ]
+    for (name, start, size), detail in zip(LAYOUT, details):
+        rows.append(f"| {start}-{start + size - 1} | {name} | {detail} |")
+    rows.append(f"\n`Box(-1, 10, ({OBS_SIZE},), float32)` for every table size and variant.")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print("## Actions\n")
+    print(action_table())
+    print("\n## Observation\n")
+    print(observation_table())

@@ -1,0 +1,219 @@
+"""Training configuration: YAML files in ``configs/``, validated on load, overridable by
+``section.key=value`` arguments on the command line.
+
+The schema is a set of dataclasses, so a typo or a wrong type is one clear error that names
+the key and the file, not a crash halfway through a run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+OPPONENT_KINDS = ("self", "random", "heuristic")
+
+
+class TrainConfigError(ValueError):
+    """A training config that cannot be used."""
+
+
+@dataclass
+class EnvSection:
+    num_players: int = 3
+    options: dict = field(default_factory=dict)  # rules options / variants, as for env()
+
+
+@dataclass
+class OpponentsSection:
+    """Per-episode sampling weights of the opponent kind that plays every other seat."""
+
+    self: float = 0.4  # frozen snapshots of the learner
+    random: float = 0.2
+    heuristic: float = 0.4
+
+
+@dataclass
+class SelfPlaySection:
+    snapshot_every: int = 20_000  # learner steps between snapshots added to the pool
+    pool_size: int = 5  # most recent snapshots kept; one is drawn per self-play episode
+
+
+@dataclass
+class RewardSection:
+    win: float = 1.0  # zero-sum win/loss at the end (sole winner +1, losers -1/(n-1))
+    vp: float = 1.0  # own score change / 50, every step (dense shaping)
+
+
+@dataclass
+class TrainSection:
+    total_timesteps: int = 200_000
+    n_envs: int = 4
+    vec_env: str = "subproc"  # "subproc" (one process per env) or "dummy" (in-process)
+    checkpoint_every: int = 50_000
+    device: str = "cpu"
+    torch_threads: int = 1
+
+
+@dataclass
+class PPOSection:
+    learning_rate: float = 3.0e-4
+    n_steps: int = 512
+    batch_size: int = 512
+    n_epochs: int = 4
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+
+
+@dataclass
+class PolicySection:
+    cnn_channels: int = 32
+    hidden: int = 128
+
+
+@dataclass
+class EvalSection:
+    games: int = 60  # per opponent kind, at the end of training
+    opponents: list = field(default_factory=lambda: ["random", "heuristic"])
+
+
+@dataclass
+class LoggingSection:
+    runs_dir: str = "runs"
+    checkpoints_dir: str = "checkpoints"
+    progress_bar: bool = True
+
+
+@dataclass
+class TrainConfig:
+    run_name: str = "default"
+    seed: int = 0
+    env: EnvSection = field(default_factory=EnvSection)
+    opponents: OpponentsSection = field(default_factory=OpponentsSection)
+    selfplay: SelfPlaySection = field(default_factory=SelfPlaySection)
+    reward: RewardSection = field(default_factory=RewardSection)
+    train: TrainSection = field(default_factory=TrainSection)
+    ppo: PPOSection = field(default_factory=PPOSection)
+    policy: PolicySection = field(default_factory=PolicySection)
+    eval: EvalSection = field(default_factory=EvalSection)
+    logging: LoggingSection = field(default_factory=LoggingSection)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+_TYPES = {"int": int, "float": float, "bool": bool, "str": str, "dict": dict, "list": list}
+
+
+def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise TrainConfigError(f"{where}: must be a mapping, not {type(data).__name__}")
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise TrainConfigError(f"{where}: unknown key(s) {unknown}; known: {sorted(known)}")
+    values = {}
+    for name, value in data.items():
+        f = known[name]
+        key = f"{where}.{name}" if where != "config" else name
+        if dataclasses.is_dataclass(f.default_factory() if f.default_factory is not dataclasses.MISSING else None):
+            values[name] = _build(f.default_factory().__class__, value or {}, key)
+            continue
+        expected = _TYPES[f.type]
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise TrainConfigError(f"{key}: expected {f.type}, got {value!r}")
+        values[name] = value
+    return cls(**values)
+
+
+def _validate(cfg: TrainConfig) -> None:
+    def fail(key: str, why: str) -> None:
+        raise TrainConfigError(f"{key}: {why}")
+
+    if not cfg.run_name or "/" in cfg.run_name:
+        fail("run_name", "must be a non-empty name without '/'")
+    weights = dataclasses.asdict(cfg.opponents)
+    if any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
+        fail("opponents", f"weights must be >= 0 and not all zero, got {weights}")
+    for name in ("snapshot_every", "pool_size"):
+        if getattr(cfg.selfplay, name) < 1:
+            fail(f"selfplay.{name}", "must be >= 1")
+    t = cfg.train
+    if t.total_timesteps < 1:
+        fail("train.total_timesteps", "must be >= 1")
+    if t.n_envs < 1:
+        fail("train.n_envs", "must be >= 1")
+    if t.vec_env not in ("subproc", "dummy"):
+        fail("train.vec_env", "must be 'subproc' or 'dummy'")
+    if t.checkpoint_every < 1:
+        fail("train.checkpoint_every", "must be >= 1")
+    p = cfg.ppo
+    if p.n_steps < 2 or p.batch_size < 2 or p.n_epochs < 1:
+        fail("ppo", "n_steps and batch_size must be >= 2, n_epochs >= 1")
+    if p.batch_size > p.n_steps * t.n_envs:
+        fail("ppo.batch_size", f"must be <= n_steps * n_envs ({p.n_steps * t.n_envs})")
+    if not 0 < p.gamma <= 1 or not 0 <= p.gae_lambda <= 1:
+        fail("ppo.gamma", "gamma must be in (0, 1] and gae_lambda in [0, 1]")
+    if p.learning_rate <= 0:
+        fail("ppo.learning_rate", "must be > 0")
+    bad = [o for o in cfg.eval.opponents if o not in ("random", "heuristic")]
+    if bad:
+        fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")
+    if cfg.eval.games < 0:
+        fail("eval.games", "must be >= 0")
+    # The env options are validated by the rules engine itself.
+    from island_fortress_env.engine import GameConfig
+    from island_fortress_env.engine.config import ConfigError
+
+    try:
+        GameConfig.from_dict({"num_players": cfg.env.num_players, **cfg.env.options})
+    except ConfigError as exc:
+        fail("env", str(exc))
+
+
+def _set_dotted(data: dict, dotted: str, raw_value: str) -> None:
+    keys = dotted.split(".")
+    node = data
+    for k in keys[:-1]:
+        node = node.setdefault(k, {})
+        if not isinstance(node, dict):
+            raise TrainConfigError(f"override {dotted!r}: {k!r} is not a section")
+    node[keys[-1]] = yaml.safe_load(raw_value)
+
+
+def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> TrainConfig:
+    """Read a YAML config (or the defaults), apply ``key.sub=value`` overrides, validate."""
+    data: dict[str, Any] = {}
+    where = "defaults"
+    if path is not None:
+        where = str(path)
+        try:
+            text = Path(path).read_text("utf-8")
+        except OSError as exc:
+            raise TrainConfigError(f"config {where!r}: cannot be read ({exc.strerror or exc})") from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise TrainConfigError(f"config {where!r}: invalid YAML ({exc})") from None
+        if not isinstance(data, dict):
+            raise TrainConfigError(f"config {where!r}: must be a mapping at the top level")
+    for item in overrides:
+        if "=" not in item:
+            raise TrainConfigError(f"override {item!r}: expected section.key=value")
+        key, value = item.split("=", 1)
+        _set_dotted(data, key.strip(), value)
+    try:
+        cfg = _build(TrainConfig, data, "config")
+        _validate(cfg)
+    except TrainConfigError as exc:
+        raise TrainConfigError(f"config {where!r}: {exc}") from None
+    return cfg

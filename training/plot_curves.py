@@ -1,0 +1,85 @@
+"""Plot learning curves from TensorBoard event files to a PNG (for the README).
+
+    python -m training.plot_curves runs/baseline-3p_1 --out docs/learning_curve.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+DEFAULT_TAGS = (
+    "game/win_rate_vs_random",
+    "game/win_rate_vs_heuristic",
+    "game/win_rate_vs_self",
+    "game/score",
+    "train/entropy_loss",
+    "train/value_loss",
+)
+
+
+def read_scalars(run_dir: str | Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar series of a TensorBoard run directory: tag -> [(step, value)]."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    acc.Reload()
+    return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def smooth(values: list[float], weight: float = 0.8) -> list[float]:
+    """TensorBoard's exponential moving average."""
+    out, last = [], values[0] if values else 0.0
+    for v in values:
+        last = last * weight + (1 - weight) * v
+        out.append(last)
+    return out
+
+
+def plot(run_dir: str | Path, out: str | Path, tags: Sequence[str] = DEFAULT_TAGS) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    scalars = read_scalars(run_dir)
+    present = [t for t in tags if t in scalars]
+    if not present:
+        raise SystemExit(f"{run_dir}: none of the tags {list(tags)} were logged")
+    cols = 2
+    rows = (len(present) + 1) // 2
+    fig, axes = plt.subplots(rows, cols, figsize=(10, 3 * rows), squeeze=False)
+    for ax, tag in zip(axes.flat, present):
+        steps, values = zip(*scalars[tag])
+        ax.plot(steps, values, alpha=0.3, color="tab:blue")
+        ax.plot(steps, smooth(list(values)), color="tab:blue")
+        ax.set_title(tag)
+        ax.set_xlabel("learner steps")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(present):]:
+        ax.axis("off")
+    fig.suptitle(f"Island Fortress masked-PPO self-play: {Path(run_dir).name}")
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=90)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", help="a TensorBoard run directory, e.g. runs/default-3p_1")
+    parser.add_argument("--out", default="docs/learning_curve.png")
+    parser.add_argument("--print", action="store_true", help="also print the last value of every tag")
+    args = parser.parse_args(argv)
+    if args.print:
+        for tag, series in sorted(read_scalars(args.run_dir).items()):
+            print(f"{tag:40s} step {series[-1][0]:>8d}  {series[-1][1]:.4f}  (n={len(series)})")
+    print(plot(args.run_dir, args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""A Gymnasium single-agent view of the AEC environment for self-play training.
+
+The learner plays one seat; every other seat is played by one opponent kind drawn per
+episode from a weighted pool: ``self`` (a frozen snapshot of the learner, from the newest
+few saved), ``random`` or ``heuristic``. The learner's seat rotates between episodes so it
+learns every seat. ``action_masks()`` is what sb3-contrib's MaskablePPO asks for.
+
+The episode's last ``info`` carries ``episode_stats``: the opponent kind, the win share,
+the final score and its components, the game length, Jade spent and favors played. The
+training callback turns those into TensorBoard curves.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from island_fortress_env.agents import RandomAgent
+from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.engine.scoring import win_loss_returns
+from island_fortress_env.island_fortress_v0 import OBS_HIGH, OBS_LOW, SCORE_SCALE, raw_env
+from island_fortress_env.observation import OBS_SIZE
+
+OPPONENT_KINDS = ("self", "random", "heuristic")
+
+# Score-event reasons grouped into the components logged to TensorBoard.
+SCORE_COMPONENTS = {
+    "row": "rows",
+    "level": "levels",
+    "level-4": "towers",
+    "favor": "favors",
+    "collect": "treasure",
+    "first": "treasure",
+    "buyback": "end_bonus",
+    "least": "end_bonus",
+    "most": "end_bonus",
+    "fewest": "end_bonus",
+}
+
+
+def score_components(log: Sequence[tuple], seat: int) -> dict[str, int]:
+    out = {name: 0 for name in sorted(set(SCORE_COMPONENTS.values()))}
+    for event in log:
+        if event[0] == "score" and event[1] == seat:
+            first_word = event[3].split()[0]
+            out[SCORE_COMPONENTS.get(first_word, "end_bonus")] += event[2]
+    return out
+
+
+def jade_spent(log: Sequence[tuple], seat: int) -> int:
+    """Jade paid to the treasury: petition bids, purchases, double builds, repeats, buybacks."""
+    spent = 0
+    for event in log:
+        kind = event[0]
+        if kind == "petition" and event[3] == seat:
+            spent += event[1][seat]
+        elif event[1:2] == (seat,):
+            if kind in ("recruited", "bought"):
+                spent += event[3]
+            elif kind == "build" or kind == "role":
+                spent += event[-1]
+            elif kind == "buyback" and not event[3]:
+                spent += 3
+    return spent
+
+
+class SelfPlayEnv(gym.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        num_players: int = 3,
+        env_options: dict | None = None,
+        opponents: dict[str, float] | None = None,
+        reward_win: float = 1.0,
+        reward_vp: float = 1.0,
+        snapshot_paths: Sequence[str] = (),
+        seed: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.aec = raw_env(num_players=num_players, **(env_options or {}))
+        self.num_players = num_players
+        weights = {k: float(v) for k, v in (opponents or {"random": 1.0}).items() if v > 0}
+        unknown = set(weights) - set(OPPONENT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown opponent kind(s) {sorted(unknown)}; known: {OPPONENT_KINDS}")
+        self.opponent_weights = weights
+        self.reward_win = reward_win
+        self.reward_vp = reward_vp
+        self.observation_space = spaces.Box(OBS_LOW, OBS_HIGH, shape=(OBS_SIZE,), dtype=np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.snapshot_paths: list[str] = list(snapshot_paths)
+        self._snapshot_cache: OrderedDict[str, Any] = OrderedDict()
+        self._episode = 0
+        self._seed = seed
+        self.np_random, _ = gym.utils.seeding.np_random(seed)
+        self.learner_seat = 0
+        self.opponent_kind = "random"
+        self._opponents: dict[int, Any] = {}
+        self._random = RandomAgent(seed=seed)
+        self._heuristic = None  # made on first use
+
+    # -- pool management (called in the worker process through VecEnv.env_method)
+    def set_snapshot_pool(self, paths: Sequence[str]) -> None:
+        self.snapshot_paths = list(paths)
+
+    def _snapshot_agent(self):
+        from island_fortress_env.agents.checkpoint import CheckpointAgent
+
+        path = self.snapshot_paths[int(self.np_random.integers(len(self.snapshot_paths)))]
+        if path not in self._snapshot_cache:
+            self._snapshot_cache[path] = CheckpointAgent(path, deterministic=False, name="self")
+            while len(self._snapshot_cache) > 3:
+                self._snapshot_cache.popitem(last=False)
+        return self._snapshot_cache[path]
+
+    def _draw_opponent_kind(self) -> str:
+        kinds = [k for k in self.opponent_weights if k != "self" or self.snapshot_paths]
+        if not kinds:  # only "self" asked for, and no snapshot yet: play the random agent
+            return "random"
+        w = np.array([self.opponent_weights[k] for k in kinds])
+        return kinds[int(self.np_random.choice(len(kinds), p=w / w.sum()))]
+
+    # -- Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.aec.reset(seed=int(self.np_random.integers(2**31 - 1)))
+        self.learner_seat = self._episode % self.num_players
+        self._episode += 1
+        self.opponent_kind = self._draw_opponent_kind()
+        if self.opponent_kind == "self":
+            agent = self._snapshot_agent()
+        elif self.opponent_kind == "heuristic":
+            if self._heuristic is None:
+                from island_fortress_env.agents.heuristic import HeuristicAgent
+
+                self._heuristic = HeuristicAgent(seed=self._seed)
+            agent = self._heuristic
+        else:
+            agent = self._random
+        self._opponents = {s: agent for s in range(self.num_players) if s != self.learner_seat}
+        self._steps = 0
+        self._play_opponents()
+        return self._observe(), {}
+
+    def step(self, action: int):
+        state = self.aec.state
+        seat = self.learner_seat
+        before = state.score[seat]
+        self.aec.step(int(action))
+        self._steps += 1
+        self._play_opponents()
+        reward = self.reward_vp * (state.score[seat] - before) / SCORE_SCALE
+        terminated = state.is_terminal()
+        info: dict[str, Any] = {}
+        if terminated:
+            reward += self.reward_win * win_loss_returns(self.num_players, state.winners)[seat]
+            info["episode_stats"] = self._episode_stats()
+        return self._observe(), float(reward), terminated, False, info
+
+    def action_masks(self) -> np.ndarray:
+        state = self.aec.state
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        if not state.is_terminal():
+            mask[state.legal_actions()] = True
+        return mask
+
+    # -- internals
+    def _observe(self) -> np.ndarray:
+        return self.aec.encoder.encode(self.aec.state, self.learner_seat)
+
+    def _play_opponents(self) -> None:
+        """Let the other seats move until the learner must decide or the game is over.
+
+        The learner's own score can change on an opponent's move (a row it leads is
+        completed); ``step`` measures the score after this, so that reward is not lost.
+        """
+        aec = self.aec
+        state = aec.state
+        while not state.is_terminal() and state.current_player() != self.learner_seat:
+            seat = state.current_player()
+            obs = aec.observe(aec.agent_selection)
+            action = self._opponents[seat].act(obs["observation"], obs["action_mask"], state)
+            aec.step(action)
+
+    def _episode_stats(self) -> dict[str, Any]:
+        state = self.aec.state
+        seat = self.learner_seat
+        winners = state.winners
+        return {
+            "opponent": self.opponent_kind,
+            "win": (1.0 / len(winners)) if seat in winners else 0.0,
+            "score": state.score[seat],
+            "components": score_components(state.log, seat),
+            "length": self._steps,
+            "rounds": state.round,
+            "jade_spent": jade_spent(state.log, seat),
+            "favors_played": state.favor_played[seat].bit_count(),
+            "blocks_built": state.blocks_built(seat),
+        }

@@ -1,0 +1,190 @@
+"""Masked-PPO self-play training for Island Fortress, in one readable file.
+
+    island-fortress train --config configs/default.yaml [section.key=value ...] [--resume CKPT]
+
+What happens, top to bottom:
+  1. the YAML config is loaded and validated (any key can be overridden on the command line);
+  2. ``n_envs`` copies of the self-play view run in parallel (one process each), every
+     other seat played by an opponent drawn from the pool (snapshots / random / heuristic);
+  3. sb3-contrib's MaskablePPO trains the CNN+MLP policy (``training/policy.py``), logging
+     PPO losses, entropy and the game's own figures to TensorBoard under ``runs/``;
+  4. snapshots join the self-play pool, checkpoints (SB3 zip + our metadata) go to
+     ``checkpoints/<run_name>/``;
+  5. the final policy is evaluated against ``random`` and ``heuristic`` tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from .config import TrainConfig, TrainConfigError, load_config
+
+
+def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] = ()):
+    def _make():
+        from stable_baselines3.common.monitor import Monitor
+
+        from .selfplay import SelfPlayEnv
+
+        import torch
+
+        torch.set_num_threads(1)
+        env = SelfPlayEnv(
+            num_players=cfg.env.num_players,
+            env_options=cfg.env.options,
+            opponents=dict(vars(cfg.opponents)),
+            reward_win=cfg.reward.win,
+            reward_vp=cfg.reward.vp,
+            snapshot_paths=snapshot_paths,
+            seed=cfg.seed * 1000 + rank,
+        )
+        return Monitor(env)
+
+    return _make
+
+
+def checkpoint_metadata(cfg: TrainConfig) -> dict[str, Any]:
+    import sb3_contrib
+    import stable_baselines3
+    import torch
+
+    import island_fortress_env
+
+    return {
+        "run_name": cfg.run_name,
+        "config": cfg.to_dict(),
+        "env_options": {"num_players": cfg.env.num_players, **cfg.env.options},
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": {
+            "island_fortress_env": island_fortress_env.__version__,
+            "stable_baselines3": stable_baselines3.__version__,
+            "sb3_contrib": sb3_contrib.__version__,
+            "torch": torch.__version__,
+        },
+    }
+
+
+def train(cfg: TrainConfig, resume: str | None = None) -> Path:
+    """Run the training described by ``cfg``; returns the final checkpoint path."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from island_fortress_env.agents.checkpoint import check_signature, read_metadata
+
+    from .callbacks import (
+        CheckpointCallback,
+        GameStatsCallback,
+        ProgressBarCallback,
+        SnapshotPoolCallback,
+        save_checkpoint,
+    )
+    from .policy import policy_kwargs
+
+    torch.set_num_threads(cfg.train.torch_threads)
+    ckpt_dir = Path(cfg.logging.checkpoints_dir) / cfg.run_name
+    runs_dir = Path(cfg.logging.runs_dir)
+    metadata = checkpoint_metadata(cfg)
+
+    # The pool starts with the checkpoint we resume from, so self-play has an opponent at once.
+    initial_pool = [str(resume)] if resume else []
+    factories = [make_env_factory(cfg, i, initial_pool) for i in range(cfg.train.n_envs)]
+    if cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1:
+        vec_env = SubprocVecEnv(factories, start_method="forkserver")
+    else:
+        vec_env = DummyVecEnv(factories)
+
+    if resume:
+        check_signature(resume, read_metadata(resume))
+        model = MaskablePPO.load(
+            resume, env=vec_env, device=cfg.train.device, tensorboard_log=str(runs_dir)
+        )
+    else:
+        model = MaskablePPO(
+            "MlpPolicy",
+            vec_env,
+            policy_kwargs=policy_kwargs(cfg.policy.cnn_channels, cfg.policy.hidden),
+            tensorboard_log=str(runs_dir),
+            seed=cfg.seed,
+            device=cfg.train.device,
+            verbose=0,
+            **vars(cfg.ppo),
+        )
+
+    stats = GameStatsCallback()
+    callbacks = [
+        stats,
+        SnapshotPoolCallback(ckpt_dir / "pool", cfg.selfplay.snapshot_every, cfg.selfplay.pool_size,
+                             metadata, initial=initial_pool),  # fmt: skip
+        CheckpointCallback(ckpt_dir, cfg.train.checkpoint_every, metadata),
+    ]
+    if cfg.logging.progress_bar:
+        callbacks.append(ProgressBarCallback(cfg.train.total_timesteps, lambda: f"games {stats.episodes}"))
+    try:
+        model.learn(
+            total_timesteps=cfg.train.total_timesteps,
+            callback=callbacks,
+            tb_log_name=cfg.run_name,
+            reset_num_timesteps=not resume,
+        )
+    finally:
+        vec_env.close()
+    final = save_checkpoint(model, ckpt_dir / "final.zip", metadata)
+    save_checkpoint(model, ckpt_dir / "latest.zip", metadata)
+    return final
+
+
+def evaluate_checkpoint(path: Path, cfg: TrainConfig) -> dict[str, Any]:
+    """The final policy against tables of each baseline kind (seats rotated)."""
+    from .evaluate import evaluate, format_table
+
+    results = {}
+    n = cfg.env.num_players
+    for opponent in cfg.eval.opponents:
+        specs = [str(path)] + [opponent] * (n - 1)
+        result = evaluate(specs, games=cfg.eval.games, seed=cfg.seed + 10_000, progress=True)
+        print(f"\n{path.name} vs {n - 1} x {opponent} ({cfg.eval.games} games, seats rotated)")
+        print(format_table(result))
+        results[opponent] = result
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="island-fortress train", description="Masked-PPO self-play training (see training/train.py)."
+    )
+    parser.add_argument("--config", default="configs/default.yaml", help="YAML config file")
+    parser.add_argument("--resume", default=None, help="continue from this checkpoint (.zip)")
+    parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
+    parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="config overrides")
+    args = parser.parse_args(argv)
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except TrainConfigError as exc:
+        parser.error(str(exc))
+    if args.resume:
+        from island_fortress_env.agents.checkpoint import CheckpointError, check_signature, read_metadata
+
+        try:
+            check_signature(args.resume, read_metadata(args.resume))
+        except CheckpointError as exc:
+            parser.error(str(exc))
+    print(f"run {cfg.run_name!r}: {cfg.train.total_timesteps} steps, {cfg.train.n_envs} envs, "
+          f"{cfg.env.num_players} players")  # fmt: skip
+    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
+    final = train(cfg, resume=args.resume)
+    print(f"\nsaved {final}")
+    if not args.no_eval and cfg.eval.games > 0:
+        evaluate_checkpoint(final, cfg)
+    print(f"\nWatch the learning curves:  tensorboard --logdir {cfg.logging.runs_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
