@@ -145,18 +145,20 @@ class raw_env(AECEnv, EzPickle):
             self._was_dead_step(action)
             return
         state = self.state
-        before = state.score[:] if self.reward_mode == "vp_delta" else None
+        dense = self.reward_mode == "vp_delta"
+        before = state.score[:] if dense else None
         state.apply_action(action)  # raises IllegalActionError, state untouched, if illegal
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = {a: 0.0 for a in self.agents}
-        if before is not None:
+        if dense:
             for i, a in enumerate(self.possible_agents):
                 self.rewards[a] = (state.score[i] - before[i]) / SCORE_SCALE
+        # (with end-of-game rewards, .rewards stays all zero until the game is over)
         if state.is_terminal():
             self._finish_game()
         else:
             self.agent_selection = self.possible_agents[state.current_player()]
-        self._accumulate_rewards()
+        if dense or state.is_terminal():
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 

@@ -114,6 +114,25 @@ GLOBAL_START = _add("global and decision context", NUM_GLOBAL)
 PRIVATE_START = [_add(name, size) for name, size in PRIVATE_BLOCKS]
 OBS_SIZE = LAYOUT[-1][1] + LAYOUT[-1][2]
 
+
+def _scale_of(name: str) -> float:
+    """The divisor written in a feature's name ("Jade / 20" -> 1/20), else 1."""
+    if " / " in name:
+        return 1.0 / float(name.rsplit(" / ", 1)[1].split()[0])
+    return 1.0
+
+
+_BOX_SCALE = [1.0 / tables.COMPONENTS[k] for k in ("jade", "treasure", "buyback_chips", "reinforcements", "laborers", "convicts")]
+_SCALE = np.array(
+    [_scale_of(f) for f in PLAYER_FEATURES] * MAX_PLAYERS
+    + [_scale_of(f) for f in GLOBAL_FEATURES[:12]]
+    + _BOX_SCALE
+    + [_scale_of(f) for f in GLOBAL_FEATURES[18:]],
+    dtype=np.float32,
+)
+_ROLE_BITS = [tuple(mask >> c & 1 for c in range(5)) for mask in range(32)]
+_REGION_ONE_HOT = [tuple(int(r == k) for k in range(tables.MAX_REGIONS)) for r in range(tables.MAX_REGIONS)]
+
 _NBYTES = GRID // 8  # 80 bits -> 10 bytes
 _CARD_BYTES = (CARDS + 7) // 8
 _SUPPLY_KEYS = ("jade", "treasure", "buyback_chips", "reinforcements", "laborers", "convicts")
@@ -156,6 +175,10 @@ class ObservationEncoder:
         self._zero_prisons = [0.0] * (2 * tables.MAX_REGIONS)
         self._zero_decision = [0.0] * (NUM_DECISIONS + A.NUM_OPS)
         self._clip = cfg.unlimited_components  # only then can a count outgrow the Box
+        self._no_bids = [0] * n
+        self._pad_prisons = [0] * (tables.MAX_REGIONS - geo.regions)
+        self._region_counts: dict[int, tuple[int, ...]] = {}
+        self._scale = _SCALE
         self._wall_cache: dict[tuple, np.ndarray] = {}
         self._card_cache: dict[tuple, np.ndarray] = {}
 
@@ -174,81 +197,55 @@ class ObservationEncoder:
                 self._wall_cache.clear()
             self._wall_cache[key] = wall
 
-        # Players (me first) and the global/decision context: one flat list.
-        geo = self.geo
-        region_masks = geo.region_mask
+        # Players (me first) and the global/decision context: one flat list of raw numbers,
+        # scaled by one vector multiply at the end (``self._scale``).
         holder = state.holder
-        last_bids = state.last_bids
+        last_bids = state.last_bids or self._no_bids
         current = state.current
         gov_in_hand = state.gov_in_hand
+        jade, laborers, convicts = state.jade, state.laborers, state.convicts
+        blocks, stock, chips, treasure = state.blocks, state.stock_blocks, state.chips, state.treasure
+        score, income, petition = state.score, state.income_bonus, state.petition_bonus
+        fhand, fplayed, turns = state.favor_hand, state.favor_played, state.turns_taken
+        roles_hand, roles_table = state.roles_hand, state.roles_table
+        region_counts = self._region_counts
         values: list[float] = []
         extend = values.extend
         for s in seats:
             o = own[s]
-            hand = state.roles_hand[s]
-            table = state.roles_table[s]
-            r = region[s]
+            counts = region_counts.get(o)
+            if counts is None:
+                counts = region_counts[o] = self._counts_of(o)
             extend((
-                1.0,
-                state.jade[s] / 20,
-                state.laborers[s] / 10,
-                state.convicts[s] / 10,
-                state.blocks[s] / 10,
-                state.stock_blocks[s] / 18,
-                state.chips[s] / 4,
-                state.treasure[s] / 10,
-                state.score[s] / 50,
-                state.income_bonus[s] / 3,
-                state.petition_bonus[s] / 3,
-                state.favor_hand[s].bit_count() / 5,
-                state.favor_played[s].bit_count() / 5,
-                o.bit_count() / 18,
-                state.turns_taken[s] / 3,
-                (last_bids[s] / 20) if last_bids else 0.0,
-                s == holder,
-                s == holder and gov_in_hand,
-                s == current,
-                hand & 1, hand >> 1 & 1, hand >> 2 & 1, hand >> 3 & 1, hand >> 4 & 1,
-                table & 1, table >> 1 & 1, table >> 2 & 1, table >> 3 & 1, table >> 4 & 1,
-                r == 0, r == 1, r == 2, r == 3,
+                1, jade[s], laborers[s], convicts[s], blocks[s], stock[s], chips[s], treasure[s],
+                score[s], income[s], petition[s], fhand[s].bit_count(), fplayed[s].bit_count(),
+                o.bit_count(), turns[s], last_bids[s], s == holder, s == holder and gov_in_hand,
+                s == current, *_ROLE_BITS[roles_hand[s]], *_ROLE_BITS[roles_table[s]],
+                *_REGION_ONE_HOT[region[s]], *counts,
             ))  # fmt: skip
-            extend([(o & m).bit_count() / 10 for m in region_masks])
-            extend(self._pad_regions)
         extend(self._pad_players)
-
-        box = self._box
-        values.append(state.round / 12)
+        values.append(state.round)
         extend(self._static_global)
-        extend((
-            state.gov_stock / 12,
-            len(state.deck) / CARDS,
-            min(state.sup_jade, box[0]) / box[0],
-            min(state.sup_treasure, box[1]) / box[1],
-            min(state.sup_chips, box[2]) / box[2],
-            min(state.sup_reinf, box[3]) / box[3],
-            min(state.sup_laborers, box[4]) / box[4],
-            min(state.sup_convicts, box[5]) / box[5],
-        ))  # fmt: skip
-        prisons = self._zero_prisons[:]
-        for r in range(geo.regions):
-            prisons[r] = state.prison_jade[r] / 5
-            prisons[tables.MAX_REGIONS + r] = state.prison_convicts[r] / 5
-        extend(prisons)
+        supplies = (
+            state.sup_jade, state.sup_treasure, state.sup_chips,
+            state.sup_reinf, state.sup_laborers, state.sup_convicts,
+        )  # fmt: skip
+        if self._clip:  # unlimited supplies: show at most a box's worth
+            supplies = tuple(min(v, b) for v, b in zip(supplies, self._box))
+        extend((state.gov_stock, len(state.deck), *supplies))
+        extend(state.prison_jade)
+        extend(self._pad_prisons)
+        extend(state.prison_convicts)
+        extend(self._pad_prisons)
         decision = self._zero_decision[:]
-        decision[state.decision] = 1.0
+        decision[state.decision] = 1
         if state.in_action and state.op >= 0:
-            decision[NUM_DECISIONS + state.op] = 1.0
+            decision[NUM_DECISIONS + state.op] = 1
         extend(decision)
         my_bid = state.decision == 1 and seat in state.order[: state.order_pos]  # D_BID
         extend((
-            state.actions_this_turn / 2,
-            state.buyback_used,
-            state.build_left / 2,
-            state.build_need / 16,
-            state.worker_need / 16,
-            state.keep_left / 3,
-            state.bids[seat] / 20 if my_bid else 0.0,
-            my_bid,
+            state.actions_this_turn, state.buyback_used, state.build_left, state.build_need,
+            state.worker_need, state.keep_left, state.bids[seat] if my_bid else 0, my_bid,
         ))  # fmt: skip
 
         # This seat's card sets and the public played cards (cached).
@@ -270,10 +267,16 @@ class ObservationEncoder:
                 self._card_cache.clear()
             self._card_cache[key] = cards
 
-        obs = np.concatenate((wall, np.array(values, dtype=np.float32), cards))
+        middle = np.array(values, dtype=np.float32)
+        middle *= self._scale
+        obs = np.concatenate((wall, middle, cards))
         if self._clip:
             np.clip(obs, -1.0, 10.0, out=obs)
         return obs
+
+    def _counts_of(self, own: int) -> tuple[int, ...]:
+        counts = tuple((own & m).bit_count() for m in self.geo.region_mask)
+        return counts + (0,) * (tables.MAX_REGIONS - len(counts))
 
     def _wall_planes(self, state: State, seats: tuple[int, ...]) -> np.ndarray:
         geo = self.geo

@@ -68,6 +68,9 @@ DECISION_NAMES = (
     "game over",
 )
 ACTION_PHASE_DECISIONS = frozenset(range(D_ROLE, D_TURN_END + 1))
+_REPEAT_COST = tuple(
+    tables.REPEAT_ROLE_COST.get(A.ROLE_KEYS[A.OP_CARD[op]], 1 << 30) for op in range(A.NUM_OPS)
+)  # Repeat cost per action; the Taskmaster's own action cannot be repeated
 GOVERNOR_OWNER = -1  # owner id of a Governor block in ``owner_at``
 
 
@@ -625,10 +628,8 @@ class State:
             cells |= fav.cells_at(anchor)
         return cells
 
-    def _op_feasible(self, p: int, op: int, jade: int) -> bool:
-        """Can role action ``op`` be carried out to the end with ``jade`` to spend?"""
-        if jade < 0:
-            return False
+    def _op_feasible(self, p: int, op: int) -> bool:
+        """Can role action ``op`` be carried out to the end? (Its cheapest form costs no Jade.)"""
         if op == A.OP_RECRUIT:
             return self.sup_laborers >= 1  # one Laborer costs nothing
         if op == A.OP_COLLECT_CONVICTS:
@@ -640,7 +641,7 @@ class State:
         if op == A.OP_REMOVE_REINFORCEMENT:
             return bool(self.reinf & self.geo.region_mask[self.region[p]])
         if op == A.OP_BUILD:
-            return self._can_build(p, 1, jade)
+            return self._can_build(p, 1, 0)
         if op == A.OP_PLAY_FAVOR:
             return bool(self._playable_favors(p))
         if op == A.OP_REPLACE:
@@ -697,20 +698,23 @@ class State:
         elif d == D_BID:
             out = list(range(A.BID, A.BID + min(self.jade[p], tables.MAX_BID) + 1))
         elif d == D_ROLE:
+            # Feasibility does not depend on Jade (every action's cheapest form is free), so
+            # it is computed once per action and the Repeat cost is checked on top.
             out = []
+            repeats = []
             hand = self.roles_hand[p]
+            table = self.roles_table[p] if hand >> A.TASKMASTER & 1 else 0
             jade = self.jade[p]
             for op in range(A.NUM_OPS):
-                if hand >> A.OP_CARD[op] & 1 and self._op_feasible(p, op, jade):
-                    out.append(A.ROLE + op)
-            if hand >> A.TASKMASTER & 1:
-                table = self.roles_table[p]
-                for op in range(A.NUM_REPEATABLE):
-                    card = A.OP_CARD[op]
-                    if table >> card & 1:
-                        cost = tables.REPEAT_ROLE_COST[A.ROLE_KEYS[card]]
-                        if self._op_feasible(p, op, jade - cost):
-                            out.append(A.REPEAT + op)
+                card = A.OP_CARD[op]
+                in_hand = hand >> card & 1
+                repeat = table >> card & 1 and jade >= _REPEAT_COST[op]
+                if (in_hand or repeat) and self._op_feasible(p, op):
+                    if in_hand:
+                        out.append(A.ROLE + op)
+                    else:
+                        repeats.append(A.REPEAT + op)
+            out += repeats
         elif d == D_RECRUIT_COUNT:
             out = [
                 A.RECRUIT_COUNT + k - 1
