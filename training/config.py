@@ -129,6 +129,11 @@ def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
         expected = _TYPES[f.type]
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
+        if expected is float and isinstance(value, str):  # YAML 1.1 reads "1e-4" as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise TrainConfigError(f"{key}: expected {f.type}, got {value!r}")
         values[name] = value

@@ -5,6 +5,9 @@ episode from a weighted pool: ``self`` (a frozen snapshot of the learner, from t
 few saved), ``random`` or ``heuristic``. The learner's seat rotates between episodes so it
 learns every seat. ``action_masks()`` is what sb3-contrib's MaskablePPO asks for.
 
+An action outside the mask forfeits the game (reward -1, ``info["illegal_action"]``), as
+PettingZoo's ``TerminateIllegalWrapper`` does; masked learners never do that.
+
 The episode's last ``info`` carries ``episode_stats``: the opponent kind, the win share,
 the final score and its components, the game length, Jade spent and favors played. The
 training callback turns those into TensorBoard curves.
@@ -113,7 +116,9 @@ class SelfPlayEnv(gym.Env):
 
         path = self.snapshot_paths[int(self.np_random.integers(len(self.snapshot_paths)))]
         if path not in self._snapshot_cache:
-            self._snapshot_cache[path] = CheckpointAgent(path, deterministic=False, name="self")
+            self._snapshot_cache[path] = CheckpointAgent(
+                path, seed=int(self.np_random.integers(2**31 - 1)), deterministic=False, name="self"
+            )
             while len(self._snapshot_cache) > 3:
                 self._snapshot_cache.popitem(last=False)
         return self._snapshot_cache[path]
@@ -128,6 +133,13 @@ class SelfPlayEnv(gym.Env):
     # -- Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        if seed is not None:  # a seeded reset restarts everything: seat rotation, opponents
+            self._episode = 0
+            self._random.reset(seed)
+            if self._heuristic is not None:
+                self._heuristic.reset(seed)
+            for agent in self._snapshot_cache.values():
+                agent.reset(seed)
         self.aec.reset(seed=int(self.np_random.integers(2**31 - 1)))
         self.learner_seat = self._episode % self.num_players
         self._episode += 1
@@ -150,6 +162,10 @@ class SelfPlayEnv(gym.Env):
     def step(self, action: int):
         state = self.aec.state
         seat = self.learner_seat
+        if not 0 <= int(action) < NUM_ACTIONS or int(action) not in state.legal_actions():
+            # As PettingZoo's TerminateIllegalWrapper: the game is forfeited (-1). A masked
+            # learner never gets here; unmasked samplers (env checkers) must not crash.
+            return self._observe(), -1.0, True, False, {"illegal_action": int(action)}
         before = state.score[seat]
         self.aec.step(int(action))
         self._steps += 1

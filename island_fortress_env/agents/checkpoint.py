@@ -104,18 +104,22 @@ class CheckpointAgent:
         self.model, self.metadata = load_model(path)
         self.deterministic = deterministic
         self.name = name or Path(path).stem
-        self.rng = np.random.default_rng(seed)
-        if seed is not None:
-            torch.manual_seed(seed)
+        self.rng = np.random.default_rng(seed)  # sampling uses this, never torch's global RNG
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            import torch
-
-            torch.manual_seed(seed)
+            self.rng = np.random.default_rng(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
-        action, _ = self.model.predict(
-            observation, action_masks=action_mask.astype(bool), deterministic=self.deterministic
-        )
-        return int(action)
+        import torch
+
+        policy = self.model.policy
+        mask = action_mask.astype(bool)
+        with torch.no_grad():
+            obs = torch.as_tensor(observation, dtype=torch.float32).reshape(1, -1)
+            dist = policy.get_distribution(obs, action_masks=mask.reshape(1, -1))
+            probs = dist.distribution.probs[0].numpy().astype(np.float64)
+        if self.deterministic:
+            return int(np.argmax(np.where(mask, probs, -1.0)))
+        probs = np.where(mask, probs, 0.0)
+        return int(self.rng.choice(len(probs), p=probs / probs.sum()))

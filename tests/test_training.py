@@ -1,0 +1,272 @@
+"""Training pipeline: the Gymnasium view, configs, a tiny real run, checkpoints, resume."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from island_fortress_env import island_fortress_v0
+from island_fortress_env.agents import make_agent
+from island_fortress_env.agents.checkpoint import (
+    META_MEMBER,
+    CheckpointAgent,
+    CheckpointError,
+    read_metadata,
+    space_signature,
+)
+from island_fortress_env.engine import actions as A
+import scenario as sc
+from training.config import TrainConfigError, load_config
+from training.selfplay import SelfPlayEnv, jade_spent, score_components
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------- the Gymnasium view
+
+
+def test_selfplay_env_passes_gymnasium_env_checker():
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(SelfPlayEnv(num_players=3, opponents={"random": 1.0}, seed=0), skip_render_check=True)
+
+
+def test_selfplay_env_passes_sb3_env_checker():
+    from stable_baselines3.common.env_checker import check_env
+
+    check_env(SelfPlayEnv(num_players=2, opponents={"random": 1.0}, seed=0), warn=False)
+
+
+def test_selfplay_env_plays_only_legal_actions_and_reports_stats():
+    env = SelfPlayEnv(num_players=3, opponents={"random": 1.0, "heuristic": 1.0}, seed=3)
+    rng = np.random.default_rng(0)
+    for episode in range(3):
+        obs, _ = env.reset()
+        assert env.learner_seat == episode % 3  # the learner's seat rotates between games
+        total, done = 0.0, False
+        while not done:
+            mask = env.action_masks()
+            assert mask.any() and mask.dtype == bool
+            action = int(rng.choice(np.flatnonzero(mask)))
+            obs, reward, done, truncated, info = env.step(action)
+            assert env.observation_space.contains(obs)
+            total += reward
+        stats = info["episode_stats"]
+        state = env.aec.state
+        seat = env.learner_seat
+        assert stats["score"] == state.score[seat]
+        assert sum(stats["components"].values()) == state.score[seat]
+        assert stats["opponent"] in ("random", "heuristic")
+        assert stats["win"] == (1 / len(state.winners) if seat in state.winners else 0.0)
+        # reward = score / 50 (dense) + the zero-sum outcome
+        outcome = state.returns()[seat]
+        assert total == pytest.approx(state.score[seat] / 50 + outcome, abs=1e-6)
+
+
+def test_jade_spent_counts_every_payment():
+    state = sc.action_phase_state(num_players=3, seed=0, holder=0)
+    spent_before = jade_spent(state.log, 0)  # the round-1 bid of 1 Jade
+    assert spent_before == 1
+    sc.set_player(state, 0, jade=20, laborers=10, convicts=10, blocks=4)
+    jade0 = state.jade[0]
+    sc.do(state, sc.role(A.OP_RECRUIT), A.RECRUIT_COUNT + 2)  # 3 Laborers for 2 Jade
+    assert jade0 - state.jade[0] == 2
+    assert jade_spent(state.log, 0) == spent_before + 2
+
+
+def test_score_components_group_the_score_events():
+    log = [
+        ("score", 0, 3, "row 1 of region 1"),
+        ("score", 0, 5, "level-4 block"),
+        ("score", 0, 2, "favor card"),
+        ("score", 0, 1, "level 1 majority"),
+        ("score", 0, -3, "fewest treasure"),
+        ("score", 1, 9, "row 1 of region 1"),
+    ]
+    comps = score_components(log, 0)
+    assert comps["rows"] == 3 and comps["towers"] == 5 and comps["favors"] == 2
+    assert comps["levels"] == 1 and comps["end_bonus"] == -3
+    assert sum(comps.values()) == 8
+
+
+# ---------------------------------------------------------------- configs
+
+
+@pytest.mark.parametrize("name", ["default.yaml", "long.yaml"])
+def test_shipped_configs_are_valid(name):
+    cfg = load_config(ROOT / "configs" / name)
+    assert cfg.env.num_players == 3
+
+
+def test_config_overrides_and_errors(tmp_path):
+    cfg = load_config(ROOT / "configs" / "default.yaml", ["ppo.learning_rate=1e-4", "train.n_envs=2"])
+    assert cfg.ppo.learning_rate == 1e-4 and cfg.train.n_envs == 2
+    with pytest.raises(TrainConfigError, match="unknown key"):
+        load_config(ROOT / "configs" / "default.yaml", ["ppo.learnin_rate=1e-4"])
+    with pytest.raises(TrainConfigError, match=r"train.n_envs: expected int"):
+        load_config(None, ["train.n_envs=two"])
+    with pytest.raises(TrainConfigError, match="num_players"):
+        load_config(None, ["env.num_players=5"])
+    with pytest.raises(TrainConfigError, match="opponents"):
+        load_config(None, ["opponents.self=0", "opponents.random=0", "opponents.heuristic=0"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("train: [1, 2\n")
+    with pytest.raises(TrainConfigError, match="invalid YAML"):
+        load_config(bad)
+    with pytest.raises(TrainConfigError, match="cannot be read"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_cli_refuses_a_bad_override_with_a_clear_message(capsys):
+    from training.train import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--config", str(ROOT / "configs" / "default.yaml"), "ppo.gama=0.9"])
+    assert exc.value.code == 2
+    assert "unknown key" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- a tiny real run
+
+
+TINY = [
+    "train.total_timesteps=256",
+    "train.n_envs=1",
+    "train.vec_env=dummy",
+    "train.checkpoint_every=128",
+    "ppo.n_steps=64",
+    "ppo.batch_size=64",
+    "ppo.n_epochs=1",
+    "selfplay.snapshot_every=128",
+    "opponents.heuristic=0",
+    "policy.cnn_channels=4",
+    "policy.hidden=16",
+    "logging.progress_bar=false",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    from training.train import train
+
+    base = tmp_path_factory.mktemp("train")
+    cfg = load_config(
+        ROOT / "configs" / "default.yaml",
+        TINY + [f"logging.runs_dir={base / 'runs'}", f"logging.checkpoints_dir={base / 'ckpt'}", "run_name=tiny"],
+    )
+    final = train(cfg)
+    return base, cfg, final
+
+
+def test_tiny_run_writes_tensorboard_events_with_game_figures(tiny_run):
+    base, cfg, final = tiny_run
+    from training.plot_curves import read_scalars
+
+    run_dirs = list((base / "runs").glob("tiny_*"))
+    assert run_dirs, "no TensorBoard run directory"
+    assert list(run_dirs[0].glob("events.out.tfevents.*"))
+    scalars = read_scalars(run_dirs[0])
+    for tag in ("train/entropy_loss", "train/policy_gradient_loss", "train/value_loss",
+                "game/win_rate_vs_random", "game/score", "game/length", "game/jade_spent"):  # fmt: skip
+        assert tag in scalars, f"{tag} not logged; have {sorted(scalars)}"
+
+
+def test_tiny_run_checkpoint_has_metadata_loads_and_plays(tiny_run):
+    base, cfg, final = tiny_run
+    assert final.exists() and (base / "ckpt" / "tiny" / "latest.zip").exists()
+    assert list((base / "ckpt" / "tiny").glob("step_*.zip"))
+    assert list((base / "ckpt" / "tiny" / "pool").glob("snapshot_*.zip"))
+    meta = read_metadata(final)
+    assert meta["space_signature"] == space_signature()
+    assert meta["num_timesteps"] >= 256
+    assert meta["config"]["run_name"] == "tiny"
+    assert meta["env_options"]["num_players"] == 3
+
+    agent = make_agent(str(final), seed=0)
+    assert isinstance(agent, CheckpointAgent)
+    env = island_fortress_v0.env(num_players=3)
+    env.reset(seed=5)
+    others = {a: make_agent("random", seed=i) for i, a in enumerate(env.possible_agents)}
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        player = agent if name == "player_0" else others[name]
+        action = player.act(obs["observation"], obs["action_mask"], env.unwrapped.state)
+        assert obs["action_mask"][action] == 1
+        env.step(action)
+    assert env.unwrapped.state.is_terminal()
+
+
+def test_resume_continues_the_step_count(tiny_run, tmp_path):
+    from training.train import train
+
+    base, cfg, final = tiny_run
+    cfg2 = load_config(
+        ROOT / "configs" / "default.yaml",
+        TINY + [f"logging.runs_dir={tmp_path / 'runs'}", f"logging.checkpoints_dir={tmp_path / 'ckpt'}", "run_name=tiny2"],
+    )
+    resumed = train(cfg2, resume=str(final))
+    before = read_metadata(final)["num_timesteps"]
+    after = read_metadata(resumed)["num_timesteps"]
+    assert after >= before + 256
+
+
+def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path):
+    base, cfg, final = tiny_run
+    bad = tmp_path / "other_layout.zip"
+    with zipfile.ZipFile(final) as zin, zipfile.ZipFile(bad, "w") as zout:
+        for name in zin.namelist():
+            data = zin.read(name)
+            if name == META_MEMBER:
+                meta = json.loads(data)
+                meta["space_signature"]["num_actions"] = 999
+                meta["space_signature"]["layout_digest"] = "0" * 16
+                data = json.dumps(meta).encode()
+            zout.writestr(name, data)
+    with pytest.raises(CheckpointError, match="does not match this environment's spaces.*num_actions"):
+        CheckpointAgent(bad)
+
+    from training.train import main
+
+    with pytest.raises(SystemExit) as exc:  # resume is refused up front, before any work
+        main(["--config", str(ROOT / "configs" / "default.yaml"), "--resume", str(bad)])
+    assert exc.value.code == 2
+
+    no_meta = tmp_path / "plain_sb3.zip"
+    with zipfile.ZipFile(final) as zin, zipfile.ZipFile(no_meta, "w") as zout:
+        for name in zin.namelist():
+            if name != META_MEMBER:
+                zout.writestr(name, zin.read(name))
+    with pytest.raises(CheckpointError, match="no island_fortress.json"):
+        CheckpointAgent(no_meta)
+
+    not_zip = tmp_path / "junk.zip"
+    not_zip.write_text("hello")
+    with pytest.raises(CheckpointError, match="not a zip"):
+        CheckpointAgent(not_zip)
+    with pytest.raises(CheckpointError, match="no such file"):
+        CheckpointAgent(tmp_path / "missing.zip")
+
+
+def test_shipped_baseline_checkpoint_matches_the_environment():
+    path = ROOT / "checkpoints" / "baseline-3p.zip"
+    if not path.exists():
+        pytest.fail("checkpoints/baseline-3p.zip is missing")
+    meta = read_metadata(path)
+    assert meta["space_signature"] == space_signature()
+    assert meta["env_options"]["num_players"] == 3
+
+
+def test_an_unmasked_illegal_action_forfeits_the_game():
+    env = SelfPlayEnv(num_players=3, opponents={"random": 1.0}, seed=1)
+    env.reset()
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _, reward, terminated, truncated, info = env.step(illegal)
+    assert terminated and not truncated and reward == -1.0
+    assert info["illegal_action"] == illegal

@@ -1,0 +1,316 @@
+"""``island-fortress evaluate AGENT AGENT [AGENT...]``: play agents against each other.
+
+Each AGENT is ``random``, ``heuristic`` or a path to a trained checkpoint; their number is the
+player count (2-4). Games go through the public PettingZoo environment with the seats rotated
+(game ``g`` uses rotation ``g % k``: agent ``i`` sits in seat ``(i + g) % k``), so with a
+number of games that is a multiple of ``k`` every agent sits in every seat equally often.
+
+Reported per AGENT argument, in the order given (a repeated spec gets ``#2``, ``#3``...):
+games, wins (a win shared by ``m`` tied winners counts ``1/m`` to each), win rate with a 95%
+Wilson score interval, mean final score; and an OpenSkill rating (Plackett-Luce, ranked by
+final position, ties equal) when more than two distinct agents are involved.
+
+Reproducible: game ``g`` is ``env.reset(seed=S + g)`` and every agent is re-seeded for every
+game from ``(S, g, its index)``, so a run (or any single game of it) replays exactly.
+
+    island-fortress evaluate heuristic random random --games 60 --seed 0
+    island-fortress evaluate checkpoints/final.zip heuristic --games 100 --json
+
+``evaluate()`` is the library entry point (used by training as well).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from island_fortress_env import island_fortress_v0
+from island_fortress_env.agents import AGENT_KINDS, make_agent
+
+MIN_PLAYERS, MAX_PLAYERS = 2, 4
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+class AgentSpecError(ValueError):
+    """An AGENT argument that names no agent."""
+
+
+def check_spec(spec: str) -> None:
+    """Accept ``random``, ``heuristic`` or an existing checkpoint file; else a clear error."""
+    if spec in AGENT_KINDS:
+        return
+    path = Path(spec)
+    if path.is_file():
+        return
+    kinds = ", ".join(AGENT_KINDS)
+    if path.exists():
+        raise AgentSpecError(f"agent {spec!r}: is a directory, not a checkpoint file")
+    raise AgentSpecError(
+        f"unknown agent {spec!r}: expected one of {kinds} or the path to a checkpoint file (.zip); "
+        f"no file {spec!r} exists"
+    )
+
+
+def entry_names(specs: Sequence[str]) -> list[str]:
+    """One display name per AGENT argument: the spec (a checkpoint by its file name), with
+    ``#2``, ``#3``... on repeats."""
+    names = []
+    seen: dict[str, int] = {}
+    for spec in specs:
+        base = spec if spec in AGENT_KINDS else Path(spec).name
+        key = spec
+        seen[key] = seen.get(key, 0) + 1
+        names.append(base if seen[key] == 1 else f"{base}#{seen[key]}")
+    # Two different checkpoints may share a file name: fall back to the full path.
+    if len(set(names)) != len(names):
+        names = []
+        seen = {}
+        for spec in specs:
+            seen[spec] = seen.get(spec, 0) + 1
+            names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return names
+
+
+def wilson_interval(wins: float, games: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a proportion (``wins`` may be fractional: shared wins)."""
+    if games <= 0:
+        return (0.0, 1.0)
+    p = wins / games
+    z2n = z * z / games
+    denom = 1.0 + z2n
+    center = (p + z2n / 2.0) / denom
+    half = z * math.sqrt(p * (1.0 - p) / games + z * z / (4.0 * games * games)) / denom
+    lo = 0.0 if wins <= 0 else max(0.0, center - half)
+    hi = 1.0 if wins >= games else min(1.0, center + half)
+    return (lo, hi)
+
+
+def agent_seed(seed: int, game: int, index: int) -> int:
+    """The seed of agent ``index`` for game ``game`` of a run with seed ``seed``."""
+    return int(np.random.SeedSequence([seed, game, index]).generate_state(1)[0])
+
+
+def final_ranks(state: Any) -> list[int]:
+    """Finishing position of every seat (1 = winner), by the rulebook's order: score, then blocks
+    in the wall, Jade, Treasure; seats still tied share a position."""
+    keys = [
+        (state.score[p], state.own[p].bit_count(), state.jade[p], state.treasure[p]) for p in range(state.n)
+    ]
+    return [1 + sum(1 for other in keys if other > key) for key in keys]
+
+
+def record_game(totals: list[dict[str, float]], seat_of: Sequence[int], state: Any) -> None:
+    """Add one finished game to the per-agent ``totals`` (agent ``i`` played seat ``seat_of[i]``)."""
+    winners = list(state.winners)
+    share = 1.0 / len(winners) if winners else 0.0
+    for i, seat in enumerate(seat_of):
+        t = totals[i]
+        t["games"] += 1
+        t["score"] += state.score[seat]
+        if seat in winners:
+            t["wins"] += share
+        t["seats"][seat] += 1
+
+
+def play_game(env: Any, agents: Sequence[Any], seat_of: Sequence[int], seed: int) -> Any:
+    """One game through the AEC API; returns the finished engine state."""
+    raw = env.unwrapped
+    env.reset(seed=seed)
+    agent_at = {seat: agents[i] for i, seat in enumerate(seat_of)}
+    for name in env.agent_iter():
+        obs, _reward, termination, truncation, _info = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        seat = raw.agent_name_mapping[name]
+        action = agent_at[seat].act(obs["observation"], obs["action_mask"], raw.state)
+        env.step(int(action))
+    return raw.state
+
+
+def evaluate(
+    agent_specs: Sequence[str],
+    games: int,
+    seed: int,
+    progress: bool = False,
+    env_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Play ``games`` games between ``agent_specs`` (one seat each, seats rotated).
+
+    Returns ``{"agents": [{"name", "spec", "games", "wins", "win_rate", "ci95", "mean_score",
+    "seat_games"[, "rating"]}, ...], "games", "seed", "players", "rated"}`` with the agents in
+    the order given. ``env_options`` are rules options for ``island_fortress_v0.env``.
+    """
+    specs = [str(s) for s in agent_specs]
+    k = len(specs)
+    if not MIN_PLAYERS <= k <= MAX_PLAYERS:
+        raise ValueError(f"Island Fortress takes {MIN_PLAYERS}-{MAX_PLAYERS} agents (one per seat), got {k}")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    for spec in specs:
+        check_spec(spec)
+    names = entry_names(specs)
+    agents = [make_agent(spec, seed=agent_seed(seed, 0, i)) for i, spec in enumerate(specs)]
+    rated = len(set(specs)) > 2
+    if rated:
+        from openskill.models import PlackettLuce
+
+        model = PlackettLuce()
+        ratings = [model.rating(name=name) for name in names]
+    env = island_fortress_v0.env(num_players=k, **dict(env_options or {}))
+    totals = [{"games": 0, "wins": 0.0, "score": 0.0, "seats": [0] * k} for _ in range(k)]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=games, desc="evaluate", unit="game", file=sys.stderr, leave=False)
+    try:
+        for g in range(games):
+            rotation = g % k
+            seat_of = [(i + rotation) % k for i in range(k)]
+            for i, agent in enumerate(agents):
+                agent.reset(seed=agent_seed(seed, g, i))
+            state = play_game(env, agents, seat_of, seed + g)
+            record_game(totals, seat_of, state)
+            if rated:
+                ranks = final_ranks(state)
+                new = model.rate([[ratings[i]] for i in range(k)], ranks=[ranks[seat_of[i]] for i in range(k)])
+                ratings = [team[0] for team in new]
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+        env.close()
+    out = []
+    for i in range(k):
+        t = totals[i]
+        lo, hi = wilson_interval(t["wins"], t["games"])
+        entry: dict[str, Any] = {
+            "name": names[i],
+            "spec": specs[i],
+            "games": t["games"],
+            "wins": round(t["wins"], 6),
+            "win_rate": t["wins"] / t["games"],
+            "ci95": [lo, hi],
+            "mean_score": t["score"] / t["games"],
+            "seat_games": list(t["seats"]),
+        }
+        if rated:
+            r = ratings[i]
+            entry["rating"] = {"mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal()}
+        out.append(entry)
+    return {"agents": out, "games": games, "seed": seed, "players": k, "rated": rated}
+
+
+def format_table(result: Mapping[str, Any]) -> str:
+    """The result of ``evaluate()`` as a readable table."""
+    rated = any("rating" in a for a in result["agents"])
+    width = max(5, *(len(a["name"]) for a in result["agents"]))
+    head = f"{'agent':<{width}}  {'games':>5}  {'wins':>7}  {'win rate':>8}  {'95% CI':>17}  {'mean score':>10}"
+    if rated:
+        head += f"  {'rating (mu ± sigma)':>20}"
+    lines = [
+        f"{result['players']} players, {result['games']} games, seed {result['seed']}, seats rotated",
+        head,
+        "-" * len(head),
+    ]
+    for a in result["agents"]:
+        lo, hi = a["ci95"]
+        ci = f"[{100 * lo:5.1f}%, {100 * hi:5.1f}%]"
+        line = (
+            f"{a['name']:<{width}}  {a['games']:>5}  {a['wins']:>7.2f}  {100 * a['win_rate']:>7.1f}%"
+            f"  {ci:>17}  {a['mean_score']:>10.1f}"
+        )
+        if "rating" in a:
+            r = a["rating"]
+            line += f"  {r['mu']:>10.2f} ± {r['sigma']:<7.2f}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _rule_option(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    import yaml
+
+    return key.strip(), yaml.safe_load(value)
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="island-fortress evaluate",
+        description="Play agents against each other (seats rotated) and report win rates.",
+        epilog="AGENT: random, heuristic or a checkpoint path. Example: "
+        "island-fortress evaluate heuristic random random --games 60 --seed 0",
+    )
+    parser.add_argument("agents", nargs="+", metavar="AGENT", help="one per seat (2-4)")
+    parser.add_argument("--games", type=_positive, default=60, help="games to play (default 60; use a multiple of the player count)")
+    parser.add_argument("--seed", type=_non_negative, default=0, help="game g uses env.reset(seed=SEED + g) (default 0)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument(
+        "--rule", action="append", default=[], type=_rule_option, metavar="KEY=VALUE",
+        help="rules option / variant for the environment, e.g. --rule no_replace=true (repeatable)",
+    )  # fmt: skip
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    k = len(args.agents)
+    if not MIN_PLAYERS <= k <= MAX_PLAYERS:
+        parser.error(f"give {MIN_PLAYERS}-{MAX_PLAYERS} AGENTs (one per seat), got {k}")
+    for spec in args.agents:
+        try:
+            check_spec(spec)
+        except AgentSpecError as exc:
+            parser.error(str(exc))
+    if args.games % k:
+        print(
+            f"warning: --games {args.games} is not a multiple of {k} players: "
+            "the agents will not sit in every seat equally often",
+            file=sys.stderr,
+        )
+    quiet = args.no_progress or (args.json and not (sys.stderr.isatty() and sys.stdout.isatty()))
+    try:
+        result = evaluate(args.agents, args.games, args.seed, progress=not quiet, env_options=dict(args.rule))
+    except (ValueError, ImportError, OSError) as exc:
+        print(f"island-fortress evaluate: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(format_table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
