@@ -52,15 +52,17 @@ def env(illegal_action: str = "raise", **kwargs: Any) -> AECEnv:
     leaves the game as it was. ``"terminate"`` adds PettingZoo's ``TerminateIllegalWrapper`` as
     ``pettingzoo.classic`` does (the game ends, the offender gets -1).
 
-    ``pettingzoo.classic`` also adds ``AssertOutOfBoundsWrapper``; it is left out because the
-    raw env already checks every action, with a clearer message, and because it costs a
-    ``Discrete.contains`` per step.
+    ``pettingzoo.classic`` also adds ``AssertOutOfBoundsWrapper``; in "raise" mode it is left
+    out because the raw env already checks every action with a clearer message (and it costs a
+    ``Discrete.contains`` per step); "terminate" mode keeps it, as the classic envs do.
     """
     if illegal_action not in ILLEGAL_ACTION_MODES:
         raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
     environment: AECEnv = raw_env(**kwargs)
     if illegal_action == "terminate":
         environment = wrappers.TerminateIllegalWrapper(environment, illegal_reward=-1)
+        # TerminateIllegalWrapper indexes the mask with the action: check the range first.
+        environment = wrappers.AssertOutOfBoundsWrapper(environment)
     environment = wrappers.OrderEnforcingWrapper(environment)
     return environment
 

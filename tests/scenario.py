@@ -314,8 +314,8 @@ def quiet_turn(state: State) -> None:
             do(state, A.DRAW_COUNT)
         elif d == S.D_TURN_END:
             do(state, A.END_TURN)
-        else:  # move region / keep drawn cards: the first option
-            do(state, legal(state)[0])
+        else:  # move region / keep drawn cards: the first option that is not a Governor block
+            do(state, next(a for a in legal(state) if not A.GOVERNOR <= a < A.LABORERS))
 
 
 def play_turns(state: State, count: int) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.actions import ACTION_FAMILIES, NUM_ACTIONS
-from ..observation import LAYOUT, OBS_SIZE
+from ..observation import GLOBAL_FEATURES, LAYOUT, OBS_SIZE, PLAYER_FEATURES, WALL_PLANES
 
 META_MEMBER = "island_fortress.json"
 
@@ -27,8 +27,12 @@ class CheckpointError(ValueError):
 
 
 def space_signature() -> dict[str, Any]:
-    """What a policy depends on: sizes plus a digest of the observation layout and action table."""
-    layout = json.dumps([LAYOUT, [(f.name, f.start, f.size) for f in ACTION_FAMILIES]])
+    """What a policy depends on: sizes plus a digest of the observation layout (every feature's
+    name, which includes its scale) and of the action table."""
+    layout = json.dumps([
+        LAYOUT, WALL_PLANES, PLAYER_FEATURES, GLOBAL_FEATURES,
+        [(f.name, f.start, f.size) for f in ACTION_FAMILIES],
+    ])  # fmt: skip
     return {
         "env": "island_fortress_v0",
         "observation_size": OBS_SIZE,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
@@ -63,6 +64,8 @@ class GameConfig:
             fail("start_blocks", f"a colour has only {tables.COMPONENTS['blocks_per_player']} blocks")
         if self.first_round_incentive is not None and self.first_round_incentive not in INCENTIVES:
             fail("first_round_incentive", f"must be one of {INCENTIVES} or None")
+        if isinstance(self.favor_deck, os.PathLike):
+            object.__setattr__(self, "favor_deck", os.fspath(self.favor_deck))
         if self.favor_deck is not None and not isinstance(self.favor_deck, str):
             fail("favor_deck", "must be a path to a deck file")
 

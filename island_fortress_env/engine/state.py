@@ -176,7 +176,7 @@ class State:
         self.drawn = zeros[:]
         self.turns_taken = zeros[:]
         self.bids = zeros[:]
-        self.last_bids: list[int] | None = None
+        self.last_bids: tuple[int, ...] | None = None
         self.occ = 0
         self.own = zeros[:]
         self.gov_bits = 0
@@ -222,6 +222,8 @@ class State:
     def apply_action(self, action: int) -> None:
         """Apply one legal action; an illegal one raises and changes nothing."""
         try:
+            if isinstance(action, bool):
+                raise TypeError
             a = operator.index(action)
         except TypeError:
             raise IllegalActionError(
@@ -238,7 +240,9 @@ class State:
             setattr(other, name, getattr(self, name))
         for name in _LIST_SLOTS:
             setattr(other, name, getattr(self, name)[:])
-        other.last_bids = self.last_bids  # replaced, never mutated
+        other.last_bids = self.last_bids  # a tuple: immutable, safe to share
+        legal = self._legal  # the memo is copied too: callers may mutate the list they get
+        other._legal = None if legal is None else legal[:]
         return other
 
     def returns(self) -> list[float]:
@@ -357,7 +361,7 @@ class State:
             winner = next(
                 (self.holder + k) % n for k in range(1, n) if (self.holder + k) % n in tied
             )
-        self.last_bids = list(bids)
+        self.last_bids = tuple(bids)
         self.bids = [0] * n
         self.log.append(("petition", tuple(self.last_bids), tuple(totals), winner))
         paid = bids[winner]
@@ -767,7 +771,8 @@ class State:
         else:  # pragma: no cover - every decision kind is handled above
             raise AssertionError(f"unknown decision {d}")
         if d in ACTION_PHASE_DECISIONS and self.gov_in_hand and p == self.holder:
-            out += sorted(A.GOVERNOR + geo.bit_cell[b] for b in self._governor_bits())
+            out += [A.GOVERNOR + geo.bit_cell[b] for b in self._governor_bits()]
+            out.sort()
         if not out:
             out = [A.PASS]  # ruling 12: never an empty choice
         return out
@@ -1082,7 +1087,7 @@ _LIST_SLOTS = (
     "deck", "order", "winners", "log",
 )  # fmt: skip
 _SCALAR_SLOTS = tuple(
-    s for s in State.__slots__ if s not in _LIST_SLOTS and s not in ("last_bids",)
+    s for s in State.__slots__ if s not in _LIST_SLOTS and s not in ("last_bids", "_legal")
 )
 
 

@@ -1,0 +1,702 @@
+"""Performance benchmark: the rules engine, the AEC API and reference games, side by side.
+
+    island-fortress bench                      # ~1.5 min: 3 s per item, median of 3 repeats
+    python -m island_fortress_env.bench --quick --no-anchors
+    python -m island_fortress_env.bench --profile 3   # cProfile top-20 of 3-player AEC play
+
+Everything is measured in one process with one random-play loop (plus one fresh subprocess
+per memory figure):
+
+* engine: ``Game``/``State`` alone, a ``random.Random(seed)`` picking from ``legal_actions()``;
+* AEC: ``island_fortress_v0.env(num_players=n)`` with the standard ``agent_iter()`` / ``last()``
+  / ``step()`` loop, the action drawn from ``np.flatnonzero(obs["action_mask"])``;
+* micro: ``State.clone()``, ``ObservationEncoder.encode``, ``observation.action_mask`` and an
+  uncached ``legal_actions()``, in µs per call, on states sampled from real random games;
+* memory: RSS growth of 1,000 live, reset environments, each kind in a fresh subprocess;
+* anchors: PettingZoo classic ``connect_four_v3``, ``texas_holdem_no_limit_v6``, ``chess_v6``
+  through the very same AEC loop, and OpenSpiel ``connect_four`` / ``chess`` (legal actions and
+  ``observation_tensor()`` every step) when ``open-spiel`` is importable. Anchors whose packages
+  are missing are reported as "not installed" (``pip install -e ".[bench]"``).
+
+A "step" is one decision of a player: the ``env.step(None)`` calls that retire finished agents
+are made but not counted. Each throughput figure is the median over ``--repeats`` runs of
+whole games, each run lasting about ``--seconds / --repeats``; the throughput items run
+round-robin (every item's repeat 1, then every item's repeat 2, ...), so a shared machine's
+changing load hits ours and the anchors alike. The targets are printed as PASS/FAIL lines
+for information; nothing here asserts on speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import gc
+import importlib
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+DEFAULT_OUT = "bench-results/bench.json"
+DEFAULT_SECONDS = 3.0
+QUICK_SECONDS = 0.1
+DEFAULT_REPEATS = 3
+MEMORY_ENVS = 1000
+QUICK_MEMORY_ENVS = 100
+WARMUP_GAME = 1_000_000  # game index of the untimed warm-up game (seed + index)
+
+# Anchors, in table order; the pip package that provides each module they import.
+PETTINGZOO_ANCHORS = ("connect_four_v3", "texas_holdem_no_limit_v6", "chess_v6")
+OPENSPIEL_ANCHORS = ("openspiel_connect_four", "openspiel_chess")
+ANCHORS = PETTINGZOO_ANCHORS + OPENSPIEL_ANCHORS
+SHORT_NAME = {
+    "connect_four_v3": "connect_four_v3", "texas_holdem_no_limit_v6": "holdem_nl_v6", "chess_v6": "chess_v6",
+    "openspiel_connect_four": "os_connect_four", "openspiel_chess": "os_chess",
+}  # fmt: skip
+PIP_NAME = {"pygame": "pygame-ce", "chess": "chess", "rlcard": "rlcard", "pyspiel": "open-spiel"}
+VERSION_PACKAGES = (
+    "island-fortress-env", "numpy", "gymnasium", "pettingzoo", "open-spiel", "rlcard", "chess",
+    "pygame-ce",
+)  # fmt: skip
+
+# The issue's targets (informative only).
+TARGET_AEC_VS_C4 = 3.0  # AEC 3p steps/s >= 3x connect_four_v3 steps/s
+TARGET_ENGINE_DPS = 50_000.0  # decisions/s
+TARGET_CLONE_US = 20.0  # µs
+TARGET_MEM_MB = 200.0  # MB for 1,000 environments
+
+
+# ---------------------------------------------------------------------------- random play
+
+
+def choose_from_mask(rng: random.Random, mask: np.ndarray) -> int:
+    """THE random choice of every AEC environment here: a uniform legal id from the mask."""
+    legal = np.flatnonzero(mask)
+    return int(legal[rng.randrange(len(legal))])
+
+
+def choose_from_list(rng: random.Random, legal: Sequence[int]) -> int:
+    """The same draw for APIs that hand out the legal ids (the engine, OpenSpiel)."""
+    return legal[rng.randrange(len(legal))]
+
+
+def engine_game_player(num_players: int, seed: int) -> Callable[[int], int]:
+    """play(i) plays game ``seed + i`` on the bare engine and returns its decision count."""
+    from .engine import Game
+
+    game = Game(num_players=num_players)
+    rng = random.Random(seed)
+
+    def play(i: int) -> int:
+        state = game.new_initial_state(seed + i)
+        decisions = 0
+        while not state.is_terminal():
+            state.apply_action(choose_from_list(rng, state.legal_actions()))
+            decisions += 1
+        return decisions
+
+    return play
+
+
+def aec_game_player(env: Any, seed: int) -> Callable[[int], int]:
+    """play(i): one game of any PettingZoo AEC env with action masks (the standard loop)."""
+    rng = random.Random(seed)
+
+    def play(i: int) -> int:
+        env.reset(seed=seed + i)
+        decisions = 0
+        for agent in env.agent_iter():
+            observation, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                action = choose_from_mask(rng, observation["action_mask"])
+                decisions += 1
+            env.step(action)
+        return decisions
+
+    return play
+
+
+def openspiel_game_player(game: Any, seed: int) -> Callable[[int], int]:
+    """play(i): one OpenSpiel game, the observation tensor and legal actions every step."""
+    rng = random.Random(seed)
+
+    def play(i: int) -> int:
+        state = game.new_initial_state()
+        decisions = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+                continue
+            state.observation_tensor(state.current_player())
+            state.apply_action(choose_from_list(rng, state.legal_actions()))
+            decisions += 1
+        return decisions
+
+    return play
+
+
+# ---------------------------------------------------------------------------- timing
+
+
+def _timed_run(play: Callable[[int], int], budget: float, first: int) -> dict:
+    """Whole games (at least one) until ``budget`` seconds have passed."""
+    clock = time.perf_counter
+    games = steps = 0
+    start = clock()
+    while True:
+        steps += play(first + games)
+        games += 1
+        elapsed = clock() - start
+        if elapsed >= budget:
+            return {"seconds": elapsed, "games": games, "steps": steps}
+
+
+def summarize_runs(runs: list[dict]) -> dict:
+    total_games = sum(r["games"] for r in runs)
+    return {
+        "steps_per_s": statistics.median(r["steps"] / r["seconds"] for r in runs),
+        "games_per_s": statistics.median(r["games"] / r["seconds"] for r in runs),
+        "steps_per_game": sum(r["steps"] for r in runs) / total_games,
+        "games": total_games,
+        "runs": runs,
+    }
+
+
+def measure_interleaved(
+    plays: dict[str, Callable[[int], int]],
+    seconds: float,
+    repeats: int,
+    tolerant: Sequence[str] = (),
+    log: Callable[[str], None] | None = None,
+) -> dict[str, dict]:
+    """Throughput of every play function, round-robin: repeat r runs each item once (for
+    ``seconds / repeats``) before repeat r + 1 starts, so a change in the load of a shared
+    machine hits all items alike and the ratios between them stay fair. Medians of the
+    repeats. An exception in a ``tolerant`` item (an anchor) is recorded, not raised."""
+    results: dict[str, dict] = {}
+    live = dict(plays)
+
+    def attempt(name: str, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except Exception as err:
+            if name not in tolerant:
+                raise
+            results[name] = {"status": "error", "error": f"{type(err).__name__}: {err}"}
+            del live[name]
+            return None
+
+    for name, play in list(live.items()):
+        attempt(name, lambda: play(WARMUP_GAME))  # imports, caches, first calls: untimed
+    runs: dict[str, list[dict]] = {name: [] for name in live}
+    budget = seconds / repeats
+    for r in range(repeats):
+        if log is not None:
+            log(f"throughput, repeat {r + 1}/{repeats}: {', '.join(live)}")
+        for name, play in list(live.items()):
+            gc.collect()
+            first = sum(run["games"] for run in runs[name])
+            run = attempt(name, lambda: _timed_run(play, budget, first))
+            if run is not None:
+                runs[name].append(run)
+    for name in live:
+        results[name] = summarize_runs(runs[name])
+    return results
+
+
+def measure_games(play: Callable[[int], int], seconds: float, repeats: int) -> dict:
+    """One item alone: whole games for ``seconds / repeats`` per repeat; medians."""
+    return measure_interleaved({"item": play}, seconds, repeats)["item"]
+
+
+def time_per_call(fn: Callable[[Any], Any], items: Sequence[Any], seconds: float, repeats: int) -> dict:
+    """timeit-style: call ``fn`` on every item, again and again for ``seconds / repeats``;
+    µs per call, median (and best) of the repeats."""
+    clock = time.perf_counter
+    budget = seconds / repeats
+    per_call = []
+    for item in items[:8]:
+        fn(item)  # warm-up
+    gc.collect()
+    for _ in range(repeats):
+        calls = 0
+        start = clock()
+        while True:
+            for item in items:
+                fn(item)
+            calls += len(items)
+            elapsed = clock() - start
+            if elapsed >= budget:
+                break
+        per_call.append(elapsed / calls * 1e6)
+    return {"us": statistics.median(per_call), "best_us": min(per_call), "calls": calls, "runs_us": per_call}
+
+
+def sample_states(num_players: int, seed: int, games: int, per_game: int) -> list:
+    """Non-terminal states spread evenly over ``games`` random games (clones, legal cached)."""
+    from .engine import Game
+
+    game = Game(num_players=num_players)
+    rng = random.Random(seed)
+    samples = []
+    for g in range(games):
+        state = game.new_initial_state(seed + 10_000 + g)
+        history = []
+        while not state.is_terminal():
+            history.append(state.clone())
+            state.apply_action(choose_from_list(rng, state.legal_actions()))
+        step = max(1, len(history) // per_game)
+        samples.extend(history[step // 2 :: step][:per_game])
+    for state in samples:
+        state.legal_actions()
+    return samples
+
+
+def _fresh_legal_actions(state: Any) -> list[int]:
+    state._legal = None  # drop the engine's per-state cache: time the real computation
+    return state.legal_actions()
+
+
+def measure_micro(num_players: int, seed: int, seconds: float, repeats: int, quick: bool) -> dict:
+    from .engine import Game
+    from .engine.state import State
+    from .observation import ObservationEncoder, action_mask
+
+    states = sample_states(num_players, seed, games=2 if quick else 10, per_game=10 if quick else 30)
+    encoder = ObservationEncoder(Game(num_players=num_players))
+    encode = encoder.encode
+    out: dict[str, Any] = {"states": len(states)}
+    out["clone"] = time_per_call(State.clone, states, seconds, repeats)
+    out["encode"] = time_per_call(lambda s: encode(s, s.current_player()), states, seconds, repeats)
+    out["mask"] = time_per_call(action_mask, states, seconds, repeats)
+    probe = states[0]
+    if hasattr(probe, "_legal"):
+        out["legal_actions"] = time_per_call(_fresh_legal_actions, [s.clone() for s in states], seconds, repeats)
+    return out
+
+
+# ---------------------------------------------------------------------------- memory
+
+
+def rss_bytes() -> int:
+    """Resident set size now (from /proc/self/statm); the peak from getrusage elsewhere."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+def _make_env(kind: str, num_players: int) -> Any:
+    if kind == "island_fortress":
+        from . import island_fortress_v0
+
+        return island_fortress_v0.env(num_players=num_players)
+    module = importlib.import_module(f"pettingzoo.classic.{kind}")
+    return module.env()
+
+
+def memory_child(kind: str, num_players: int, count: int) -> dict:
+    """Runs in a fresh interpreter: RSS growth from ``count`` made-and-reset environments."""
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    warnings.simplefilter("ignore")
+    warm = _make_env(kind, num_players)  # imports, tables and caches are loaded first
+    warm.reset(seed=0)
+    gc.collect()
+    before = rss_bytes()
+    envs = []
+    for i in range(count):
+        env = _make_env(kind, num_players)
+        env.reset(seed=i)
+        envs.append(env)
+    gc.collect()
+    delta = rss_bytes() - before
+    return {
+        "envs": count,
+        "rss_delta_mb": delta / 2**20,
+        "kb_per_env": delta / 1024 / count,
+        "mb_per_1000_envs": delta / 2**20 * 1000 / count,
+    }
+
+
+def measure_memory(kind: str, num_players: int, count: int) -> dict:
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
+    cmd = [sys.executable, "-m", "island_fortress_env.bench", "--memory-child", kind, str(num_players), str(count)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"memory subprocess failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------- anchors
+
+
+def _not_installed(err: ImportError) -> dict:
+    module = (err.name or "").split(".")[0]
+    return {"status": "not installed", "missing": PIP_NAME.get(module, module or str(err))}
+
+
+def load_anchor(name: str, seed: int = 0) -> tuple[dict, Callable[[int], int] | None]:
+    """(status dict, play function or None). Missing packages give "not installed", any
+    other failure "error": an anchor never stops the benchmark."""
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecation / dtype notices at import and construction
+        try:
+            if name in PETTINGZOO_ANCHORS:
+                module = importlib.import_module(f"pettingzoo.classic.{name}")
+                return {"status": "ok", "api": "pettingzoo AEC"}, aec_game_player(module.env(), seed)
+            import pyspiel
+
+            game = pyspiel.load_game(name.removeprefix("openspiel_"))
+            return {"status": "ok", "api": "openspiel"}, openspiel_game_player(game, seed)
+        except ImportError as err:
+            return _not_installed(err), None
+        except Exception as err:
+            return {"status": "error", "error": f"{type(err).__name__}: {err}"}, None
+
+
+def measure_anchor(name: str, seconds: float, repeats: int) -> dict:
+    """One anchor alone (``run`` measures them interleaved with the rest)."""
+    status, play = load_anchor(name)
+    if play is None:
+        return status
+    return {**status, **measure_interleaved({name: play}, seconds, repeats, tolerant=(name,))[name]}
+
+
+# ---------------------------------------------------------------------------- report
+
+
+def machine_info() -> dict:
+    from importlib import metadata
+
+    versions = {}
+    for name in VERSION_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    cpu_model = platform.processor() or None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu_model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    info = {
+        "cpu_count": os.cpu_count(),
+        "cpu_model": cpu_model,
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "packages": versions,
+    }
+    if hasattr(os, "sched_getaffinity"):
+        info["cpus_usable"] = len(os.sched_getaffinity(0))
+    if hasattr(os, "getloadavg"):
+        info["loadavg_at_start"] = list(os.getloadavg())
+    return info
+
+
+def compute_ratios(results: dict) -> dict:
+    """ratios[figure][anchor] = our steps/s (and games/s) / the anchor's."""
+    ok = {a: r for a, r in results["anchors"].items() if r.get("status") == "ok"}
+    ratios: dict[str, dict] = {}
+    for section in ("engine", "aec"):
+        for n, fig in results[section].items():
+            row = {}
+            for anchor, ref in ok.items():
+                row[anchor] = {
+                    "steps_per_s": fig["steps_per_s"] / ref["steps_per_s"],
+                    "games_per_s": fig["games_per_s"] / ref["games_per_s"],
+                }
+            ratios[f"{section}_{n}p"] = row
+    return ratios
+
+
+def evaluate_targets(results: dict) -> list[dict]:
+    targets = []
+
+    def add(name: str, status: str, detail: str) -> None:
+        targets.append({"target": name, "status": status, "detail": detail})
+
+    name = f"AEC API 3p steps/s >= {TARGET_AEC_VS_C4:g}x connect_four_v3"
+    aec3 = results["aec"].get("3")
+    c4 = results["anchors"].get("connect_four_v3", {})
+    if aec3 is None:
+        add(name, "N/A", "3 players not measured (--players)")
+    elif c4.get("status") != "ok":
+        add(name, "N/A", f"connect_four_v3 {c4.get('status', 'not measured')}")
+    else:
+        ratio = aec3["steps_per_s"] / c4["steps_per_s"]
+        add(
+            name, "PASS" if ratio >= TARGET_AEC_VS_C4 else "FAIL",
+            f"{ratio:.2f}x ({aec3['steps_per_s']:,.0f} vs {c4['steps_per_s']:,.0f} steps/s)",
+        )  # fmt: skip
+
+    name = f"engine >= {TARGET_ENGINE_DPS:,.0f} decisions/s"
+    if results["engine"]:
+        n, fig = min(results["engine"].items(), key=lambda kv: kv[1]["steps_per_s"])
+        value = fig["steps_per_s"]
+        add(name, "PASS" if value >= TARGET_ENGINE_DPS else "FAIL", f"slowest: {n}p {value:,.0f} decisions/s")
+
+    name = f"State.clone() < {TARGET_CLONE_US:g} µs"
+    if results["micro"]:
+        n, fig = max(results["micro"].items(), key=lambda kv: kv[1]["clone"]["us"])
+        value = fig["clone"]["us"]
+        add(name, "PASS" if value < TARGET_CLONE_US else "FAIL", f"slowest: {n}p {value:.1f} µs")
+
+    name = f"1,000 envs < {TARGET_MEM_MB:g} MB"
+    ours = {k: v for k, v in results["memory"].items() if k.isdigit()}
+    if ours:
+        n, fig = max(ours.items(), key=lambda kv: kv[1]["mb_per_1000_envs"])
+        value = fig["mb_per_1000_envs"]
+        extrapolated = "" if fig["envs"] == 1000 else f" (extrapolated from {fig['envs']} envs)"
+        add(name, "PASS" if value < TARGET_MEM_MB else "FAIL", f"largest: {n}p {value:.1f} MB{extrapolated}")
+    return targets
+
+
+def _ratio(x: float) -> str:
+    return f"{x:.1f}x" if x >= 10 else f"{x:.2f}x" if x >= 0.1 else f"{x:.3f}x"
+
+
+def _rate(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.2f}"
+
+
+def format_report(results: dict) -> str:
+    s = results["settings"]
+    m = results["machine"]
+    rows: list[tuple[str, str, str]] = []  # (figure, value, detail)
+    for n, fig in results["engine"].items():
+        rows.append((f"engine {n}p decisions/s", _rate(fig["steps_per_s"]), f"{fig['steps_per_game']:.0f} decisions/game"))
+        rows.append((f"engine {n}p games/s", _rate(fig["games_per_s"]), f"{fig['games']} games"))
+    for n, fig in results["aec"].items():
+        rows.append((f"AEC {n}p steps/s", _rate(fig["steps_per_s"]), f"{fig['steps_per_game']:.0f} steps/game"))
+        rows.append((f"AEC {n}p games/s", _rate(fig["games_per_s"]), f"{fig['games']} games"))
+        if n in results["engine"]:
+            per_step = 1e6 / fig["steps_per_s"]
+            per_decision = 1e6 / results["engine"][n]["steps_per_s"]
+            rows.append((f"AEC {n}p µs/step", f"{per_step:.1f}", f"engine alone {per_decision:.1f} µs/decision"))
+    for n, fig in results["micro"].items():
+        detail = f"{fig['states']} sampled states"
+        rows.append((f"clone {n}p µs", f"{fig['clone']['us']:.2f}", detail))
+        rows.append((f"observation encode {n}p µs", f"{fig['encode']['us']:.2f}", detail))
+        rows.append((f"action_mask {n}p µs", f"{fig['mask']['us']:.2f}", "legal ids already cached"))
+        if "legal_actions" in fig:
+            rows.append((f"legal_actions {n}p µs", f"{fig['legal_actions']['us']:.2f}", "uncached"))
+    for kind, fig in results["memory"].items():
+        label = f"{kind}p" if kind.isdigit() else kind
+        if "mb_per_1000_envs" in fig:
+            rows.append((
+                f"memory 1,000 envs {label} MB", f"{fig['mb_per_1000_envs']:.1f}",
+                f"{fig['kb_per_env']:.1f} KB/env, RSS delta of {fig['envs']} envs",
+            ))  # fmt: skip
+        else:
+            rows.append((f"memory 1,000 envs {label} MB", "-", fig.get("status", "")))
+    for name, fig in results["anchors"].items():
+        if fig.get("status") == "ok":
+            rows.append((f"{name} steps/s", _rate(fig["steps_per_s"]), f"{fig['steps_per_game']:.0f} steps/game"))
+            rows.append((f"{name} games/s", _rate(fig["games_per_s"]), f"{fig['games']} games"))
+        elif fig.get("status") == "not installed":
+            rows.append((name, "not installed", f"pip install {fig['missing']}"))
+        else:
+            rows.append((name, fig.get("status", "?"), fig.get("error", "")))
+
+    width = max(len(r[0]) for r in rows)
+    vwidth = max(len(r[1]) for r in rows)
+    lines = [
+        f"Island Fortress benchmark, {results['date']}",
+        f"python {m['python']}, {m['cpu_count']} cpus ({m.get('cpu_model') or '?'}), "
+        f"{s['seconds']:g} s per item, median of {s['repeats']} repeats"
+        + (" [quick]" if s["quick"] else ""),
+        "-" * (width + vwidth + 40),
+        f"{'figure':<{width}}  {'value':>{vwidth}}  detail",
+        "-" * (width + vwidth + 40),
+    ]
+    lines += [f"{a:<{width}}  {b:>{vwidth}}  {c}" for a, b, c in rows]
+    lines.append("-" * (width + vwidth + 40))
+    anchors = [a for a in ANCHORS if any(a in row for row in results["ratios"].values())]
+    if anchors:
+        heads = [SHORT_NAME[a] for a in anchors]
+        lwidth = max(len("ratio: ours / anchor"), width)
+        lines.append(f"{'ratio: ours / anchor':<{lwidth}}" + "".join(f"  {h:>{max(len(h), 7)}}" for h in heads))
+        for key, row in results["ratios"].items():
+            section, n = key.split("_")
+            for unit in ("steps_per_s", "games_per_s"):
+                name = "decisions/s" if section == "engine" and unit == "steps_per_s" else unit.replace("_per_", "/")
+                label = f"{'engine' if section == 'engine' else 'AEC'} {n} {name}"
+                cells = "".join(
+                    f"  {_ratio(row[a][unit]) if a in row else '-':>{max(len(h), 7)}}"
+                    for a, h in zip(anchors, heads)
+                )
+                lines.append(f"{label:<{lwidth}}{cells}")
+        legend = ", ".join(f"{SHORT_NAME[a]} = {a}" for a in anchors if SHORT_NAME[a] != a)
+        if legend:
+            lines.append(f"({legend})")
+        lines.append("-" * (width + vwidth + 40))
+    for t in results["targets"]:
+        lines.append(f"{t['status']:<4}  {t['target']}: {t['detail']}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="island-fortress bench",
+        description="Benchmark the engine, the AEC API, clone/observation/mask costs and memory, "
+        "side by side with PettingZoo and OpenSpiel reference games.",
+    )
+    p.add_argument("--seconds", type=float, default=None,
+                   help=f"wall time per item, split over the repeats (default {DEFAULT_SECONDS:g}; "
+                   f"{QUICK_SECONDS:g} with --quick)")  # fmt: skip
+    p.add_argument("--repeats", type=int, default=None, help="repeats per item; the median is reported (default 3)")
+    p.add_argument("--quick", action="store_true", help="tiny budgets (for tests): 1 repeat, 100 envs for memory")
+    p.add_argument("--no-anchors", action="store_true", help="skip the PettingZoo / OpenSpiel reference games")
+    p.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=(2, 3, 4))
+    p.add_argument("--memory-envs", type=int, default=None, help=f"environments for the memory figure (default {MEMORY_ENVS})")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=DEFAULT_OUT, help=f"JSON results file (default {DEFAULT_OUT})")
+    p.add_argument("--profile", type=int, nargs="?", const=3, default=None, metavar="PLAYERS",
+                   help="instead: cProfile AEC random play (default 3 players) for --seconds, print the top 20")  # fmt: skip
+    p.add_argument("--memory-child", nargs=3, metavar=("KIND", "PLAYERS", "COUNT"), help=argparse.SUPPRESS)
+    return p
+
+
+def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict:
+    from . import island_fortress_v0
+
+    seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
+    repeats = args.repeats if args.repeats is not None else (1 if args.quick else DEFAULT_REPEATS)
+    mem_envs = args.memory_envs if args.memory_envs is not None else (QUICK_MEMORY_ENVS if args.quick else MEMORY_ENVS)
+    if seconds <= 0 or repeats < 1 or mem_envs < 1:
+        raise SystemExit("--seconds, --repeats and --memory-envs must be positive")
+    players = sorted(set(args.players))
+    machine = machine_info()
+    results: dict[str, Any] = {
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine,
+        "settings": {
+            "seconds": seconds, "repeats": repeats, "quick": args.quick, "players": players,
+            "anchors": not args.no_anchors, "memory_envs": mem_envs, "seed": args.seed,
+            "step": "one player decision (env.step(None) on finished agents is not counted)",
+        },
+        "engine": {}, "aec": {}, "micro": {}, "memory": {}, "anchors": {},
+    }  # fmt: skip
+    plays: dict[str, Callable[[int], int]] = {}
+    for n in players:
+        plays[f"engine {n}"] = engine_game_player(n, args.seed)
+    for n in players:
+        plays[f"aec {n}"] = aec_game_player(island_fortress_v0.env(num_players=n), args.seed)
+    for name in ANCHORS:
+        if args.no_anchors:
+            results["anchors"][name] = {"status": "skipped (--no-anchors)"}
+            continue
+        status, play = load_anchor(name, args.seed)
+        results["anchors"][name] = status
+        if play is not None:
+            plays[name] = play
+    log("warm-up games ...")
+    measured = measure_interleaved(plays, seconds, repeats, tolerant=ANCHORS, log=log)
+    for key, fig in measured.items():
+        if key in ANCHORS:
+            results["anchors"][key].update(fig)
+        else:
+            section, n = key.split()
+            results[section][n] = fig
+    for n in players:
+        log(f"clone / encode / mask {n}p ...")
+        results["micro"][str(n)] = measure_micro(n, args.seed, seconds, repeats, args.quick)
+    for n in players:
+        log(f"memory {n}p ({mem_envs} envs, subprocess) ...")
+        results["memory"][str(n)] = measure_memory("island_fortress", n, mem_envs)
+    for name in PETTINGZOO_ANCHORS:
+        if results["anchors"][name].get("status") == "ok":
+            log(f"memory {name} ({mem_envs} envs, subprocess) ...")
+            try:
+                results["memory"][name] = measure_memory(name, 2, mem_envs)
+            except Exception as err:  # reported, never fatal
+                results["memory"][name] = {"status": f"error: {err}"}
+    if hasattr(os, "getloadavg"):
+        machine["loadavg_at_end"] = list(os.getloadavg())
+    results["ratios"] = compute_ratios(results)
+    results["targets"] = evaluate_targets(results)
+    return results
+
+
+def profile(num_players: int, seconds: float, seed: int, top: int = 20) -> str:
+    """cProfile of AEC random play, the top ``top`` functions by own time."""
+    import cProfile
+    import io
+    import pstats
+
+    from . import island_fortress_v0
+
+    play = aec_game_player(island_fortress_v0.env(num_players=num_players), seed)
+    play(WARMUP_GAME)
+    gc.collect()
+    games = steps = 0
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    while time.perf_counter() - start < seconds:
+        steps += play(games)
+        games += 1
+    profiler.disable()
+    elapsed = time.perf_counter() - start
+    stream = io.StringIO()
+    stream.write(
+        f"cProfile, AEC {num_players}p random play: {games} games, {steps} steps in {elapsed:.1f} s "
+        f"(profiled; {steps / elapsed:,.0f} steps/s under the profiler)\n"
+    )
+    pstats.Stats(profiler, stream=stream).strip_dirs().sort_stats("tottime").print_stats(top)
+    return stream.getvalue()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.memory_child:
+        kind, n, count = args.memory_child
+        print(json.dumps(memory_child(kind, int(n), int(count))))
+        return 0
+    if args.profile is not None:
+        seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
+        print(profile(args.profile, seconds, args.seed))
+        return 0
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    results = run(args, log)
+    print(format_report(results))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"results written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

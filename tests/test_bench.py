@@ -1,0 +1,214 @@
+"""The benchmark runs end to end, writes every figure and prints its table.
+
+No timing assertions: only that each figure exists, is a positive number and is shown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import random
+import sys
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from island_fortress_env import bench, cli
+from island_fortress_env.engine.state import State
+
+PLAYERS = ("2", "3", "4")
+# What each anchor needs, written out here independently of bench.py's own bookkeeping.
+ANCHOR_NEEDS = {
+    "connect_four_v3": ("pygame",),
+    "texas_holdem_no_limit_v6": ("rlcard",),
+    "chess_v6": ("chess", "pygame"),
+    "openspiel_connect_four": ("pyspiel",),
+    "openspiel_chess": ("pyspiel",),
+}
+
+
+def _run(argv: list[str]) -> tuple[dict, str]:
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
+        assert bench.main(argv) == 0
+    out = argv[argv.index("--out") + 1]
+    with open(out, encoding="utf-8") as f:
+        return json.load(f), stdout.getvalue()
+
+
+@pytest.fixture(scope="module")
+def no_anchors(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "nested" / "bench.json"  # the folder is created
+    return _run(["--quick", "--no-anchors", "--out", str(out)])
+
+
+@pytest.fixture(scope="module")
+def with_anchors(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    return _run(["--quick", "--players", "3", "--out", str(out)])
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 and np.isfinite(x)
+
+
+def _table_row(table: str, figure: str) -> str:
+    rows = [line for line in table.splitlines() if line.startswith(figure + " ")]
+    assert len(rows) == 1, f"row {figure!r} not printed once in:\n{table}"
+    return rows[0]
+
+
+def test_every_island_fortress_figure_is_positive_and_printed(no_anchors):
+    results, table = no_anchors
+    assert results["settings"]["players"] == [2, 3, 4]
+    for n in PLAYERS:
+        for section, unit in (("engine", "decisions/s"), ("aec", "steps/s")):
+            fig = results[section][n]
+            for key in ("steps_per_s", "games_per_s", "steps_per_game", "games"):
+                assert _positive(fig[key]), (section, n, key, fig[key])
+            label = "engine" if section == "engine" else "AEC"
+            assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"{label} {n}p {unit}")
+            assert bench._rate(fig["games_per_s"]) in _table_row(table, f"{label} {n}p games/s")
+        micro = results["micro"][n]
+        assert micro["states"] > 0
+        items = [
+            ("clone", f"clone {n}p µs"),
+            ("encode", f"observation encode {n}p µs"),
+            ("mask", f"action_mask {n}p µs"),
+        ]
+        if "_legal" in State.__slots__:  # the engine's legal-action cache, which the figure bypasses
+            items.append(("legal_actions", f"legal_actions {n}p µs"))
+        for key, row in items:
+            assert _positive(micro[key]["us"]) and _positive(micro[key]["best_us"]), (n, key)
+            assert f"{micro[key]['us']:.2f}" in _table_row(table, row)
+        mem = results["memory"][n]
+        assert mem["envs"] == bench.QUICK_MEMORY_ENVS
+        for key in ("rss_delta_mb", "kb_per_env", "mb_per_1000_envs"):
+            assert _positive(mem[key]), (n, key, mem[key])
+        assert f"{mem['mb_per_1000_envs']:.1f}" in _table_row(table, f"memory 1,000 envs {n}p MB")
+
+
+def test_machine_date_and_skipped_anchors_are_recorded(no_anchors):
+    results, table = no_anchors
+    machine = results["machine"]
+    assert _positive(machine["cpu_count"])
+    assert machine["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert machine["packages"]["numpy"] == np.__version__
+    assert machine["packages"]["pettingzoo"]
+    datetime.fromisoformat(results["date"])
+    assert set(results["anchors"]) == set(ANCHOR_NEEDS)
+    assert all(a["status"] == "skipped (--no-anchors)" for a in results["anchors"].values())
+    assert all(row == {} for row in results["ratios"].values())
+
+
+def test_targets_are_reported_not_asserted(no_anchors):
+    results, table = no_anchors
+    targets = {t["target"]: t for t in results["targets"]}
+    assert len(targets) == 4
+    aec = next(t for name, t in targets.items() if "connect_four_v3" in name)
+    assert aec["status"] == "N/A"  # no anchor to compare with
+    engine = next(t for name, t in targets.items() if name.startswith("engine"))
+    slowest = min(f["steps_per_s"] for f in results["engine"].values())
+    assert engine["status"] == ("PASS" if slowest >= bench.TARGET_ENGINE_DPS else "FAIL")
+    clone = next(t for name, t in targets.items() if name.startswith("State.clone"))
+    worst = max(f["clone"]["us"] for f in results["micro"].values())
+    assert clone["status"] == ("PASS" if worst < bench.TARGET_CLONE_US else "FAIL")
+    memory = next(t for name, t in targets.items() if name.startswith("1,000 envs"))
+    assert memory["status"] in ("PASS", "FAIL") and "extrapolated from 100 envs" in memory["detail"]
+    for t in targets.values():
+        assert f"{t['status']:<4}  {t['target']}: {t['detail']}" in table.splitlines()
+
+
+def test_anchors_are_measured_or_reported_not_installed(with_anchors):
+    results, table = with_anchors
+    aec = results["aec"]["3"]
+    for name, needs in ANCHOR_NEEDS.items():
+        fig = results["anchors"][name]
+        installed = all(importlib.util.find_spec(m) is not None for m in needs)
+        if installed:
+            assert fig["status"] == "ok", fig
+            for key in ("steps_per_s", "games_per_s", "steps_per_game"):
+                assert _positive(fig[key]), (name, key)
+            assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"{name} steps/s")
+            ratio = results["ratios"]["aec_3p"][name]
+            assert ratio["steps_per_s"] == pytest.approx(aec["steps_per_s"] / fig["steps_per_s"])
+            assert ratio["games_per_s"] == pytest.approx(aec["games_per_s"] / fig["games_per_s"])
+            if name in bench.PETTINGZOO_ANCHORS:
+                assert _positive(results["memory"][name]["mb_per_1000_envs"])
+        else:
+            assert fig["status"] == "not installed", fig
+            assert "not installed" in _table_row(table, name)
+            assert name not in results["ratios"]["aec_3p"]
+    target = next(t for t in results["targets"] if "connect_four_v3" in t["target"])
+    c4 = results["anchors"]["connect_four_v3"]
+    if c4["status"] == "ok":
+        ratio = aec["steps_per_s"] / c4["steps_per_s"]
+        assert target["status"] == ("PASS" if ratio >= bench.TARGET_AEC_VS_C4 else "FAIL")
+        assert "ratio: ours / anchor" in table
+    else:
+        assert target["status"] == "N/A"
+
+
+def test_missing_anchor_packages_are_reported_not_raised(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # makes `import pyspiel` fail
+    assert bench.measure_anchor("openspiel_chess", 0.01, 1) == {"status": "not installed", "missing": "open-spiel"}
+    monkeypatch.setitem(sys.modules, "pygame", None)
+    for mod in ("pettingzoo.classic.connect_four_v3", "pettingzoo.classic.connect_four.connect_four"):
+        monkeypatch.delitem(sys.modules, mod, raising=False)
+    assert bench.measure_anchor("connect_four_v3", 0.01, 1) == {"status": "not installed", "missing": "pygame-ce"}
+
+
+def test_mask_and_list_choosers_make_the_same_draw():
+    mask = np.zeros(380, dtype=np.int8)
+    mask[[3, 17, 41, 200, 379]] = 1
+    a, b = random.Random(5), random.Random(5)
+    picks = [bench.choose_from_mask(a, mask) for _ in range(200)]
+    assert picks == [bench.choose_from_list(b, [3, 17, 41, 200, 379]) for _ in range(200)]
+    assert set(picks) == {3, 17, 41, 200, 379}
+    assert all(type(p) is int for p in picks)
+
+
+def test_cli_dispatches_bench(tmp_path):
+    out = tmp_path / "cli.json"
+    stdout = io.StringIO()
+    argv = ["bench", "--quick", "--no-anchors", "--players", "2", "--memory-envs", "20", "--out", str(out)]
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
+        assert cli.main(argv) == 0
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert list(results["engine"]) == ["2"] and list(results["aec"]) == ["2"]
+    assert results["memory"]["2"]["envs"] == 20
+    assert f"results written to {out}" in stdout.getvalue()
+
+
+def test_profile_prints_the_top_functions_by_own_time(capsys):
+    assert bench.main(["--profile", "2", "--seconds", "0.2"]) == 0
+    text = capsys.readouterr().out
+    assert "cProfile, AEC 2p random play" in text
+    assert "Ordered by: internal time" in text
+    rows = text.split("filename:lineno(function)")[1].strip().splitlines()
+    assert len(rows) == 20 and all(len(row.split()) >= 6 for row in rows)
+
+
+def test_interleaved_runs_record_a_failing_anchor_but_raise_for_our_env():
+    calls = []
+
+    def good(i):
+        calls.append(("good", i))
+        return 7
+
+    def broken(i):
+        if i != bench.WARMUP_GAME:
+            raise RuntimeError("anchor blew up")
+        return 1
+
+    out = bench.measure_interleaved({"ours": good, "anchor": broken}, 0.02, 2, tolerant=("anchor",))
+    assert out["anchor"] == {"status": "error", "error": "RuntimeError: anchor blew up"}
+    assert len(out["ours"]["runs"]) == 2 and out["ours"]["steps_per_game"] == 7
+    # every timed game has its own index (seed offset): none is replayed
+    timed = [i for name, i in calls if i != bench.WARMUP_GAME]
+    assert timed == list(range(len(timed))) and out["ours"]["games"] == len(timed)
+    with pytest.raises(RuntimeError):
+        bench.measure_interleaved({"ours": broken}, 0.02, 1)

@@ -1,0 +1,250 @@
+"""Determinism and clone independence.
+
+The same seed and the same actions give the same game byte for byte (logs, scores, every
+seat's observation and every state slot, compared without pickle); ``clone()`` gives an
+independent state that continues exactly like the original.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from island_fortress_env.engine import Game, State
+from island_fortress_env.engine import actions as A
+from island_fortress_env.observation import ObservationEncoder
+
+ROOT = Path(__file__).resolve().parent.parent
+
+VARIANTS = [
+    {"num_players": 2},
+    {"num_players": 3},
+    {"num_players": 4},
+    {"num_players": 3, "extra_region": True, "favor_trade_in": True, "first_round_incentive": "treasure"},
+    {"num_players": 4, "unlimited_components": True, "start_laborers": 6, "no_replace": True},
+]
+
+
+def slots(state: State) -> dict:
+    """Every slot as plain data (lists as tuples; shared per-game objects by identity)."""
+    out = {}
+    for name in State.__slots__:
+        value = getattr(state, name)
+        if name in ("game", "cfg", "geo"):
+            out[name] = id(value)
+        elif isinstance(value, list):
+            out[name] = tuple(value)
+        else:
+            out[name] = value
+    return out
+
+
+def run(options: dict, seed: int, chooser_seed: int, game: Game | None = None):
+    """One game; returns (final state, action list, per-step observation bytes of every seat)."""
+    game = game or Game(**options)
+    encoder = ObservationEncoder(game)
+    state = game.new_initial_state(seed)
+    chooser = random.Random(chooser_seed)
+    actions, views = [], []
+    while not state.is_terminal():
+        views.append(b"".join(encoder.encode(state, x).tobytes() for x in range(state.n)))
+        action = chooser.choice(state.legal_actions())
+        actions.append(action)
+        state.apply_action(action)
+    views.append(b"".join(encoder.encode(state, x).tobytes() for x in range(state.n)))
+    return state, actions, views
+
+
+@pytest.mark.parametrize("options", VARIANTS, ids=str)
+def test_same_seed_and_actions_give_the_same_game(options):
+    game = Game(**options)
+    a, actions_a, views_a = run(options, 77, 5, game)
+    b, actions_b, views_b = run(options, 77, 5, game)  # the same Game object
+    c, actions_c, views_c = run(options, 77, 5)  # a fresh Game object
+    for other, actions, views in ((b, actions_b, views_b), (c, actions_c, views_c)):
+        assert actions == actions_a
+        assert other.log == a.log
+        assert other.score == a.score and other.winners == a.winners
+        assert views == views_a
+        sa, so = slots(a), slots(other)
+        if other is c:  # a different Game object: compare its config instead of its identity
+            for name in ("game", "cfg", "geo"):
+                sa.pop(name), so.pop(name)
+            assert other.cfg == a.cfg
+        assert so == sa
+
+
+@pytest.mark.parametrize("options", VARIANTS, ids=str)
+def test_replaying_recorded_actions_reproduces_the_game(options):
+    original, actions, views = run(options, 91, 3)
+    game = Game(**options)
+    encoder = ObservationEncoder(game)
+    state = game.new_initial_state(91)
+    for i, action in enumerate(actions):
+        assert b"".join(encoder.encode(state, x).tobytes() for x in range(state.n)) == views[i]
+        state.apply_action(action)
+    assert state.is_terminal()
+    assert state.log == original.log
+
+
+def test_different_seeds_give_different_deals():
+    game = Game(num_players=3)
+    deals = {tuple(game.new_initial_state(seed).drawn) for seed in range(20)}
+    assert len(deals) == 20
+
+
+def test_no_seed_means_seed_zero():
+    game = Game(num_players=3)
+    assert slots(game.new_initial_state()) == slots(game.new_initial_state(0))
+
+
+def _log_digest_in_subprocess(hash_seed: str) -> str:
+    code = (
+        "import hashlib, random\n"
+        "from island_fortress_env.engine import Game\n"
+        "s = Game(num_players=4, favor_trade_in=True).new_initial_state(12345)\n"
+        "r = random.Random(6)\n"
+        "while not s.is_terminal():\n"
+        "    s.apply_action(r.choice(s.legal_actions()))\n"
+        "print(hashlib.sha256(repr(s.log).encode()).hexdigest())\n"
+    )
+    env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()
+
+
+def test_games_do_not_depend_on_hash_randomisation():
+    """No set or dict ordering leaks into the game: two interpreters with different hash
+    seeds play the same game."""
+    digests = {_log_digest_in_subprocess(h) for h in ("1", "2")}
+    state = Game(num_players=4, favor_trade_in=True).new_initial_state(12345)
+    r = random.Random(6)
+    while not state.is_terminal():
+        state.apply_action(r.choice(state.legal_actions()))
+    digests.add(hashlib.sha256(repr(state.log).encode()).hexdigest())
+    assert len(digests) == 1
+
+
+# --------------------------------------------------------------------------- clone()
+
+
+def _mid_game(options: dict, seed: int, steps: int) -> State:
+    state = Game(**options).new_initial_state(seed)
+    chooser = random.Random(seed)
+    for _ in range(steps):
+        state.apply_action(chooser.choice(state.legal_actions()))
+    state.legal_actions()
+    return state
+
+
+# Lists the engine shares between clones on purpose (replaced, never mutated in place);
+# ``test_clone_shares_no_mutable_list`` covers them separately.
+_SHARED_BY_DESIGN = ("last_bids", "_legal")
+
+
+def _scribble(state: State) -> None:
+    """Mutate every (unshared) list of a state in place."""
+    for name in State.__slots__:
+        value = getattr(state, name)
+        if isinstance(value, list) and name not in _SHARED_BY_DESIGN:
+            if value and isinstance(value[0], int):
+                value[0] += 1
+            value.append(99)
+
+
+@pytest.mark.parametrize("options", VARIANTS, ids=str)
+def test_mutating_a_clone_leaves_the_original_unchanged(options):
+    original = _mid_game(options, 3, 150)
+    before = slots(original)
+    clone = original.clone()
+    assert slots(clone) == before
+    _scribble(clone)
+    clone.occ |= 1
+    clone.own[0] |= 1 << 70
+    clone.score[0] += 10
+    assert slots(original) == before
+
+
+@pytest.mark.parametrize("options", VARIANTS, ids=str)
+def test_mutating_the_original_leaves_a_clone_unchanged(options):
+    original = _mid_game(options, 4, 150)
+    clone = original.clone()
+    before = slots(clone)
+    _scribble(original)
+    assert slots(clone) == before
+
+
+def test_clone_shares_no_mutable_list():
+    """A clone must not share a mutable list with its original. ``clone()`` shares two:
+    ``last_bids`` (documented "replaced, never mutated") and the cached ``legal_actions()``
+    list. The second one bites callers: ``random.shuffle(clone.legal_actions())`` or
+    ``.remove(a)`` on a clone changes what the ORIGINAL state offers (and its order)."""
+    original = _mid_game({"num_players": 3}, 5, 40)
+    assert original.last_bids is not None
+    legal = list(original.legal_actions())
+    clone = original.clone()
+    clone_legal = clone.legal_actions()
+    clone_legal.reverse()
+    clone_legal.append(A.PASS)
+    shared = [
+        name
+        for name in State.__slots__
+        if isinstance(getattr(original, name), list) and getattr(original, name) is getattr(clone, name)
+    ]
+    assert original.legal_actions() == legal, "mutating the clone's legal list changed the original's"
+    assert shared == [], f"clone() shares these lists with the original: {shared}"
+
+
+@pytest.mark.parametrize("options", VARIANTS, ids=str)
+def test_playing_on_a_clone_leaves_the_original_unchanged(options):
+    original = _mid_game(options, 6, 100)
+    before = slots(original)
+    clone = original.clone()
+    chooser = random.Random(1)
+    while not clone.is_terminal():
+        clone.apply_action(chooser.choice(clone.legal_actions()))
+    assert slots(original) == before
+    assert not original.is_terminal()
+
+
+@pytest.mark.parametrize("options", VARIANTS, ids=str)
+def test_a_clone_continues_identically(options):
+    """Clone at several points; original and clone then take the same actions and stay equal
+    slot for slot, to the end of the game."""
+    game = Game(**options)
+    state = game.new_initial_state(8)
+    encoder = ObservationEncoder(game)
+    chooser = random.Random(8)
+    clones: list[tuple[State, random.Random]] = []
+    step = 0
+    while not state.is_terminal():
+        if step % 97 == 0:
+            c = state.clone()
+            assert slots(c) == slots(state)
+            clones.append(c)
+        action = chooser.choice(state.legal_actions())
+        state.apply_action(action)
+        for c in clones:
+            c.apply_action(action)
+        step += 1
+    assert len(clones) >= 3
+    for c in clones:
+        assert c.is_terminal()
+        assert slots(c) == slots(state)
+        for x in range(state.n):
+            assert encoder.encode(c, x).tobytes() == encoder.encode(state, x).tobytes()
+
+
+def test_clone_of_a_terminal_state():
+    state, _, _ = run({"num_players": 2}, 1, 1)
+    clone = state.clone()
+    assert clone.is_terminal() and clone.returns() == state.returns()
+    assert slots(clone) == slots(state)

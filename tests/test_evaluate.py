@@ -1,0 +1,275 @@
+"""training/evaluate.py: seat rotation, shared wins, Wilson intervals, ratings and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from island_fortress_env import cli
+from island_fortress_env.agents import RandomAgent, make_agent
+from island_fortress_env.engine import Game, scoring
+from island_fortress_env.engine.state import play_random_game
+from training import evaluate as ev
+
+
+class SeatRecorder:
+    """Plays uniformly at random and records, per game, the seats it was asked to move for."""
+
+    def __init__(self, spec: str, seed: int | None = None) -> None:
+        self.name = spec
+        self.spec = spec
+        self.rng = np.random.default_rng(seed)
+        self.games: list[set[int]] = []
+        self.seeds: list[int | None] = []
+
+    def reset(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.seeds.append(seed)
+        self.games.append(set())
+
+    def act(self, observation, action_mask, state=None) -> int:
+        assert state is not None, "evaluate passes the engine state to every agent"
+        self.games[-1].add(state.current_player())
+        legal = np.flatnonzero(action_mask)
+        return int(legal[self.rng.integers(len(legal))])
+
+
+@pytest.fixture
+def recorders(monkeypatch):
+    made: list[SeatRecorder] = []
+
+    def factory(spec, seed=None):
+        agent = SeatRecorder(spec, seed)
+        made.append(agent)
+        return agent
+
+    monkeypatch.setattr(ev, "make_agent", factory)
+    return made
+
+
+# ---------------------------------------------------------------------------- seats
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_every_agent_sits_in_every_seat_equally(recorders, k):
+    games = 2 * k
+    specs = ["random", "heuristic", "random", "heuristic"][:k]
+    result = ev.evaluate(specs, games=games, seed=5)
+    assert len(recorders) == k
+    for i, agent in enumerate(recorders):
+        assert len(agent.games) == games
+        # Exactly one seat per game, and game g puts agent i in seat (i + g) % k.
+        assert [sorted(seats) for seats in agent.games] == [[(i + g) % k] for g in range(games)]
+        assert result["agents"][i]["seat_games"] == [2] * k
+        assert result["agents"][i]["games"] == games
+    # Each game re-seeds every agent, differently per agent and per game.
+    all_seeds = [s for agent in recorders for s in agent.seeds]
+    assert len(set(all_seeds)) == len(all_seeds)
+
+
+def test_seats_of_a_game_hold_distinct_agents(recorders):
+    ev.evaluate(["random", "random", "random"], games=3, seed=0)
+    for g in range(3):
+        seats = [next(iter(agent.games[g])) for agent in recorders]
+        assert sorted(seats) == [0, 1, 2]
+
+
+def test_runs_are_reproducible():
+    a = ev.evaluate(["random", "random", "random"], games=6, seed=11)
+    b = ev.evaluate(["random", "random", "random"], games=6, seed=11)
+    c = ev.evaluate(["random", "random", "random"], games=6, seed=12)
+    assert a == b
+    assert [x["mean_score"] for x in a["agents"]] != [x["mean_score"] for x in c["agents"]]
+
+
+# ---------------------------------------------------------------------------- wins
+
+
+def test_a_tie_of_every_player_counts_one_kth(monkeypatch):
+    # Every game ends with all seats tied: each agent wins 1/k of every game.
+    monkeypatch.setattr(scoring, "winners", lambda scores, *rest: list(range(len(scores))))
+    result = ev.evaluate(["random", "random", "random"], games=6, seed=2)
+    for entry in result["agents"]:
+        assert entry["wins"] == pytest.approx(2.0)
+        assert entry["win_rate"] == pytest.approx(1 / 3)
+    assert sum(e["wins"] for e in result["agents"]) == pytest.approx(6.0)
+
+
+def test_a_two_way_tie_gives_half_a_win_to_each_tied_seat():
+    state = play_random_game(Game(num_players=3), seed=4)
+    assert state.is_terminal()
+    state.winners = [0, 2]
+    totals = [{"games": 0, "wins": 0.0, "score": 0.0, "seats": [0, 0, 0]} for _ in range(3)]
+    seat_of = [1, 2, 0]  # agent 0 in seat 1, agent 1 in seat 2, agent 2 in seat 0
+    ev.record_game(totals, seat_of, state)
+    assert [t["wins"] for t in totals] == [0.0, 0.5, 0.5]
+    assert [t["score"] for t in totals] == [state.score[1], state.score[2], state.score[0]]
+    assert [t["seats"] for t in totals] == [[0, 1, 0], [0, 0, 1], [1, 0, 0]]
+
+
+def test_wins_always_add_up_to_the_number_of_games():
+    result = ev.evaluate(["random", "random"], games=8, seed=3)
+    assert sum(e["wins"] for e in result["agents"]) == pytest.approx(8.0)
+
+
+def test_final_ranks_follow_the_rulebook_tie_breaks():
+    state = play_random_game(Game(num_players=4), seed=9)
+    state.score = [30, 30, 20, 30]
+    state.own = [0b111, 0b111, 0b1, 0b1]  # seats 0 and 1: more blocks than seat 3
+    state.jade = [5, 5, 0, 9]
+    state.treasure = [1, 1, 0, 0]
+    assert ev.final_ranks(state) == [1, 1, 4, 3]
+
+
+# ---------------------------------------------------------------------------- Wilson
+
+
+@pytest.mark.parametrize(
+    ("wins", "games", "lo", "hi"),
+    [
+        (8, 10, 0.4902, 0.9433),  # the textbook example
+        (0, 10, 0.0, 0.2775),
+        (10, 10, 0.7225, 1.0),
+        (50, 100, 0.4038, 0.5962),
+        (1, 2, 0.0945, 0.9055),
+    ],
+)
+def test_wilson_interval_known_values(wins, games, lo, hi):
+    got = ev.wilson_interval(wins, games)
+    assert got == pytest.approx((lo, hi), abs=1e-4)
+
+
+def test_wilson_interval_contains_the_rate_and_narrows():
+    wide = ev.wilson_interval(7.5, 10)  # shared wins make fractional counts
+    narrow = ev.wilson_interval(75, 100)
+    assert wide[0] < 0.75 < wide[1]
+    assert narrow[0] < 0.75 < narrow[1]
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]
+
+
+# ---------------------------------------------------------------------------- ratings
+
+
+def test_two_distinct_agents_get_no_rating():
+    result = ev.evaluate(["random", "heuristic"], games=2, seed=0)
+    assert result["rated"] is False
+    assert all("rating" not in e for e in result["agents"])
+    repeated = ev.evaluate(["heuristic", "random", "random"], games=3, seed=0)
+    assert repeated["rated"] is False  # distinct by spec: only two
+    assert [e["name"] for e in repeated["agents"]] == ["heuristic", "random", "random#2"]
+
+
+def test_three_distinct_agents_are_rated(tmp_path, monkeypatch):
+    fake = tmp_path / "policy.zip"
+    fake.write_bytes(b"stand-in")  # a checkpoint path spec; played by a random agent here
+
+    def factory(spec, seed=None):
+        return RandomAgent(seed=seed) if spec == str(fake) else make_agent(spec, seed)
+
+    monkeypatch.setattr(ev, "make_agent", factory)
+    result = ev.evaluate(["heuristic", "random", str(fake)], games=6, seed=1)
+    assert result["rated"] is True
+    names = [e["name"] for e in result["agents"]]
+    assert names == ["heuristic", "random", "policy.zip"]
+    for e in result["agents"]:
+        assert set(e["rating"]) == {"mu", "sigma", "ordinal"}
+        assert e["rating"]["sigma"] < 25 / 3  # updated from the prior
+    by_name = {e["name"]: e for e in result["agents"]}
+    assert by_name["heuristic"]["wins"] >= 5  # the heuristic wins nearly every game...
+    assert by_name["heuristic"]["rating"]["mu"] > by_name["random"]["rating"]["mu"]  # ...and rates higher
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def test_json_output_is_one_object_in_argument_order(capsys):
+    code = ev.main(["random", "heuristic", "random", "--games", "3", "--seed", "4", "--json"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)  # exactly one JSON document on stdout
+    assert isinstance(data, dict)
+    assert [a["name"] for a in data["agents"]] == ["random", "heuristic", "random#2"]
+    for a in data["agents"]:
+        assert {"name", "games", "wins", "win_rate", "ci95", "mean_score"} <= set(a)
+        assert a["games"] == 3
+        lo, hi = a["ci95"]
+        assert 0.0 <= lo <= a["win_rate"] <= hi <= 1.0
+    assert (data["games"], data["seed"], data["players"]) == (3, 4, 3)
+    assert "evaluate" not in err  # no progress bar with --json on a non-terminal
+
+
+def test_table_output(capsys):
+    code = ev.main(["heuristic", "random", "--games", "2", "--seed", "1", "--no-progress"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("2 players, 2 games, seed 1")
+    assert "win rate" in lines[1] and "95% CI" in lines[1] and "mean score" in lines[1]
+    assert lines[3].split()[0] == "heuristic"
+    assert lines[4].split()[0] == "random"
+    assert len(lines) == 5
+    assert err == ""
+
+
+def test_table_shows_ratings_when_rated():
+    result = {
+        "players": 3, "games": 3, "seed": 0,
+        "agents": [
+            {"name": n, "games": 3, "wins": w, "win_rate": w / 3, "ci95": [0.0, 1.0], "mean_score": 10.0,
+             "rating": {"mu": mu, "sigma": 5.0, "ordinal": mu - 15}}
+            for n, w, mu in (("a", 2.0, 30.0), ("b", 1.0, 25.0), ("c", 0.0, 20.0))
+        ],
+    }  # fmt: skip
+    text = ev.format_table(result)
+    assert "rating" in text.splitlines()[1]
+    assert "30.00" in text and "20.00" in text
+
+
+def test_cli_dispatches_to_evaluate(capsys):
+    assert cli.main(["evaluate", "random", "random", "--games", "2", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["players"] == 2 and len(data["agents"]) == 2
+
+
+def test_games_not_a_multiple_of_players_warns(capsys):
+    assert ev.main(["random", "random", "random", "--games", "4", "--no-progress"]) == 0
+    assert "not a multiple of 3" in capsys.readouterr().err
+
+
+def test_bad_agent_spec_is_a_clear_error(capsys):
+    with pytest.raises(ev.AgentSpecError, match=r"unknown agent 'nonsense'.*random, heuristic"):
+        ev.evaluate(["nonsense", "random"], games=2, seed=0)
+    with pytest.raises(SystemExit) as exc:
+        ev.main(["random", "no/such/policy.zip", "--games", "2"])
+    assert exc.value.code == 2
+    assert "unknown agent 'no/such/policy.zip'" in capsys.readouterr().err
+
+
+def test_bad_checkpoint_file_is_a_clear_error(tmp_path, capsys):
+    bogus = tmp_path / "bogus.zip"
+    bogus.write_text("not a checkpoint")
+    assert ev.main([str(bogus), "random", "--games", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "error" in err and "bogus.zip" in err
+
+
+@pytest.mark.parametrize("agents", [["random"], ["random"] * 5])
+def test_wrong_number_of_agents(agents, capsys):
+    with pytest.raises(SystemExit) as exc:
+        ev.main([*agents, "--games", "2"])
+    assert exc.value.code == 2
+    assert "2-4 AGENTs" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="2-4 agents"):
+        ev.evaluate(agents, games=2, seed=0)
+
+
+def test_rules_options_reach_the_environment(capsys):
+    assert ev.main(["random", "random", "--games", "2", "--json", "--rule", "no_replace=true"]) == 0
+    assert json.loads(capsys.readouterr().out)["players"] == 2
+    # Three regions for two players is refused by the rules config: the option got there.
+    assert ev.main(["random", "random", "--games", "2", "--rule", "extra_region=true"]) == 2
+    assert "extra_region" in capsys.readouterr().err
+    assert ev.main(["random", "random", "--games", "2", "--rule", "bogus_option=1"]) == 2
+    assert "bogus_option" in capsys.readouterr().err
