@@ -11,6 +11,8 @@ by someone else not at all. ``LAYOUT`` names every slice (the README's table is 
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from .engine import actions as A
@@ -160,7 +162,6 @@ class ObservationEncoder:
         self.n = n = game.num_players
         self.geo = geo = game.geometry
         cfg = game.config
-        self.cards = game.deck.cards
         self._seats = [tuple((s + i) % n for i in range(n)) for s in range(n)]
         self._pad_players = [0.0] * ((MAX_PLAYERS - n) * NUM_PLAYER_FEATURES)
         self._pad_regions = [0.0] * (tables.MAX_REGIONS - geo.regions)
@@ -179,6 +180,7 @@ class ObservationEncoder:
         self._pad_prisons = [0] * (tables.MAX_REGIONS - geo.regions)
         self._region_counts: dict[int, tuple[int, ...]] = {}
         self._scale = _SCALE
+        self._pack = struct.Struct(f"<{len(_SCALE)}f").pack
         self._wall_cache: dict[tuple, np.ndarray] = {}
         self._card_cache: dict[tuple, np.ndarray] = {}
 
@@ -257,19 +259,15 @@ class ObservationEncoder:
         key = (hand, state.drawn[seat], played, blocks)
         cards = self._card_cache.get(key)
         if cards is None:
-            playable = 0
-            for c in _bits(hand):
-                if self.cards[c].matches(blocks):
-                    playable |= 1 << c
+            playable = self.game.playable_cards(hand, blocks)
             cards = _unpack([hand, state.drawn[seat], playable, played], _CARD_BYTES, CARDS)
             cards = cards.astype(np.float32).ravel()
             if len(self._card_cache) >= self._CACHE_LIMIT:
                 self._card_cache.clear()
             self._card_cache[key] = cards
 
-        middle = np.array(values, dtype=np.float32)
-        middle *= self._scale
-        obs = np.concatenate((wall, middle, cards))
+        middle = np.frombuffer(self._pack(*values), dtype=np.float32)  # fastest list -> float32
+        obs = np.concatenate((wall, middle * self._scale, cards))
         if self._clip:
             np.clip(obs, -1.0, 10.0, out=obs)
         return obs

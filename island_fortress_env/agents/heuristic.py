@@ -96,13 +96,13 @@ class HeuristicAgent:
     # Evaluation weights (points). Resources fade over the last rounds ("fr" goes 1 -> 0).
     JADE_BASE, JADE_FADING = 0.12, 0.38  # a Jade: always worth the base, more while time is left
     BLOCK = 1.6  # a Wall Block in supply (the first BLOCK_CAP of them; the rest a quarter)
-    BLOCK_CAP = 4.0
+    BLOCK_CAP = 3.0
     LABORER = 0.9  # a Laborer is used about twice (half survive each build) ...
     CONVICT = 0.45  # ... a Convict once
     INCOME = 0.45  # per round left, per point of favor income
     PETITION = 0.25  # per round left, per point of favor petition
     OPP_FAVOR = 1.2  # an opponent's unseen favor card
-    FAVOR_DONE = 0.35  # share of a completed favor card's reward while still in hand
+    FAVOR_DONE = 0.15  # share of a completed favor card's reward while still in hand
     FAVOR_PROGRESS, FAVOR_STEP = 0.3, 0.6  # incomplete card: share * STEP ** missing blocks
     MOVE = 0.5  # share of a region's building opportunity credited to a Taskmaster move
     REL_MAX = 0.5  # relative value: own - REL_MAX * best opponent - (1 - REL_MAX) * mean opponent

@@ -68,9 +68,25 @@ DECISION_NAMES = (
     "game over",
 )
 ACTION_PHASE_DECISIONS = frozenset(range(D_ROLE, D_TURN_END + 1))
+# Collect from Prison, Collect Jade and Move the Taskmaster are always possible (docs/RULES.md E6).
+_ALWAYS_FEASIBLE = (1 << A.OP_COLLECT_PRISON) | (1 << A.OP_COLLECT_JADE) | (1 << A.OP_MOVE_TASKMASTER)
 _REPEAT_COST = tuple(
     tables.REPEAT_ROLE_COST.get(A.ROLE_KEYS[A.OP_CARD[op]], 1 << 30) for op in range(A.NUM_OPS)
 )  # Repeat cost per action; the Taskmaster's own action cannot be repeated
+# Lookup tables for the role choice: which actions a hand of role cards offers, which a table
+# of played cards offers to Taskmaster B given 0..3+ Jade, and the action ids of a set of actions.
+_HAND_OPS = tuple(
+    sum(1 << op for op in range(A.NUM_OPS) if hand >> A.OP_CARD[op] & 1) for hand in range(32)
+)
+_TABLE_OPS = tuple(
+    tuple(
+        sum(1 << op for op in range(A.NUM_REPEATABLE) if table >> A.OP_CARD[op] & 1 and jade >= _REPEAT_COST[op])
+        for jade in range(4)
+    )
+    for table in range(32)
+)
+_ROLE_IDS = tuple([A.ROLE + op for op in range(A.NUM_OPS) if m >> op & 1] for m in range(1 << A.NUM_OPS))
+_REPEAT_IDS = tuple([A.REPEAT + op for op in range(A.NUM_OPS) if m >> op & 1] for m in range(1 << A.NUM_OPS))
 GOVERNOR_OWNER = -1  # owner id of a Governor block in ``owner_at``
 
 
@@ -109,9 +125,29 @@ class Game:
             "governor_blocks": config.governor_blocks,
             "favor_cards": len(self.deck),
         }
+        self._playable: dict[tuple[int, int], int] = {}
 
     def new_initial_state(self, seed: int | None = None) -> "State":
         return State(self, seed)
+
+    def playable_cards(self, hand: int, blocks: int) -> int:
+        """The cards of ``hand`` whose pattern is complete in ``blocks`` (a bit set of card ids).
+
+        Memoised: a hand and a player's unreinforced blocks change on few steps, while the
+        question is asked at every role choice and every observation.
+        """
+        key = (hand, blocks)
+        found = self._playable.get(key)
+        if found is None:
+            cards = self.deck.cards
+            found = 0
+            for i in iter_bits(hand):
+                if cards[i].matches(blocks):
+                    found |= 1 << i
+            if len(self._playable) >= 1 << 16:
+                self._playable.clear()
+            self._playable[key] = found
+        return found
 
     def __repr__(self) -> str:
         return f"Game({self.config!r})"
@@ -621,9 +657,7 @@ class State:
         return out
 
     def _playable_favors(self, p: int) -> list[int]:
-        cards = self.game.deck.cards
-        blocks = self.own[p] & ~self.reinf
-        return [i for i in iter_bits(self.favor_hand[p]) if cards[i].matches(blocks)]
+        return list(iter_bits(self.game.playable_cards(self.favor_hand[p], self.own[p] & ~self.reinf)))
 
     def _favor_cells(self, p: int, card: int) -> int:
         fav = self.game.deck.cards[card]
@@ -632,27 +666,43 @@ class State:
             cells |= fav.cells_at(anchor)
         return cells
 
-    def _op_feasible(self, p: int, op: int) -> bool:
-        """Can role action ``op`` be carried out to the end? (Its cheapest form costs no Jade.)"""
-        if op == A.OP_RECRUIT:
-            return self.sup_laborers >= 1  # one Laborer costs nothing
-        if op == A.OP_COLLECT_CONVICTS:
-            return self.laborers[p] >= tables.LABORERS_FOR_CONVICTS
-        if op == A.OP_BUY_BLOCKS:
-            return self.stock_blocks[p] >= 1
-        if op == A.OP_DRAW_FAVORS:
-            return len(self.deck) >= 3
-        if op == A.OP_REMOVE_REINFORCEMENT:
-            return bool(self.reinf & self.geo.region_mask[self.region[p]])
-        if op == A.OP_BUILD:
-            return self._can_build(p, 1, 0)
-        if op == A.OP_PLAY_FAVOR:
-            return bool(self._playable_favors(p))
-        if op == A.OP_REPLACE:
-            return not self.cfg.no_replace and self.blocks[p] >= 1 and bool(self._replace_cells(p))
-        if op == A.OP_COLLECT_TREASURE:
-            return self.convicts[p] >= 2
-        return True  # Collect from Prison, Collect Jade, Move the Taskmaster
+    def _feasible_ops(self, p: int, ops: int) -> int:
+        """Which of the role actions in bit set ``ops`` can be carried out to the end.
+
+        None depends on Jade (every action's cheapest form is free; the Repeat cost is checked
+        by the caller), and each test is an existence check: the lowest set bit of a cell set is
+        its cheapest level, so "enough Workers for some cell" is one comparison.
+        """
+        geo = self.geo
+        region_mask = geo.region_mask[self.region[p]]
+        workers = self.laborers[p] + self.convicts[p]
+        ok = ops & _ALWAYS_FEASIBLE
+        if ops >> A.OP_RECRUIT & 1 and self.sup_laborers >= 1:  # one Laborer costs nothing
+            ok |= 1 << A.OP_RECRUIT
+        if ops >> A.OP_COLLECT_CONVICTS & 1 and self.laborers[p] >= tables.LABORERS_FOR_CONVICTS:
+            ok |= 1 << A.OP_COLLECT_CONVICTS
+        if ops >> A.OP_BUY_BLOCKS & 1 and self.stock_blocks[p] >= 1:
+            ok |= 1 << A.OP_BUY_BLOCKS
+        if ops >> A.OP_DRAW_FAVORS & 1 and len(self.deck) >= 3:
+            ok |= 1 << A.OP_DRAW_FAVORS
+        if ops >> A.OP_REMOVE_REINFORCEMENT & 1 and self.reinf & region_mask:
+            ok |= 1 << A.OP_REMOVE_REINFORCEMENT
+        if ops >> A.OP_BUILD & 1 and self.blocks[p] >= 1:
+            if self._cheapest_next(self.occ, region_mask) <= workers:
+                ok |= 1 << A.OP_BUILD
+        if ops >> A.OP_PLAY_FAVOR & 1 and self.favor_hand[p]:
+            if self.game.playable_cards(self.favor_hand[p], self.own[p] & ~self.reinf):
+                ok |= 1 << A.OP_PLAY_FAVOR
+        if ops >> A.OP_REPLACE & 1 and not self.cfg.no_replace and self.blocks[p] >= 1:
+            others = self.occ & ~self.gov_bits & ~self.own[p]
+            targets = others & ~self.reinf & region_mask
+            if targets:
+                cheapest = (targets & -targets).bit_length() - 1
+                if tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(cheapest) <= workers:
+                    ok |= 1 << A.OP_REPLACE
+        if ops >> A.OP_COLLECT_TREASURE & 1 and self.convicts[p] >= 2:
+            ok |= 1 << A.OP_COLLECT_TREASURE
+        return ok
 
     def _turn_end_options(self) -> list[int]:
         p = self.current
@@ -702,23 +752,13 @@ class State:
         elif d == D_BID:
             out = list(range(A.BID, A.BID + min(self.jade[p], tables.MAX_BID) + 1))
         elif d == D_ROLE:
-            # Feasibility does not depend on Jade (every action's cheapest form is free), so
-            # it is computed once per action and the Repeat cost is checked on top.
-            out = []
-            repeats = []
             hand = self.roles_hand[p]
-            table = self.roles_table[p] if hand >> A.TASKMASTER & 1 else 0
-            jade = self.jade[p]
-            for op in range(A.NUM_OPS):
-                card = A.OP_CARD[op]
-                in_hand = hand >> card & 1
-                repeat = table >> card & 1 and jade >= _REPEAT_COST[op]
-                if (in_hand or repeat) and self._op_feasible(p, op):
-                    if in_hand:
-                        out.append(A.ROLE + op)
-                    else:
-                        repeats.append(A.REPEAT + op)
-            out += repeats
+            in_hand = _HAND_OPS[hand]
+            repeatable = (
+                _TABLE_OPS[self.roles_table[p]][min(self.jade[p], 3)] if hand >> A.TASKMASTER & 1 else 0
+            )
+            feasible = self._feasible_ops(p, in_hand | repeatable)
+            out = _ROLE_IDS[feasible & in_hand] + _REPEAT_IDS[feasible & repeatable]
         elif d == D_RECRUIT_COUNT:
             out = [
                 A.RECRUIT_COUNT + k - 1
