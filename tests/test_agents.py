@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scenario import action_phase_state, assert_consistent, empty_hand, fill_row, give_favor, gov_at, put_block, set_player
+from scenario import (
+    action_phase_state,
+    assert_consistent,
+    empty_hand,
+    fill_row,
+    give_favor,
+    gov_at,
+    put_block,
+    set_player,
+)
 
 from island_fortress_env.agents import AGENT_KINDS, Agent, RandomAgent, make_agent
 from island_fortress_env.agents.heuristic import HeuristicAgent
@@ -89,7 +98,8 @@ def test_random_and_heuristic_only_pick_legal_actions(specs, seed):
         (3, {"no_replace": True}),
         (3, {"extra_region": True}),
         (2, {"favor_trade_in": True, "first_round_incentive": "treasure"}),
-        (4, {"unlimited_components": True, "extra_jade": 10, "start_laborers": 4, "start_convicts": 4, "start_blocks": 3}),
+        (4, {"unlimited_components": True, "extra_jade": 10,
+             "start_laborers": 4, "start_convicts": 4, "start_blocks": 3}),
         (4, {"extra_region": True, "first_round_incentive": "buyback_chip", "favor_trade_in": True}),
     ],
 )  # fmt: skip

@@ -273,3 +273,10 @@ def test_rules_options_reach_the_environment(capsys):
     assert "extra_region" in capsys.readouterr().err
     assert ev.main(["random", "random", "--games", "2", "--rule", "bogus_option=1"]) == 2
     assert "bogus_option" in capsys.readouterr().err
+
+
+def test_progress_bar_goes_to_stderr(capsys):
+    ev.evaluate(["random", "random"], games=2, seed=0, progress=True)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "evaluate:" in err and "/2 " in err  # a tqdm bar over the 2 games

@@ -270,3 +270,39 @@ def test_an_unmasked_illegal_action_forfeits_the_game():
     _, reward, terminated, truncated, info = env.step(illegal)
     assert terminated and not truncated and reward == -1.0
     assert info["illegal_action"] == illegal
+
+
+def test_behaviour_cloning_learns_the_teachers_moves():
+    from sb3_contrib import MaskablePPO
+
+    from training.policy import policy_kwargs
+    from training.pretrain import behaviour_cloning, collect_demonstrations
+    from stable_baselines3.common.logger import configure
+
+    data = collect_demonstrations(3, {}, games=2, seed=0)
+    n = len(data["actions"])
+    assert data["obs"].shape[0] == n and len(data["returns"]) == n
+    assert data["masks"][np.arange(n), data["actions"]].all()  # the teacher only played legal moves
+    env = SelfPlayEnv(num_players=3, opponents={"random": 1.0}, seed=0)
+    model = MaskablePPO("MlpPolicy", env, policy_kwargs=policy_kwargs(8, 32), seed=0, device="cpu")
+    model.set_logger(configure(None, []))
+    report = behaviour_cloning(model, data, epochs=6, batch_size=64, learning_rate=3e-3)
+    first, last = report["epochs"][0], report["epochs"][-1]
+    assert last["loss"] < first["loss"]
+    assert last["accuracy"] > first["accuracy"] and last["accuracy"] > 0.5
+
+
+def test_a_run_with_imitation_warm_start_records_it(tmp_path):
+    from training.plot_curves import read_scalars
+    from training.train import train
+
+    cfg = load_config(
+        ROOT / "configs" / "default.yaml",
+        TINY + ["train.total_timesteps=128", "pretrain.games=1", "pretrain.epochs=1", "run_name=bc",
+                f"logging.runs_dir={tmp_path / 'runs'}", f"logging.checkpoints_dir={tmp_path / 'ckpt'}"],
+    )  # fmt: skip
+    final = train(cfg)
+    meta = read_metadata(final)
+    assert meta["pretrain"]["samples"] > 100 and len(meta["pretrain"]["epochs"]) == 1
+    scalars = read_scalars(next((tmp_path / "runs").glob("bc_*")))
+    assert "pretrain/accuracy" in scalars and "train/value_loss" in scalars

@@ -49,6 +49,16 @@ class RewardSection:
 
 
 @dataclass
+class PretrainSection:
+    """Behaviour-cloning warm start from heuristic games (0 games: none)."""
+
+    games: int = 0
+    epochs: int = 4
+    batch_size: int = 256
+    learning_rate: float = 1.0e-3
+
+
+@dataclass
 class TrainSection:
     total_timesteps: int = 200_000
     n_envs: int = 4
@@ -99,6 +109,7 @@ class TrainConfig:
     opponents: OpponentsSection = field(default_factory=OpponentsSection)
     selfplay: SelfPlaySection = field(default_factory=SelfPlaySection)
     reward: RewardSection = field(default_factory=RewardSection)
+    pretrain: PretrainSection = field(default_factory=PretrainSection)
     train: TrainSection = field(default_factory=TrainSection)
     ppo: PPOSection = field(default_factory=PPOSection)
     policy: PolicySection = field(default_factory=PolicySection)
@@ -152,6 +163,9 @@ def _validate(cfg: TrainConfig) -> None:
     for name in ("snapshot_every", "pool_size"):
         if getattr(cfg.selfplay, name) < 1:
             fail(f"selfplay.{name}", "must be >= 1")
+    pre = cfg.pretrain
+    if pre.games < 0 or pre.epochs < 1 or pre.batch_size < 1 or pre.learning_rate <= 0:
+        fail("pretrain", "games must be >= 0, epochs and batch_size >= 1, learning_rate > 0")
     t = cfg.train
     if t.total_timesteps < 1:
         fail("train.total_timesteps", "must be >= 1")

@@ -182,7 +182,8 @@ def evaluate(
             record_game(totals, seat_of, state)
             if rated:
                 ranks = final_ranks(state)
-                new = model.rate([[ratings[i]] for i in range(k)], ranks=[ranks[seat_of[i]] for i in range(k)])
+                teams = [[ratings[i]] for i in range(k)]
+                new = model.rate(teams, ranks=[ranks[seat_of[i]] for i in range(k)])
                 ratings = [team[0] for team in new]
             if bar is not None:
                 bar.update(1)
@@ -215,7 +216,9 @@ def format_table(result: Mapping[str, Any]) -> str:
     """The result of ``evaluate()`` as a readable table."""
     rated = any("rating" in a for a in result["agents"])
     width = max(5, *(len(a["name"]) for a in result["agents"]))
-    head = f"{'agent':<{width}}  {'games':>5}  {'wins':>7}  {'win rate':>8}  {'95% CI':>17}  {'mean score':>10}"
+    head = (
+        f"{'agent':<{width}}  {'games':>5}  {'wins':>7}  {'win rate':>8}  {'95% CI':>17}  {'mean score':>10}"
+    )
     if rated:
         head += f"  {'rating (mu ± sigma)':>20}"
     lines = [
@@ -271,8 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
         "island-fortress evaluate heuristic random random --games 60 --seed 0",
     )
     parser.add_argument("agents", nargs="+", metavar="AGENT", help="one per seat (2-4)")
-    parser.add_argument("--games", type=_positive, default=60, help="games to play (default 60; use a multiple of the player count)")
-    parser.add_argument("--seed", type=_non_negative, default=0, help="game g uses env.reset(seed=SEED + g) (default 0)")
+    parser.add_argument(
+        "--games", type=_positive, default=60,
+        help="games to play (default 60; use a multiple of the player count)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--seed", type=_non_negative, default=0, help="game g uses env.reset(seed=SEED + g) (default 0)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument(

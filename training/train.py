@@ -6,11 +6,13 @@ What happens, top to bottom:
   1. the YAML config is loaded and validated (any key can be overridden on the command line);
   2. ``n_envs`` copies of the self-play view run in parallel (one process each), every
      other seat played by an opponent drawn from the pool (snapshots / random / heuristic);
-  3. sb3-contrib's MaskablePPO trains the CNN+MLP policy (``training/policy.py``), logging
+  3. optionally, the policy first imitates heuristic games (``pretrain``: behaviour
+     cloning, ``training/pretrain.py``), a warm start for the long plans of this game;
+  4. sb3-contrib's MaskablePPO trains the CNN+MLP policy (``training/policy.py``), logging
      PPO losses, entropy and the game's own figures to TensorBoard under ``runs/``;
-  4. snapshots join the self-play pool, checkpoints (SB3 zip + our metadata) go to
+  5. snapshots join the self-play pool, checkpoints (SB3 zip + our metadata) go to
      ``checkpoints/<run_name>/``;
-  5. the final policy is evaluated against ``random`` and ``heuristic`` tables.
+  6. the final policy is evaluated against ``random`` and ``heuristic`` tables.
 """
 
 from __future__ import annotations
@@ -117,6 +119,25 @@ def train(cfg: TrainConfig, resume: str | None = None) -> Path:
             **vars(cfg.ppo),
         )
 
+    if not resume and cfg.pretrain.games > 0:
+        from stable_baselines3.common.utils import configure_logger
+
+        from .pretrain import behaviour_cloning, collect_demonstrations
+
+        # SB3's own logger set-up, made early so imitation and PPO share one TensorBoard run.
+        model.set_logger(configure_logger(0, str(runs_dir), cfg.run_name, True))
+        pre = cfg.pretrain
+        data = collect_demonstrations(
+            cfg.env.num_players, cfg.env.options, pre.games, seed=cfg.seed + 50_000,
+            reward_win=cfg.reward.win, reward_vp=cfg.reward.vp, progress=cfg.logging.progress_bar,
+        )  # fmt: skip
+        report = behaviour_cloning(
+            model, data, pre.epochs, pre.batch_size, pre.learning_rate, seed=cfg.seed,
+            progress=cfg.logging.progress_bar,
+        )  # fmt: skip
+        metadata["pretrain"] = report
+        del data
+
     stats = GameStatsCallback()
     callbacks = [
         stats,
@@ -148,7 +169,8 @@ def evaluate_checkpoint(path: Path, cfg: TrainConfig) -> dict[str, Any]:
     n = cfg.env.num_players
     for opponent in cfg.eval.opponents:
         specs = [str(path)] + [opponent] * (n - 1)
-        result = evaluate(specs, games=cfg.eval.games, seed=cfg.seed + 10_000, progress=True)
+        result = evaluate(specs, games=cfg.eval.games, seed=cfg.seed + 10_000, progress=True,
+                          env_options=cfg.env.options)  # fmt: skip
         print(f"\n{path.name} vs {n - 1} x {opponent} ({cfg.eval.games} games, seats rotated)")
         print(format_table(result))
         results[opponent] = result
