@@ -15,7 +15,7 @@ def run_demo(players: int = 3, seed: int = 7, agents: list[str] | None = None, v
     env.reset(seed=seed)
     raw = env.unwrapped
     seats = {a: make_agent(spec, seed + i) for i, (a, spec) in enumerate(zip(env.possible_agents, specs))}
-    for i, (a, spec) in enumerate(zip(env.possible_agents, specs)):
+    for i, a in enumerate(env.possible_agents):
         print(f"{a} ({'ABCD'[i]}): {seats[a].name}")
     last_round, shown = 0, 0
     for agent in env.agent_iter():

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .engine import actions as A
 from .engine.describe import event_to_string
 from .engine.wall import COLUMNS_PER_REGION, STRIDE
 
@@ -56,8 +55,11 @@ def render_wall(state: "State") -> list[str]:
     return lines
 
 
+ROLE_LETTERS = "RPBTM"  # Recruiter, Planner, Builder, Treasurer, taskMaster
+
+
 def _roles(mask: int) -> str:
-    return "".join(A.ROLE_NAMES[c][0] if mask >> c & 1 else "." for c in range(5))
+    return "".join(ROLE_LETTERS[c] if mask >> c & 1 else "." for c in range(5))
 
 
 def render_players(state: "State") -> list[str]:
@@ -96,6 +98,7 @@ def render_text(state: "State", last_events: int = 0) -> str:
         "  (A-D: players' blocks, lower case = reinforced, G: Governor, .: empty)",
         "",
         *render_players(state),
+        "  (roles in hand: R Recruiter, P Planner, B Builder, T Treasurer, M Taskmaster)",
     ]
     if last_events:
         lines += ["", *("  " + event_to_string(e) for e in state.log[-last_events:])]

@@ -30,11 +30,10 @@ from .config import TrainConfig, TrainConfigError, load_config
 
 def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] = ()):
     def _make():
+        import torch
         from stable_baselines3.common.monitor import Monitor
 
         from .selfplay import SelfPlayEnv
-
-        import torch
 
         torch.set_num_threads(1)
         env = SelfPlayEnv(
