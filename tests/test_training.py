@@ -306,3 +306,13 @@ def test_a_run_with_imitation_warm_start_records_it(tmp_path):
     assert meta["pretrain"]["samples"] > 100 and len(meta["pretrain"]["epochs"]) == 1
     scalars = read_scalars(next((tmp_path / "runs").glob("bc_*")))
     assert "pretrain/accuracy" in scalars and "train/value_loss" in scalars
+
+
+def test_shipped_baseline_checkpoint_plays_legally_and_beats_random_players():
+    """A smoke check of the shipped policy (the README's 201-game table is the real measure)."""
+    from training.evaluate import evaluate
+
+    result = evaluate([str(ROOT / "checkpoints" / "baseline-3p.zip"), "random", "random"], games=6, seed=0)
+    policy = result["agents"][0]
+    assert policy["games"] == 6
+    assert policy["wins"] >= 5  # 200 of 201 in the README's evaluation
