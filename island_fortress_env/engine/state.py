@@ -642,16 +642,16 @@ class State:
             return False
         return bool(self._build_cells(self.occ, p, self._workers(p), count))
 
+    def _replace_targets(self, p: int) -> int:
+        """Other players' unreinforced blocks in the region of ``p``'s Taskmaster."""
+        mine_or_fixed = self.own[p] | self.gov_bits | self.reinf
+        return self.occ & ~mine_or_fixed & self.geo.region_mask[self.region[p]]
+
     def _replace_cells(self, p: int) -> int:
-        geo = self.geo
-        others = 0
-        for q in range(self.n):
-            if q != p:
-                others |= self.own[q]
-        targets = others & ~self.reinf & geo.region_mask[self.region[p]]
+        """Replace targets ``p`` has the (double) Workers for."""
         budget = self._workers(p)
         out = 0
-        for bit in iter_bits(targets):
+        for bit in iter_bits(self._replace_targets(p)):
             if tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(bit) <= budget:
                 out |= 1 << bit
         return out
@@ -675,7 +675,7 @@ class State:
         """
         geo = self.geo
         region_mask = geo.region_mask[self.region[p]]
-        workers = self.laborers[p] + self.convicts[p]
+        workers = self._workers(p)
         ok = ops & _ALWAYS_FEASIBLE
         if ops >> A.OP_RECRUIT & 1 and self.sup_laborers >= 1:  # one Laborer costs nothing
             ok |= 1 << A.OP_RECRUIT
@@ -694,8 +694,7 @@ class State:
             if self.game.playable_cards(self.favor_hand[p], self.own[p] & ~self.reinf):
                 ok |= 1 << A.OP_PLAY_FAVOR
         if ops >> A.OP_REPLACE & 1 and not self.cfg.no_replace and self.blocks[p] >= 1:
-            others = self.occ & ~self.gov_bits & ~self.own[p]
-            targets = others & ~self.reinf & region_mask
+            targets = self._replace_targets(p)
             if targets:
                 cheapest = (targets & -targets).bit_length() - 1
                 if tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(cheapest) <= workers:
