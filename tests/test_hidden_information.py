@@ -76,30 +76,26 @@ def _fresh(state: State) -> State:
     return c
 
 
-def swap_hand_with_deck(state: State, p: int, k: int = 0) -> State | None:
-    hand = _bits(state.favor_hand[p])
-    if not hand or not state.deck:
+def _swap_with_deck(state: State, field: str, p: int, k: int, stride: int) -> State | None:
+    """Swap the k-th card of seat p's card set ``field`` with a deck card (a hidden change)."""
+    cards = _bits(getattr(state, field)[p])
+    if not cards or not state.deck:
         return None
     c = _fresh(state)
-    card = hand[k % len(hand)]
-    i = (k * 7) % len(c.deck)
+    card = cards[k % len(cards)]
+    i = (k * stride) % len(c.deck)
     other = c.deck[i]
     c.deck[i] = card
-    c.favor_hand[p] = (c.favor_hand[p] & ~(1 << card)) | (1 << other)
+    getattr(c, field)[p] = (getattr(c, field)[p] & ~(1 << card)) | (1 << other)
     return c
+
+
+def swap_hand_with_deck(state: State, p: int, k: int = 0) -> State | None:
+    return _swap_with_deck(state, "favor_hand", p, k, stride=7)
 
 
 def swap_drawn_with_deck(state: State, p: int, k: int = 0) -> State | None:
-    drawn = _bits(state.drawn[p])
-    if not drawn or not state.deck:
-        return None
-    c = _fresh(state)
-    card = drawn[k % len(drawn)]
-    i = (k * 5) % len(c.deck)
-    other = c.deck[i]
-    c.deck[i] = card
-    c.drawn[p] = (c.drawn[p] & ~(1 << card)) | (1 << other)
-    return c
+    return _swap_with_deck(state, "drawn", p, k, stride=5)
 
 
 def swap_between_hands(state: State, p: int, q: int) -> State | None:
