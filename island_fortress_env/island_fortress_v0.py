@@ -35,13 +35,12 @@ from pettingzoo.utils import wrappers
 from .engine import Game, GameConfig, State
 from .engine.actions import NUM_ACTIONS
 from .engine.scoring import win_loss_returns
-from .observation import OBS_SIZE, ObservationEncoder, action_mask
+from .observation import OBS_HIGH, OBS_LOW, OBS_SIZE, ObservationEncoder, action_mask
 from .render import render_text
 
 REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 SCORE_SCALE = 50.0
-OBS_LOW, OBS_HIGH = -1.0, 10.0  # every feature is scaled into this range (and clipped)
 
 
 def env(illegal_action: str = "raise", **kwargs: Any) -> AECEnv:

@@ -23,6 +23,8 @@ from .engine.wall import LEVELS, STRIDE
 MAX_PLAYERS = tables.MAX_PLAYERS
 CARDS = tables.MAX_FAVOR_CARDS
 GRID = LEVELS * STRIDE  # 80 positions: the wall as a 4 x 20 image
+OBS_LOW, OBS_HIGH = -1.0, 10.0  # every feature is scaled into this range (the Box's bounds)
+_SUPPLY_KEYS = ("jade", "treasure", "buyback_chips", "reinforcements", "laborers", "convicts")
 
 # Wall planes, each a 4 x 20 grid (level-major, left to right, level 1 first).
 WALL_PLANES = (
@@ -78,7 +80,7 @@ GLOBAL_FEATURES = (
     "unlimited components",
     "Governor blocks left / 12",
     "favor deck size / 36",
-    *(f"supply: {k} (fraction of the box)" for k in ("jade", "treasure", "buyback_chips", "reinforcements", "laborers", "convicts")),
+    *(f"supply: {k} (fraction of the box)" for k in _SUPPLY_KEYS),
     *(f"prison {r + 1}: Jade / 5" for r in range(tables.MAX_REGIONS)),
     *(f"prison {r + 1}: Convicts / 10" for r in range(tables.MAX_REGIONS)),
     *(f"decision: {name}" for name in DECISION_NAMES),
@@ -118,18 +120,17 @@ OBS_SIZE = LAYOUT[-1][1] + LAYOUT[-1][2]
 
 
 def _scale_of(name: str) -> float:
-    """The divisor written in a feature's name ("Jade / 20" -> 1/20), else 1."""
+    """The scale a feature's name states: "Jade / 20" -> 1/20, "supply: jade (fraction of the
+    box)" -> 1/100, anything else (a flag) -> 1."""
+    if name.startswith("supply: "):
+        return 1.0 / tables.COMPONENTS[name.split()[1]]
     if " / " in name:
         return 1.0 / float(name.rsplit(" / ", 1)[1].split()[0])
     return 1.0
 
 
-_BOX_SCALE = [1.0 / tables.COMPONENTS[k] for k in ("jade", "treasure", "buyback_chips", "reinforcements", "laborers", "convicts")]
 _SCALE = np.array(
-    [_scale_of(f) for f in PLAYER_FEATURES] * MAX_PLAYERS
-    + [_scale_of(f) for f in GLOBAL_FEATURES[:12]]
-    + _BOX_SCALE
-    + [_scale_of(f) for f in GLOBAL_FEATURES[18:]],
+    [_scale_of(f) for f in PLAYER_FEATURES] * MAX_PLAYERS + [_scale_of(f) for f in GLOBAL_FEATURES],
     dtype=np.float32,
 )
 _ROLE_BITS = [tuple(mask >> c & 1 for c in range(5)) for mask in range(32)]
@@ -137,7 +138,6 @@ _REGION_ONE_HOT = [tuple(int(r == k) for k in range(tables.MAX_REGIONS)) for r i
 
 _NBYTES = GRID // 8  # 80 bits -> 10 bytes
 _CARD_BYTES = (CARDS + 7) // 8
-_SUPPLY_KEYS = ("jade", "treasure", "buyback_chips", "reinforcements", "laborers", "convicts")
 
 
 def _unpack(masks: list[int], nbytes: int, width: int) -> np.ndarray:
@@ -164,7 +164,6 @@ class ObservationEncoder:
         cfg = game.config
         self._seats = [tuple((s + i) % n for i in range(n)) for s in range(n)]
         self._pad_players = [0.0] * ((MAX_PLAYERS - n) * NUM_PLAYER_FEATURES)
-        self._pad_regions = [0.0] * (tables.MAX_REGIONS - geo.regions)
         self._pad_masks = [0] * (MAX_PLAYERS - n)
         static = [0.0] * (1 + 2 * (MAX_PLAYERS - 1))
         static[1 + (n - 2)] = 1.0
@@ -173,7 +172,6 @@ class ObservationEncoder:
             float(cfg.no_replace), float(cfg.favor_trade_in), float(cfg.unlimited_components)
         ]  # fmt: skip
         self._box = [float(tables.COMPONENTS[k]) for k in _SUPPLY_KEYS]
-        self._zero_prisons = [0.0] * (2 * tables.MAX_REGIONS)
         self._zero_decision = [0.0] * (NUM_DECISIONS + A.NUM_OPS)
         self._clip = cfg.unlimited_components  # only then can a count outgrow the Box
         self._no_bids = [0] * n
@@ -269,7 +267,7 @@ class ObservationEncoder:
         middle = np.frombuffer(self._pack(*values), dtype=np.float32)  # fastest list -> float32
         obs = np.concatenate((wall, middle * self._scale, cards))
         if self._clip:
-            np.clip(obs, -1.0, 10.0, out=obs)
+            np.clip(obs, OBS_LOW, OBS_HIGH, out=obs)
         return obs
 
     def _counts_of(self, own: int) -> tuple[int, ...]:
@@ -285,13 +283,6 @@ class ObservationEncoder:
         masks += [state.gov_bits, state.reinf]
         masks += [region_masks[state.region[s]] for s in seats] + pad
         return _unpack(masks, _NBYTES, GRID).astype(np.float32).ravel()
-
-
-def _bits(mask: int):
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
 
 
 def action_mask(state: State, out: np.ndarray | None = None) -> np.ndarray:
