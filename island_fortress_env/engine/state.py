@@ -276,7 +276,6 @@ class State:
             setattr(other, name, getattr(self, name))
         for name in _LIST_SLOTS:
             setattr(other, name, getattr(self, name)[:])
-        other.last_bids = self.last_bids  # a tuple: immutable, safe to share
         legal = self._legal  # the memo is copied too: callers may mutate the list they get
         other._legal = None if legal is None else legal[:]
         return other
@@ -399,7 +398,7 @@ class State:
             )
         self.last_bids = tuple(bids)
         self.bids = [0] * n
-        self.log.append(("petition", tuple(self.last_bids), tuple(totals), winner))
+        self.log.append(("petition", self.last_bids, tuple(totals), winner))
         paid = bids[winner]
         self.jade[winner] -= paid
         self.sup_jade += paid
@@ -1126,8 +1125,8 @@ _LIST_SLOTS = (
     "deck", "order", "winners", "log",
 )  # fmt: skip
 _SCALAR_SLOTS = tuple(
-    s for s in State.__slots__ if s not in _LIST_SLOTS and s not in ("last_bids", "_legal")
-)
+    s for s in State.__slots__ if s not in _LIST_SLOTS and s != "_legal"
+)  # (last_bids is a tuple: shared like any immutable value)
 
 
 def _action_to_string(state: State, action: int) -> str:
