@@ -26,12 +26,13 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.agents import AGENT_KINDS, make_agent
+from island_fortress_env.engine import scoring
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -60,20 +61,18 @@ def check_spec(spec: str) -> None:
 def entry_names(specs: Sequence[str]) -> list[str]:
     """One display name per AGENT argument: the spec (a checkpoint by its file name), with
     ``#2``, ``#3``... on repeats."""
-    names = []
-    seen: dict[str, int] = {}
-    for spec in specs:
-        base = spec if spec in AGENT_KINDS else Path(spec).name
-        key = spec
-        seen[key] = seen.get(key, 0) + 1
-        names.append(base if seen[key] == 1 else f"{base}#{seen[key]}")
-    # Two different checkpoints may share a file name: fall back to the full path.
-    if len(set(names)) != len(names):
-        names = []
-        seen = {}
+
+    def numbered(label: Callable[[str], str]) -> list[str]:
+        seen: dict[str, int] = {}
+        out = []
         for spec in specs:
             seen[spec] = seen.get(spec, 0) + 1
-            names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+            out.append(label(spec) if seen[spec] == 1 else f"{label(spec)}#{seen[spec]}")
+        return out
+
+    names = numbered(lambda spec: spec if spec in AGENT_KINDS else Path(spec).name)
+    if len(set(names)) != len(names):  # two checkpoints share a file name: use full paths
+        names = numbered(lambda spec: spec)
     return names
 
 
@@ -99,9 +98,8 @@ def agent_seed(seed: int, game: int, index: int) -> int:
 def final_ranks(state: Any) -> list[int]:
     """Finishing position of every seat (1 = winner), by the rulebook's order: score, then blocks
     in the wall, Jade, Treasure; seats still tied share a position."""
-    keys = [
-        (state.score[p], state.own[p].bit_count(), state.jade[p], state.treasure[p]) for p in range(state.n)
-    ]
+    blocks = [state.blocks_built(p) for p in range(state.n)]
+    keys = scoring.standing_keys(state.score, blocks, state.jade, state.treasure)
     return [1 + sum(1 for other in keys if other > key) for key in keys]
 
 

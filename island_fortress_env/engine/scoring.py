@@ -72,11 +72,18 @@ def end_bonuses(
     return events
 
 
+def standing_keys(
+    scores: Sequence[int], blocks_built: Sequence[int], jade: Sequence[int], treasure: Sequence[int]
+) -> list[tuple[int, int, int, int]]:
+    """Per player, the key the rulebook ranks by: score, then blocks in the wall, Jade, Treasure."""
+    return [(scores[p], blocks_built[p], jade[p], treasure[p]) for p in range(len(scores))]
+
+
 def winners(
     scores: Sequence[int], blocks_built: Sequence[int], jade: Sequence[int], treasure: Sequence[int]
 ) -> list[int]:
     """Highest score; ties broken by blocks in the wall, then Jade, then Treasure."""
-    keys = [(scores[p], blocks_built[p], jade[p], treasure[p]) for p in range(len(scores))]
+    keys = standing_keys(scores, blocks_built, jade, treasure)
     best = max(keys)
     return [p for p, k in enumerate(keys) if k == best]
 
