@@ -6,6 +6,9 @@ import argparse
 import sys
 from typing import Sequence
 
+# Subcommands whose modules own their full argument parsers (each is runnable on its own).
+DELEGATED = {"train": "training.train", "evaluate": "training.evaluate", "bench": "island_fortress_env.bench"}
+
 
 def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
@@ -28,21 +31,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--verbose", action="store_true", help="print every decision, not only rounds")
     demo.set_defaults(func=_demo)
 
-    for name, module in (("train", "training.train"), ("evaluate", "training.evaluate"), ("bench", "island_fortress_env.bench")):
-        p = sub.add_parser(name, help=f"see `island-fortress {name} --help`", add_help=False)
-        p.set_defaults(func=None, module=module)
+    for name in DELEGATED:
+        sub.add_parser(name, help=f"see `island-fortress {name} --help`", add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if argv and argv[0] in ("train", "evaluate", "bench"):
-        # These subcommands own their full argument parsers (each module is runnable alone).
+    if argv and argv[0] in DELEGATED:
         import importlib
 
-        module = {"train": "training.train", "evaluate": "training.evaluate", "bench": "island_fortress_env.bench"}[argv[0]]
-        return int(importlib.import_module(module).main(argv[1:]) or 0)
+        return int(importlib.import_module(DELEGATED[argv[0]]).main(argv[1:]) or 0)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)
 

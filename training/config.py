@@ -14,8 +14,6 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-OPPONENT_KINDS = ("self", "random", "heuristic")
-
 
 class TrainConfigError(ValueError):
     """A training config that cannot be used."""

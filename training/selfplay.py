@@ -20,13 +20,12 @@ from typing import Any, Sequence
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
 from island_fortress_env.agents import RandomAgent
-from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.engine import tables
 from island_fortress_env.engine.scoring import win_loss_returns
-from island_fortress_env.island_fortress_v0 import OBS_HIGH, OBS_LOW, SCORE_SCALE, raw_env
-from island_fortress_env.observation import OBS_SIZE
+from island_fortress_env.island_fortress_v0 import SCORE_SCALE, raw_env
+from island_fortress_env.observation import action_mask
 
 OPPONENT_KINDS = ("self", "random", "heuristic")
 
@@ -66,8 +65,8 @@ def jade_spent(log: Sequence[tuple], seat: int) -> int:
                 spent += event[3]
             elif kind == "build" or kind == "role":
                 spent += event[-1]
-            elif kind == "buyback" and not event[3]:
-                spent += 3
+            elif kind == "buyback" and not event[3]:  # the Taskmaster's, not a chip
+                spent += tables.TASKMASTER_BUYBACK_COST
     return spent
 
 
@@ -94,8 +93,10 @@ class SelfPlayEnv(gym.Env):
         self.opponent_weights = weights
         self.reward_win = reward_win
         self.reward_vp = reward_vp
-        self.observation_space = spaces.Box(OBS_LOW, OBS_HIGH, shape=(OBS_SIZE,), dtype=np.float32)
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        # The spaces of the wrapped env (one seat's view), not a second copy of them.
+        seat_spaces = self.aec.observation_space(self.aec.possible_agents[0])
+        self.observation_space = seat_spaces["observation"]
+        self.action_space = self.aec.action_space(self.aec.possible_agents[0])
         self.snapshot_paths: list[str] = list(snapshot_paths)
         self._snapshot_cache: OrderedDict[str, Any] = OrderedDict()
         self._episode = 0
@@ -162,7 +163,7 @@ class SelfPlayEnv(gym.Env):
     def step(self, action: int):
         state = self.aec.state
         seat = self.learner_seat
-        if not 0 <= int(action) < NUM_ACTIONS or int(action) not in state.legal_actions():
+        if int(action) not in state.legal_actions():
             # As PettingZoo's TerminateIllegalWrapper: the game is forfeited (-1). A masked
             # learner never gets here; unmasked samplers (env checkers) must not crash.
             return self._observe(), -1.0, True, False, {"illegal_action": int(action)}
@@ -179,11 +180,7 @@ class SelfPlayEnv(gym.Env):
         return self._observe(), float(reward), terminated, False, info
 
     def action_masks(self) -> np.ndarray:
-        state = self.aec.state
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        if not state.is_terminal():
-            mask[state.legal_actions()] = True
-        return mask
+        return action_mask(self.aec.state).astype(bool)  # all False once the game is over
 
     # -- internals
     def _observe(self) -> np.ndarray:

@@ -88,6 +88,8 @@ def train(cfg: TrainConfig, resume: str | None = None) -> Path:
     )
     from .policy import policy_kwargs
 
+    if resume:  # refuse a mismatched checkpoint before any worker starts
+        check_signature(resume, read_metadata(resume))
     torch.set_num_threads(cfg.train.torch_threads)
     ckpt_dir = Path(cfg.logging.checkpoints_dir) / cfg.run_name
     runs_dir = Path(cfg.logging.runs_dir)
@@ -102,7 +104,6 @@ def train(cfg: TrainConfig, resume: str | None = None) -> Path:
         vec_env = DummyVecEnv(factories)
 
     if resume:
-        check_signature(resume, read_metadata(resume))
         model = MaskablePPO.load(
             resume, env=vec_env, device=cfg.train.device, tensorboard_log=str(runs_dir)
         )
@@ -189,17 +190,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = load_config(args.config, args.overrides)
     except TrainConfigError as exc:
         parser.error(str(exc))
-    if args.resume:
-        from island_fortress_env.agents.checkpoint import CheckpointError, check_signature, read_metadata
-
-        try:
-            check_signature(args.resume, read_metadata(args.resume))
-        except CheckpointError as exc:
-            parser.error(str(exc))
     print(f"run {cfg.run_name!r}: {cfg.train.total_timesteps} steps, {cfg.train.n_envs} envs, "
           f"{cfg.env.num_players} players")  # fmt: skip
     print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
-    final = train(cfg, resume=args.resume)
+    from island_fortress_env.agents.checkpoint import CheckpointError
+
+    try:
+        final = train(cfg, resume=args.resume)
+    except CheckpointError as exc:  # a --resume checkpoint that does not fit: a usage error
+        parser.error(str(exc))
     print(f"\nsaved {final}")
     if not args.no_eval and cfg.eval.games > 0:
         evaluate_checkpoint(final, cfg)
