@@ -149,15 +149,21 @@ TINY = [
 ]
 
 
+def tiny_config(base: Path, run_name: str, *extra: str):
+    """The default config shrunk to a few hundred steps, writing under ``base``."""
+    return load_config(
+        ROOT / "configs" / "default.yaml",
+        TINY + [f"logging.runs_dir={base / 'runs'}", f"logging.checkpoints_dir={base / 'ckpt'}",
+                f"run_name={run_name}", *extra],
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     from training.train import train
 
     base = tmp_path_factory.mktemp("train")
-    cfg = load_config(
-        ROOT / "configs" / "default.yaml",
-        TINY + [f"logging.runs_dir={base / 'runs'}", f"logging.checkpoints_dir={base / 'ckpt'}", "run_name=tiny"],
-    )
+    cfg = tiny_config(base, "tiny")
     final = train(cfg)
     return base, cfg, final
 
@@ -207,10 +213,7 @@ def test_resume_continues_the_step_count(tiny_run, tmp_path):
     from training.train import train
 
     base, cfg, final = tiny_run
-    cfg2 = load_config(
-        ROOT / "configs" / "default.yaml",
-        TINY + [f"logging.runs_dir={tmp_path / 'runs'}", f"logging.checkpoints_dir={tmp_path / 'ckpt'}", "run_name=tiny2"],
-    )
+    cfg2 = tiny_config(tmp_path, "tiny2")
     resumed = train(cfg2, resume=str(final))
     before = read_metadata(final)["num_timesteps"]
     after = read_metadata(resumed)["num_timesteps"]
@@ -296,11 +299,7 @@ def test_a_run_with_imitation_warm_start_records_it(tmp_path):
     from training.plot_curves import read_scalars
     from training.train import train
 
-    cfg = load_config(
-        ROOT / "configs" / "default.yaml",
-        TINY + ["train.total_timesteps=128", "pretrain.games=1", "pretrain.epochs=1", "run_name=bc",
-                f"logging.runs_dir={tmp_path / 'runs'}", f"logging.checkpoints_dir={tmp_path / 'ckpt'}"],
-    )  # fmt: skip
+    cfg = tiny_config(tmp_path, "bc", "train.total_timesteps=128", "pretrain.games=1", "pretrain.epochs=1")
     final = train(cfg)
     meta = read_metadata(final)
     assert meta["pretrain"]["samples"] > 100 and len(meta["pretrain"]["epochs"]) == 1
