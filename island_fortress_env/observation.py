@@ -138,24 +138,27 @@ _REGION_ONE_HOT = [tuple(int(r == k) for k in range(tables.MAX_REGIONS)) for r i
 
 _NBYTES = GRID // 8  # 80 bits -> 10 bytes
 _CARD_BYTES = (CARDS + 7) // 8
+_MIDDLE = slice(PLAYERS_START, PRIVATE_START[0])  # the scaled numbers between wall and cards
+# One byte of a bit set -> its 8 bits as float32 0.0/1.0 (little-endian bit order), as bytes.
+_BYTE_TO_FLOATS = [np.unpackbits(np.uint8(b), bitorder="little").astype("<f4").tobytes() for b in range(256)]
 
 
-def _unpack(masks: list[int], nbytes: int, width: int) -> np.ndarray:
-    """Many bit sets -> a (len(masks), width) 0/1 uint8 array in one numpy call."""
-    raw = b"".join(m.to_bytes(nbytes, "little") for m in masks)
-    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
-    return bits.reshape(len(masks), nbytes * 8)[:, :width]
+def _float_bits(mask: int, nbytes: int, width: int) -> bytes:
+    """A bit set -> ``width`` float32 0/1 values as raw little-endian bytes."""
+    return b"".join([_BYTE_TO_FLOATS[b] for b in mask.to_bytes(nbytes, "little")])[: 4 * width]
 
 
 class ObservationEncoder:
     """Encodes states of one Game for any seat.
 
-    The wall planes and the card sets change on few steps (a block lands, a card moves), so
-    they are cached by the bit sets they are made from; the boards and the decision context
-    are rebuilt each call as one flat list. ``encode`` returns a fresh array every time.
+    The observation is assembled as raw float32 bytes: each wall plane and each card row is a
+    bit set, rendered once and cached by its value (a step changes one or two of them, and a
+    seat change only reorders them); the boards and the decision context are rebuilt each call
+    as one flat list of raw numbers, packed, and scaled in place. ``encode`` returns a fresh,
+    writable array every time.
     """
 
-    _CACHE_LIMIT = 4096
+    _CACHE_LIMIT = 8192
 
     def __init__(self, game) -> None:
         self.game = game
@@ -163,24 +166,26 @@ class ObservationEncoder:
         self.geo = geo = game.geometry
         cfg = game.config
         self._seats = [tuple((s + i) % n for i in range(n)) for s in range(n)]
-        self._pad_players = [0.0] * ((MAX_PLAYERS - n) * NUM_PLAYER_FEATURES)
+        self._pad_players = [0] * ((MAX_PLAYERS - n) * NUM_PLAYER_FEATURES)
         self._pad_masks = [0] * (MAX_PLAYERS - n)
-        static = [0.0] * (1 + 2 * (MAX_PLAYERS - 1))
-        static[1 + (n - 2)] = 1.0
-        static[1 + (MAX_PLAYERS - 1) + (geo.regions - 2)] = 1.0
+        static = [0] * (1 + 2 * (MAX_PLAYERS - 1))
+        static[1 + (n - 2)] = 1
+        static[1 + (MAX_PLAYERS - 1) + (geo.regions - 2)] = 1
         self._static_global = static[1:] + [
-            float(cfg.no_replace), float(cfg.favor_trade_in), float(cfg.unlimited_components)
+            int(cfg.no_replace), int(cfg.favor_trade_in), int(cfg.unlimited_components)
         ]  # fmt: skip
-        self._box = [float(tables.COMPONENTS[k]) for k in _SUPPLY_KEYS]
-        self._zero_decision = [0.0] * (NUM_DECISIONS + A.NUM_OPS)
+        self._box = [tables.COMPONENTS[k] for k in _SUPPLY_KEYS]
+        self._zero_decision = [0] * (NUM_DECISIONS + A.NUM_OPS)
         self._clip = cfg.unlimited_components  # only then can a count outgrow the Box
         self._no_bids = [0] * n
         self._pad_prisons = [0] * (tables.MAX_REGIONS - geo.regions)
         self._region_counts: dict[int, tuple[int, ...]] = {}
         self._scale = _SCALE
-        self._pack = struct.Struct(f"<{len(_SCALE)}f").pack
-        self._wall_cache: dict[tuple, np.ndarray] = {}
-        self._card_cache: dict[tuple, np.ndarray] = {}
+        self._pack = struct.Struct(f"<{len(_SCALE)}i").pack  # every raw number is an int or bool
+        self._zero_middle = bytes(4 * len(_SCALE))
+        self._walls: dict[tuple, bytes] = {}  # (seats, wall bit sets) -> the planes as float32 bytes
+        self._planes: dict[int, bytes] = {}  # one bit set -> its plane as float32 bytes
+        self._cards: dict[tuple, bytes] = {}  # (hand, drawn, played, blocks) -> card rows
 
     def encode(self, state: State, seat: int) -> np.ndarray:
         """The observation of ``seat`` (a fresh float32 array of ``OBS_SIZE``)."""
@@ -188,28 +193,28 @@ class ObservationEncoder:
         own = state.own
         region = state.region
 
-        # Wall planes (cached).
+        # Wall planes, in WALL_PLANES order: the whole wall is cached by what it is made of,
+        # and a new wall is assembled from cached planes (one step changes one or two).
         key = (seats, state.occ, state.gov_bits, state.reinf, *own, *region)
-        wall = self._wall_cache.get(key)
+        wall = self._walls.get(key)
         if wall is None:
-            wall = self._wall_planes(state, seats)
-            if len(self._wall_cache) >= self._CACHE_LIMIT:
-                self._wall_cache.clear()
-            self._wall_cache[key] = wall
+            wall = self._wall(state, seats)
+            if len(self._walls) >= self._CACHE_LIMIT:
+                self._walls.clear()
+            self._walls[key] = wall
 
-        # Players (me first) and the global/decision context: one flat list of raw numbers,
-        # scaled by one vector multiply at the end (``self._scale``).
-        holder = state.holder
+        # Players (me first) and the global/decision context: one flat list of raw integers,
+        # packed as int32 and scaled into the middle of the output (``self._scale``).
+        columns = list(zip(  # one tuple of plain counts per seat, in PLAYER_FEATURES order
+            state.jade, state.laborers, state.convicts, state.blocks, state.stock_blocks,
+            state.chips, state.treasure, state.score, state.income_bonus, state.petition_bonus,
+        ))  # fmt: skip
+        holder, current, gov_in_hand = state.holder, state.current, state.gov_in_hand
         last_bids = state.last_bids or self._no_bids
-        current = state.current
-        gov_in_hand = state.gov_in_hand
-        jade, laborers, convicts = state.jade, state.laborers, state.convicts
-        blocks, stock, chips, treasure = state.blocks, state.stock_blocks, state.chips, state.treasure
-        score, income, petition = state.score, state.income_bonus, state.petition_bonus
         fhand, fplayed, turns = state.favor_hand, state.favor_played, state.turns_taken
         roles_hand, roles_table = state.roles_hand, state.roles_table
         region_counts = self._region_counts
-        values: list[float] = []
+        values: list[int] = []
         extend = values.extend
         for s in seats:
             o = own[s]
@@ -217,11 +222,10 @@ class ObservationEncoder:
             if counts is None:
                 counts = region_counts[o] = self._counts_of(o)
             extend((
-                1, jade[s], laborers[s], convicts[s], blocks[s], stock[s], chips[s], treasure[s],
-                score[s], income[s], petition[s], fhand[s].bit_count(), fplayed[s].bit_count(),
-                o.bit_count(), turns[s], last_bids[s], s == holder, s == holder and gov_in_hand,
-                s == current, *_ROLE_BITS[roles_hand[s]], *_ROLE_BITS[roles_table[s]],
-                *_REGION_ONE_HOT[region[s]], *counts,
+                1, *columns[s], fhand[s].bit_count(), fplayed[s].bit_count(), o.bit_count(),
+                turns[s], last_bids[s], s == holder, s == holder and gov_in_hand, s == current,
+                *_ROLE_BITS[roles_hand[s]], *_ROLE_BITS[roles_table[s]], *_REGION_ONE_HOT[region[s]],
+                *counts,
             ))  # fmt: skip
         extend(self._pad_players)
         values.append(state.round)
@@ -248,49 +252,66 @@ class ObservationEncoder:
             state.worker_need, state.keep_left, state.bids[seat] if my_bid else 0, my_bid,
         ))  # fmt: skip
 
-        # This seat's card sets and the public played cards (cached).
-        played = 0
-        for p in state.favor_played:
-            played |= p
+        # This seat's card sets and the public played cards (cached by the sets).
         hand = state.favor_hand[seat]
         blocks = own[seat] & ~state.reinf
-        key = (hand, state.drawn[seat], played, blocks)
-        cards = self._card_cache.get(key)
+        key = (hand, state.drawn[seat], blocks, *fplayed)
+        cards = self._cards.get(key)
         if cards is None:
+            played = 0
+            for p in fplayed:
+                played |= p
             playable = self.game.playable_cards(hand, blocks)
-            cards = _unpack([hand, state.drawn[seat], playable, played], _CARD_BYTES, CARDS)
-            cards = cards.astype(np.float32).ravel()
-            if len(self._card_cache) >= self._CACHE_LIMIT:
-                self._card_cache.clear()
-            self._card_cache[key] = cards
+            rows = (hand, state.drawn[seat], playable, played)
+            cards = b"".join([_float_bits(m, _CARD_BYTES, CARDS) for m in rows])
+            if len(self._cards) >= self._CACHE_LIMIT:
+                self._cards.clear()
+            self._cards[key] = cards
 
-        middle = np.frombuffer(self._pack(*values), dtype=np.float32)  # fastest list -> float32
-        obs = np.concatenate((wall, middle * self._scale, cards))
+        obs = np.frombuffer(bytearray().join((wall, self._zero_middle, cards)), dtype=np.float32)
+        raw = np.frombuffer(self._pack(*values), dtype=np.int32)
+        np.multiply(raw, self._scale, out=obs[_MIDDLE], dtype=np.float32, casting="unsafe")  # exact ints
         if self._clip:
             np.clip(obs, OBS_LOW, OBS_HIGH, out=obs)
         return obs
+
+    def _wall(self, state: State, seats: tuple[int, ...]) -> bytes:
+        geo = self.geo
+        own, region, pad = state.own, state.region, self._pad_masks
+        masks = (
+            geo.valid, geo.buildable(state.occ), *[own[s] for s in seats], *pad,
+            state.gov_bits, state.reinf, *[geo.region_mask[region[s]] for s in seats], *pad,
+        )  # fmt: skip
+        return b"".join([self._plane(m) for m in masks])
+
+    def _plane(self, mask: int) -> bytes:
+        plane = self._planes.get(mask)
+        if plane is None:
+            if len(self._planes) >= self._CACHE_LIMIT:
+                self._planes.clear()
+            plane = self._planes[mask] = _float_bits(mask, _NBYTES, GRID)
+        return plane
 
     def _counts_of(self, own: int) -> tuple[int, ...]:
         counts = tuple((own & m).bit_count() for m in self.geo.region_mask)
         return counts + (0,) * (tables.MAX_REGIONS - len(counts))
 
-    def _wall_planes(self, state: State, seats: tuple[int, ...]) -> np.ndarray:
-        geo = self.geo
-        region_masks = geo.region_mask
-        pad = self._pad_masks
-        masks = [geo.valid, geo.buildable(state.occ)]
-        masks += [state.own[s] for s in seats] + pad
-        masks += [state.gov_bits, state.reinf]
-        masks += [region_masks[state.region[s]] for s in seats] + pad
-        return _unpack(masks, _NBYTES, GRID).astype(np.float32).ravel()
+
+_MASKS: dict[tuple[int, ...], bytes] = {}  # legal ids -> the mask's bytes (few distinct sets)
 
 
 def action_mask(state: State, out: np.ndarray | None = None) -> np.ndarray:
-    """int8 mask over the whole action table: 1 where the action is legal now."""
-    mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8) if out is None else out
-    if out is not None:
-        mask.fill(0)
-    legal = state.legal_actions()
-    if legal:
-        mask[legal] = 1
-    return mask
+    """int8 mask over the whole action table: 1 where the action is legal now (a fresh
+    array, or written into ``out``)."""
+    legal = tuple(state.legal_actions())
+    mask = _MASKS.get(legal)
+    if mask is None:
+        bits = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        bits[list(legal)] = 1
+        if len(_MASKS) >= 4096:
+            _MASKS.clear()
+        mask = _MASKS[legal] = bits.tobytes()
+    if out is None:
+        return np.frombuffer(bytearray(mask), dtype=np.int8)
+    out[:] = np.frombuffer(mask, dtype=np.int8)
+    return out

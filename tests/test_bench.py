@@ -89,6 +89,9 @@ def test_every_island_fortress_figure_is_positive_and_printed(no_anchors):
         for key in ("rss_delta_mb", "kb_per_env", "mb_per_1000_envs"):
             assert _positive(mem[key]), (n, key, mem[key])
         assert f"{mem['mb_per_1000_envs']:.1f}" in _table_row(table, f"memory 1,000 envs {n}p MB")
+    stock = results["aec_stock_wrapper"]["3"]  # the same env behind PettingZoo's own wrapper
+    assert _positive(stock["steps_per_s"]) and stock["steps_per_game"] > 0
+    assert bench._rate(stock["steps_per_s"]) in _table_row(table, "AEC 3p steps/s, stock wrapper")
 
 
 def test_machine_date_and_skipped_anchors_are_recorded(no_anchors):
