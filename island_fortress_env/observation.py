@@ -143,9 +143,16 @@ _MIDDLE = slice(PLAYERS_START, PRIVATE_START[0])  # the scaled numbers between w
 _BYTE_TO_FLOATS = [np.unpackbits(np.uint8(b), bitorder="little").astype("<f4").tobytes() for b in range(256)]
 
 
-def _float_bits(mask: int, nbytes: int, width: int) -> bytes:
-    """A bit set -> ``width`` float32 0/1 values as raw little-endian bytes."""
-    return b"".join([_BYTE_TO_FLOATS[b] for b in mask.to_bytes(nbytes, "little")])[: 4 * width]
+def _rendered(cache: dict[int, bytes], mask: int, nbytes: int, width: int) -> bytes:
+    """A bit set -> ``width`` float32 0/1 values as raw little-endian bytes, memoised in
+    ``cache`` (bounded: cleared when full)."""
+    found = cache.get(mask)
+    if found is None:
+        if len(cache) >= ObservationEncoder._CACHE_LIMIT:
+            cache.clear()
+        bits = mask.to_bytes(nbytes, "little")
+        found = cache[mask] = b"".join([_BYTE_TO_FLOATS[b] for b in bits])[: 4 * width]
+    return found
 
 
 class ObservationEncoder:
@@ -184,8 +191,9 @@ class ObservationEncoder:
         self._pack = struct.Struct(f"<{len(_SCALE)}i").pack  # every raw number is an int or bool
         self._zero_middle = bytes(4 * len(_SCALE))
         self._walls: dict[tuple, bytes] = {}  # (seats, wall bit sets) -> the planes as float32 bytes
-        self._planes: dict[int, bytes] = {}  # one bit set -> its plane as float32 bytes
-        self._cards: dict[tuple, bytes] = {}  # (hand, drawn, played, blocks) -> card rows
+        self._planes: dict[int, bytes] = {}  # one bit set -> its wall plane as float32 bytes
+        self._cards: dict[tuple, bytes] = {}  # (hand, drawn, blocks, played...) -> card rows
+        self._card_rows: dict[int, bytes] = {}  # one bit set -> its card row as float32 bytes
 
     def encode(self, state: State, seat: int) -> np.ndarray:
         """The observation of ``seat`` (a fresh float32 array of ``OBS_SIZE``)."""
@@ -263,13 +271,16 @@ class ObservationEncoder:
                 played |= p
             playable = self.game.playable_cards(hand, blocks)
             rows = (hand, state.drawn[seat], playable, played)
-            cards = b"".join([_float_bits(m, _CARD_BYTES, CARDS) for m in rows])
+            cards = b"".join([_rendered(self._card_rows, m, _CARD_BYTES, CARDS) for m in rows])
             if len(self._cards) >= self._CACHE_LIMIT:
                 self._cards.clear()
             self._cards[key] = cards
 
         obs = np.frombuffer(bytearray().join((wall, self._zero_middle, cards)), dtype=np.float32)
-        raw = np.frombuffer(self._pack(*values), dtype=np.int32)
+        try:  # every number fits a byte in all but extreme games: the cheapest conversion
+            raw = np.frombuffer(bytes(values), dtype=np.uint8)
+        except ValueError:
+            raw = np.frombuffer(self._pack(*values), dtype=np.int32)
         np.multiply(raw, self._scale, out=obs[_MIDDLE], dtype=np.float32, casting="unsafe")  # exact ints
         if self._clip:
             np.clip(obs, OBS_LOW, OBS_HIGH, out=obs)
@@ -282,15 +293,8 @@ class ObservationEncoder:
             geo.valid, geo.buildable(state.occ), *[own[s] for s in seats], *pad,
             state.gov_bits, state.reinf, *[geo.region_mask[region[s]] for s in seats], *pad,
         )  # fmt: skip
-        return b"".join([self._plane(m) for m in masks])
-
-    def _plane(self, mask: int) -> bytes:
-        plane = self._planes.get(mask)
-        if plane is None:
-            if len(self._planes) >= self._CACHE_LIMIT:
-                self._planes.clear()
-            plane = self._planes[mask] = _float_bits(mask, _NBYTES, GRID)
-        return plane
+        planes = self._planes
+        return b"".join([planes.get(m) or _rendered(planes, m, _NBYTES, GRID) for m in masks])
 
     def _counts_of(self, own: int) -> tuple[int, ...]:
         counts = tuple((own & m).bit_count() for m in self.geo.region_mask)

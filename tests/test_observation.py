@@ -22,6 +22,7 @@ from island_fortress_env.observation import (
     NUM_PLANES,
     NUM_PLAYER_FEATURES,
     OBS_SIZE,
+    PLAYER_FEATURES,
     PLAYERS_START,
     PRIVATE_START,
     WALL_PLANES,
@@ -177,6 +178,22 @@ def test_encoder_output_in_box_for_a_prison_with_many_convicts():
     assert obs.max() <= island_fortress_v0.OBS_HIGH and obs.min() >= island_fortress_v0.OBS_LOW
 
 
+def test_numbers_beyond_a_byte_are_encoded_exactly():
+    """The encoder packs the raw numbers as bytes when they all fit, as int32 when not."""
+    game = Game(num_players=3)
+    state = game.new_initial_state(4)
+    encoder = ObservationEncoder(game)
+    small = encoder.encode(state, 1)
+    state.score[1] = 300  # me, from seat 1
+    state.score[2] = 255  # opponent 1
+    big = encoder.encode(state, 1)
+    score = PLAYER_FEATURES.index("score / 50")
+    assert player_row(big, 0)[score] == np.float32(300) * np.float32(1 / 50)
+    assert player_row(big, 1)[score] == np.float32(255) * np.float32(1 / 50)
+    changed = np.flatnonzero(big != small)
+    assert sorted(changed) == sorted(PLAYERS_START + k * NUM_PLAYER_FEATURES + score for k in (0, 1))
+
+
 # --------------------------------------------------------------------------- contents
 
 
@@ -263,6 +280,8 @@ def test_mask_equals_legal_actions_exactly(options):
         out = np.full(NUM_ACTIONS, 5, dtype=np.int8)
         assert action_mask(state, out) is out
         assert np.array_equal(out, mask)
+        mask[:] = 1  # masks are fresh, writable arrays: scribbling on one changes no other
+        assert np.array_equal(action_mask(state), out)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
