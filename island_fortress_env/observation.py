@@ -139,16 +139,17 @@ _REGION_ONE_HOT = [tuple(int(r == k) for k in range(tables.MAX_REGIONS)) for r i
 _NBYTES = GRID // 8  # 80 bits -> 10 bytes
 _CARD_BYTES = (CARDS + 7) // 8
 _MIDDLE = slice(PLAYERS_START, PRIVATE_START[0])  # the scaled numbers between wall and cards
+_CACHE_LIMIT = 8192  # entries per encoder cache; a full cache is cleared (memory stays bounded)
 # One byte of a bit set -> its 8 bits as float32 0.0/1.0 (little-endian bit order), as bytes.
 _BYTE_TO_FLOATS = [np.unpackbits(np.uint8(b), bitorder="little").astype("<f4").tobytes() for b in range(256)]
 
 
 def _rendered(cache: dict[int, bytes], mask: int, nbytes: int, width: int) -> bytes:
     """A bit set -> ``width`` float32 0/1 values as raw little-endian bytes, memoised in
-    ``cache`` (bounded: cleared when full)."""
+    ``cache``."""
     found = cache.get(mask)
     if found is None:
-        if len(cache) >= ObservationEncoder._CACHE_LIMIT:
+        if len(cache) >= _CACHE_LIMIT:
             cache.clear()
         bits = mask.to_bytes(nbytes, "little")
         found = cache[mask] = b"".join([_BYTE_TO_FLOATS[b] for b in bits])[: 4 * width]
@@ -164,8 +165,6 @@ class ObservationEncoder:
     as one flat list of raw numbers, packed, and scaled in place. ``encode`` returns a fresh,
     writable array every time.
     """
-
-    _CACHE_LIMIT = 8192
 
     def __init__(self, game) -> None:
         self.game = game
@@ -207,7 +206,7 @@ class ObservationEncoder:
         wall = self._walls.get(key)
         if wall is None:
             wall = self._wall(state, seats)
-            if len(self._walls) >= self._CACHE_LIMIT:
+            if len(self._walls) >= _CACHE_LIMIT:
                 self._walls.clear()
             self._walls[key] = wall
 
@@ -272,7 +271,7 @@ class ObservationEncoder:
             playable = self.game.playable_cards(hand, blocks)
             rows = (hand, state.drawn[seat], playable, played)
             cards = b"".join([_rendered(self._card_rows, m, _CARD_BYTES, CARDS) for m in rows])
-            if len(self._cards) >= self._CACHE_LIMIT:
+            if len(self._cards) >= _CACHE_LIMIT:
                 self._cards.clear()
             self._cards[key] = cards
 
@@ -297,6 +296,9 @@ class ObservationEncoder:
         return b"".join([planes.get(m) or _rendered(planes, m, _NBYTES, GRID) for m in masks])
 
     def _counts_of(self, own: int) -> tuple[int, ...]:
+        """Blocks per region of one player's bit set (memoised in ``_region_counts``)."""
+        if len(self._region_counts) >= _CACHE_LIMIT:
+            self._region_counts.clear()
         counts = tuple((own & m).bit_count() for m in self.geo.region_mask)
         return counts + (0,) * (tables.MAX_REGIONS - len(counts))
 

@@ -302,3 +302,18 @@ def test_only_the_agent_to_move_gets_a_mask(n):
             env.step(None)
         else:
             env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+
+
+def test_bounded_caches_change_nothing(monkeypatch):
+    """The encoder's caches are cleared when full: memory stays bounded over a long training
+    run, and an encoder that keeps evicting encodes exactly as a fresh one does."""
+    from island_fortress_env import observation
+
+    monkeypatch.setattr(observation, "_CACHE_LIMIT", 4)
+    game = Game(num_players=3)
+    busy = ObservationEncoder(game)
+    caches = (busy._walls, busy._planes, busy._cards, busy._card_rows, busy._region_counts)
+    for state in sampled_states({"num_players": 3}, 29, every=2):
+        for seat in range(3):
+            assert np.array_equal(busy.encode(state, seat), ObservationEncoder(game).encode(state, seat))
+        assert all(len(cache) <= 4 for cache in caches)
