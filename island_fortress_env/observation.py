@@ -12,6 +12,7 @@ by someone else not at all. ``LAYOUT`` names every slice (the README's table is 
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import numpy as np
 
@@ -144,15 +145,22 @@ _CACHE_LIMIT = 8192  # entries per encoder cache; a full cache is cleared (memor
 _BYTE_TO_FLOATS = [np.unpackbits(np.uint8(b), bitorder="little").astype("<f4").tobytes() for b in range(256)]
 
 
+def _remember(cache: dict, key: Any, value: Any, limit: int | None = None) -> Any:
+    """``cache[key] = value``, clearing the cache first when it holds ``limit`` entries
+    (default ``_CACHE_LIMIT``): every cache here stays bounded over long runs."""
+    if len(cache) >= (_CACHE_LIMIT if limit is None else limit):
+        cache.clear()
+    cache[key] = value
+    return value
+
+
 def _rendered(cache: dict[int, bytes], mask: int, nbytes: int, width: int) -> bytes:
     """A bit set -> ``width`` float32 0/1 values as raw little-endian bytes, memoised in
     ``cache``."""
     found = cache.get(mask)
     if found is None:
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
         bits = mask.to_bytes(nbytes, "little")
-        found = cache[mask] = b"".join([_BYTE_TO_FLOATS[b] for b in bits])[: 4 * width]
+        found = _remember(cache, mask, b"".join([_BYTE_TO_FLOATS[b] for b in bits])[: 4 * width])
     return found
 
 
@@ -205,10 +213,7 @@ class ObservationEncoder:
         key = (seats, state.occ, state.gov_bits, state.reinf, *own, *region)
         wall = self._walls.get(key)
         if wall is None:
-            wall = self._wall(state, seats)
-            if len(self._walls) >= _CACHE_LIMIT:
-                self._walls.clear()
-            self._walls[key] = wall
+            wall = _remember(self._walls, key, self._wall(state, seats))
 
         # Players (me first) and the global/decision context: one flat list of raw integers,
         # packed as int32 and scaled into the middle of the output (``self._scale``).
@@ -227,7 +232,7 @@ class ObservationEncoder:
             o = own[s]
             counts = region_counts.get(o)
             if counts is None:
-                counts = region_counts[o] = self._counts_of(o)
+                counts = _remember(region_counts, o, self._counts_of(o))
             extend((
                 1, *columns[s], fhand[s].bit_count(), fplayed[s].bit_count(), o.bit_count(),
                 turns[s], last_bids[s], s == holder, s == holder and gov_in_hand, s == current,
@@ -271,9 +276,7 @@ class ObservationEncoder:
             playable = self.game.playable_cards(hand, blocks)
             rows = (hand, state.drawn[seat], playable, played)
             cards = b"".join([_rendered(self._card_rows, m, _CARD_BYTES, CARDS) for m in rows])
-            if len(self._cards) >= _CACHE_LIMIT:
-                self._cards.clear()
-            self._cards[key] = cards
+            _remember(self._cards, key, cards)
 
         obs = np.frombuffer(bytearray().join((wall, self._zero_middle, cards)), dtype=np.float32)
         try:  # every number fits a byte in all but extreme games: the cheapest conversion
@@ -296,14 +299,13 @@ class ObservationEncoder:
         return b"".join([planes.get(m) or _rendered(planes, m, _NBYTES, GRID) for m in masks])
 
     def _counts_of(self, own: int) -> tuple[int, ...]:
-        """Blocks per region of one player's bit set (memoised in ``_region_counts``)."""
-        if len(self._region_counts) >= _CACHE_LIMIT:
-            self._region_counts.clear()
+        """Blocks per region of one player's bit set."""
         counts = tuple((own & m).bit_count() for m in self.geo.region_mask)
         return counts + (0,) * (tables.MAX_REGIONS - len(counts))
 
 
 _MASKS: dict[tuple[int, ...], bytes] = {}  # legal ids -> the mask's bytes (few distinct sets)
+_MASK_CACHE_LIMIT = 4096
 
 
 def action_mask(state: State, out: np.ndarray | None = None) -> np.ndarray:
@@ -314,9 +316,7 @@ def action_mask(state: State, out: np.ndarray | None = None) -> np.ndarray:
     if mask is None:
         bits = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         bits[list(legal)] = 1
-        if len(_MASKS) >= 4096:
-            _MASKS.clear()
-        mask = _MASKS[legal] = bits.tobytes()
+        mask = _remember(_MASKS, legal, bits.tobytes(), _MASK_CACHE_LIMIT)
     if out is None:
         return np.frombuffer(bytearray(mask), dtype=np.int8)
     out[:] = np.frombuffer(mask, dtype=np.int8)

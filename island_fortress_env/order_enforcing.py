@@ -17,17 +17,12 @@ from typing import Any
 
 from pettingzoo.utils import wrappers
 
-FORWARDED = (
-    "agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
-    "_cumulative_rewards",
-)  # fmt: skip
-
 
 def _forwarded(name: str) -> property:
     read = attrgetter(name)
     checked = not name.startswith("_")  # the stock wrapper checks the public names only
 
-    def get(self: "OrderEnforcingWrapper") -> Any:
+    def get(self: OrderEnforcingWrapper) -> Any:
         if checked and not self._has_reset:
             raise AttributeError(f"{name} cannot be accessed before reset")
         return read(self.env)
@@ -53,3 +48,7 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 
     def __str__(self) -> str:
         return str(self.env)  # as the stock wrapper prints itself: the env's name
+
+
+# The attributes forwarded as properties (one list: the class body above).
+FORWARDED = tuple(name for name, v in vars(OrderEnforcingWrapper).items() if isinstance(v, property))
