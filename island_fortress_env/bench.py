@@ -43,8 +43,9 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -285,7 +286,9 @@ def measure_micro(num_players: int, seed: int, seconds: float, repeats: int, qui
     out["mask"] = time_per_call(action_mask, states, seconds, repeats)
     probe = states[0]
     if hasattr(probe, "_legal"):
-        out["legal_actions"] = time_per_call(_fresh_legal_actions, [s.clone() for s in states], seconds, repeats)
+        out["legal_actions"] = time_per_call(
+            _fresh_legal_actions, [s.clone() for s in states], seconds, repeats
+        )
     return out
 
 
@@ -341,7 +344,15 @@ def measure_memory(kind: str, num_players: int, count: int) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
-    cmd = [sys.executable, "-m", "island_fortress_env.bench", "--memory-child", kind, str(num_players), str(count)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "island_fortress_env.bench",
+        "--memory-child",
+        kind,
+        str(num_players),
+        str(count),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"memory subprocess failed: {proc.stderr.strip().splitlines()[-1:]}")
@@ -492,15 +503,25 @@ def format_report(results: dict) -> str:
     m = results["machine"]
     rows: list[tuple[str, str, str]] = []  # (figure, value, detail)
     for n, fig in results["engine"].items():
-        rows.append((f"engine {n}p decisions/s", _rate(fig["steps_per_s"]), f"{fig['steps_per_game']:.0f} decisions/game"))
+        rows.append(
+            (
+                f"engine {n}p decisions/s",
+                _rate(fig["steps_per_s"]),
+                f"{fig['steps_per_game']:.0f} decisions/game",
+            )
+        )
         rows.append((f"engine {n}p games/s", _rate(fig["games_per_s"]), f"{fig['games']} games"))
     for n, fig in results["aec"].items():
-        rows.append((f"AEC {n}p steps/s", _rate(fig["steps_per_s"]), f"{fig['steps_per_game']:.0f} steps/game"))
+        rows.append(
+            (f"AEC {n}p steps/s", _rate(fig["steps_per_s"]), f"{fig['steps_per_game']:.0f} steps/game")
+        )
         rows.append((f"AEC {n}p games/s", _rate(fig["games_per_s"]), f"{fig['games']} games"))
         if n in results["engine"]:
             per_step = 1e6 / fig["steps_per_s"]
             per_decision = 1e6 / results["engine"][n]["steps_per_s"]
-            rows.append((f"AEC {n}p µs/step", f"{per_step:.1f}", f"engine alone {per_decision:.1f} µs/decision"))
+            rows.append(
+                (f"AEC {n}p µs/step", f"{per_step:.1f}", f"engine alone {per_decision:.1f} µs/decision")
+            )
     for n, fig in results.get("aec_stock_wrapper", {}).items():
         rows.append((
             f"AEC {n}p steps/s, stock wrapper", _rate(fig["steps_per_s"]),
@@ -524,7 +545,9 @@ def format_report(results: dict) -> str:
             rows.append((f"memory 1,000 envs {label} MB", "-", fig.get("status", "")))
     for name, fig in results["anchors"].items():
         if fig.get("status") == "ok":
-            rows.append((f"{name} steps/s", _rate(fig["steps_per_s"]), f"{fig['steps_per_game']:.0f} steps/game"))
+            rows.append(
+                (f"{name} steps/s", _rate(fig["steps_per_s"]), f"{fig['steps_per_game']:.0f} steps/game")
+            )
             rows.append((f"{name} games/s", _rate(fig["games_per_s"]), f"{fig['games']} games"))
         elif fig.get("status") == "not installed":
             rows.append((name, "not installed", f"pip install {fig['missing']}"))
@@ -536,8 +559,7 @@ def format_report(results: dict) -> str:
     lines = [
         f"Island Fortress benchmark, {results['date']}",
         f"python {m['python']}, {m['cpu_count']} cpus ({m.get('cpu_model') or '?'}), "
-        f"{s['seconds']:g} s per item, median of {s['repeats']} repeats"
-        + (" [quick]" if s["quick"] else ""),
+        f"{s['seconds']:g} s per item, median of {s['repeats']} repeats" + (" [quick]" if s["quick"] else ""),
         "-" * (width + vwidth + 40),
         f"{'figure':<{width}}  {'value':>{vwidth}}  detail",
         "-" * (width + vwidth + 40),
@@ -548,11 +570,17 @@ def format_report(results: dict) -> str:
     if anchors:
         heads = [SHORT_NAME[a] for a in anchors]
         lwidth = max(len("ratio: ours / anchor"), width)
-        lines.append(f"{'ratio: ours / anchor':<{lwidth}}" + "".join(f"  {h:>{max(len(h), 7)}}" for h in heads))
+        lines.append(
+            f"{'ratio: ours / anchor':<{lwidth}}" + "".join(f"  {h:>{max(len(h), 7)}}" for h in heads)
+        )
         for key, row in results["ratios"].items():
             section, n = key.split("_")
             for unit in ("steps_per_s", "games_per_s"):
-                name = "decisions/s" if section == "engine" and unit == "steps_per_s" else unit.replace("_per_", "/")
+                name = (
+                    "decisions/s"
+                    if section == "engine" and unit == "steps_per_s"
+                    else unit.replace("_per_", "/")
+                )
                 label = f"{'engine' if section == 'engine' else 'AEC'} {n} {name}"
                 cells = "".join(
                     f"  {_ratio(row[a][unit]) if a in row else '-':>{max(len(h), 7)}}"
@@ -580,11 +608,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=None,
                    help=f"wall time per item, split over the repeats (default {DEFAULT_SECONDS:g}; "
                    f"{QUICK_SECONDS:g} with --quick)")  # fmt: skip
-    p.add_argument("--repeats", type=int, default=None, help="repeats per item; the median is reported (default 3)")
-    p.add_argument("--quick", action="store_true", help="tiny budgets (for tests): 1 repeat, 100 envs for memory")
-    p.add_argument("--no-anchors", action="store_true", help="skip the PettingZoo / OpenSpiel reference games")
+    p.add_argument(
+        "--repeats", type=int, default=None, help="repeats per item; the median is reported (default 3)"
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="tiny budgets (for tests): 1 repeat, 100 envs for memory"
+    )
+    p.add_argument(
+        "--no-anchors", action="store_true", help="skip the PettingZoo / OpenSpiel reference games"
+    )
     p.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=(2, 3, 4))
-    p.add_argument("--memory-envs", type=int, default=None, help=f"environments for the memory figure (default {MEMORY_ENVS})")
+    p.add_argument(
+        "--memory-envs",
+        type=int,
+        default=None,
+        help=f"environments for the memory figure (default {MEMORY_ENVS})",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=DEFAULT_OUT, help=f"JSON results file (default {DEFAULT_OUT})")
     p.add_argument("--profile", type=int, nargs="?", const=3, default=None, metavar="PLAYERS",
@@ -600,7 +639,11 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict:
 
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
     repeats = args.repeats if args.repeats is not None else (1 if args.quick else DEFAULT_REPEATS)
-    mem_envs = args.memory_envs if args.memory_envs is not None else (QUICK_MEMORY_ENVS if args.quick else MEMORY_ENVS)
+    mem_envs = (
+        args.memory_envs
+        if args.memory_envs is not None
+        else (QUICK_MEMORY_ENVS if args.quick else MEMORY_ENVS)
+    )
     if seconds <= 0 or repeats < 1 or mem_envs < 1:
         raise SystemExit("--seconds, --repeats and --memory-envs must be positive")
     players = sorted(set(args.players))
@@ -695,7 +738,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(memory_child(kind, int(n), int(count))))
         return 0
     if args.profile is not None:
-        seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
+        seconds = (
+            args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
+        )
         print(profile(args.profile, seconds, args.seed))
         return 0
 

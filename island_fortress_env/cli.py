@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 # Subcommands whose modules own their full argument parsers (each is runnable on its own).
 DELEGATED = {"train": "training.train", "evaluate": "training.evaluate", "bench": "island_fortress_env.bench"}

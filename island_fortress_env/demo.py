@@ -7,7 +7,9 @@ from .engine.describe import event_to_string
 from .island_fortress_v0 import env as make_env
 
 
-def run_demo(players: int = 3, seed: int = 7, agents: list[str] | None = None, verbose: bool = False) -> list[int]:
+def run_demo(
+    players: int = 3, seed: int = 7, agents: list[str] | None = None, verbose: bool = False
+) -> list[int]:
     specs = agents or ["heuristic"] * players
     if len(specs) != players:
         raise SystemExit(f"--agents needs one agent per seat ({players}), got {len(specs)}")
@@ -23,7 +25,7 @@ def run_demo(players: int = 3, seed: int = 7, agents: list[str] | None = None, v
         if termination or truncation:
             env.step(None)
             continue
-        state = raw.state
+        state = raw.game_state
         if state.round != last_round:
             if last_round:
                 print(env.render())
@@ -34,13 +36,13 @@ def run_demo(players: int = 3, seed: int = 7, agents: list[str] | None = None, v
         if verbose:
             print(f"  {agent}: {raw.action_to_string(action)}")
         env.step(action)
-        for event in raw.state.log[shown:]:
+        for event in raw.game_state.log[shown:]:
             if event[0] in ("petition", "role", "score", "wall_complete", "governor_lost", "game_over"):
                 print("  " + event_to_string(event))
-        shown = len(raw.state.log)
+        shown = len(raw.game_state.log)
     print()
     print(env.render())
-    state = raw.state
+    state = raw.game_state
     print("\nFinal scores:", {a: state.score[i] for i, a in enumerate(env.possible_agents)})
     print("Winner(s):", [env.possible_agents[w] for w in state.winners])
     env.close()

@@ -107,7 +107,7 @@ class raw_env(AECEnv, EzPickle):
             for a in self.possible_agents
         }
         self.np_random, _ = seeding.np_random(None)
-        self.state: State | None = None  # the engine state (``env.unwrapped.state``)
+        self.game_state: State | None = None  # the engine state (``env.unwrapped.game_state``)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -121,19 +121,19 @@ class raw_env(AECEnv, EzPickle):
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
         game_seed = int(self.np_random.integers(0, 2**63 - 1))
-        self.state = self.game.new_initial_state(game_seed)
+        self.game_state = self.game.new_initial_state(game_seed)
         self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.agents[self.state.current_player()]
+        self.agent_selection = self.agents[self.game_state.current_player()]
         if self.render_mode == "human":
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        state = self.state
+        state = self.game_state
         obs = self.encoder.encode(state, self.agent_name_mapping[agent])  # within the Box
         if agent == self.agent_selection and not state.is_terminal():
             mask = action_mask(state)
@@ -146,7 +146,7 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self.state
+        state = self.game_state
         dense = self.reward_mode == "vp_delta"
         before = state.score[:] if dense else None
         state.apply_action(action)  # raises IllegalActionError, state untouched, if illegal
@@ -165,7 +165,7 @@ class raw_env(AECEnv, EzPickle):
             self.render()
 
     def _finish_game(self) -> None:
-        state = self.state
+        state = self.game_state
         n = state.n
         if self.reward_mode == "win_loss":
             returns = win_loss_returns(n, state.winners)
@@ -186,7 +186,7 @@ class raw_env(AECEnv, EzPickle):
             }
 
     def action_to_string(self, action: int) -> str:
-        return self.state.action_to_string(action)
+        return self.game_state.action_to_string(action)
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -194,7 +194,7 @@ class raw_env(AECEnv, EzPickle):
 
             logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
-        text = render_text(self.state)
+        text = render_text(self.game_state)
         if self.render_mode == "human":
             print(text)
             return None

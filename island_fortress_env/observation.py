@@ -114,7 +114,9 @@ def _add(name: str, size: int) -> int:
 
 
 WALL_START = _add(f"wall planes ({NUM_PLANES} x 4 levels x {STRIDE} columns)", NUM_PLANES * GRID)
-PLAYERS_START = _add(f"players ({MAX_PLAYERS} seats, me first, x {NUM_PLAYER_FEATURES})", MAX_PLAYERS * NUM_PLAYER_FEATURES)
+PLAYERS_START = _add(
+    f"players ({MAX_PLAYERS} seats, me first, x {NUM_PLAYER_FEATURES})", MAX_PLAYERS * NUM_PLAYER_FEATURES
+)
 GLOBAL_START = _add("global and decision context", NUM_GLOBAL)
 PRIVATE_START = [_add(name, size) for name, size in PRIVATE_BLOCKS]
 OBS_SIZE = LAYOUT[-1][1] + LAYOUT[-1][2]

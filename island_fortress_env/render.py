@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 PLAYER_MARKS = "ABCD"  # builder's marks of seats 0-3; lower case when reinforced
 
 
-def _cell_char(state: "State", bit: int) -> str:
+def _cell_char(state: State, bit: int) -> str:
     b = 1 << bit
     if not state.geo.valid & b:
         return " "
@@ -31,7 +31,7 @@ def _cell_char(state: "State", bit: int) -> str:
     return "?"
 
 
-def render_wall(state: "State") -> list[str]:
+def render_wall(state: State) -> list[str]:
     geo = state.geo
     lines = ["      " + "   ".join(f"Region {r + 1}".ljust(9) for r in range(geo.regions))]
     for level in range(3, -1, -1):
@@ -48,9 +48,7 @@ def render_wall(state: "State") -> list[str]:
         here = "".join(PLAYER_MARKS[p] for p in range(state.n) if state.region[p] == r) or "-"
         camps.append(f"camp {here}".ljust(9))
     lines.append("      " + "   ".join(camps))
-    prisons = [
-        f"{state.prison_jade[r]}J {state.prison_convicts[r]}C".ljust(9) for r in range(geo.regions)
-    ]
+    prisons = [f"{state.prison_jade[r]}J {state.prison_convicts[r]}C".ljust(9) for r in range(geo.regions)]
     lines.append("      " + "   ".join(prisons) + "  (prisons: Jade, Convicts)")
     return lines
 
@@ -62,7 +60,7 @@ def _roles(mask: int) -> str:
     return "".join(ROLE_LETTERS[c] if mask >> c & 1 else "." for c in range(5))
 
 
-def render_players(state: "State") -> list[str]:
+def render_players(state: State) -> list[str]:
     head = "  seat score jade lab conv blocks stock chips treas favors inc pet roles"
     lines = [head]
     for p in range(state.n):
@@ -80,7 +78,7 @@ def render_players(state: "State") -> list[str]:
     return lines
 
 
-def render_text(state: "State", last_events: int = 0) -> str:
+def render_text(state: State, last_events: int = 0) -> str:
     if state.is_terminal():
         status = f"Game over after round {state.round}: winner(s) {[PLAYER_MARKS[w] for w in state.winners]}"
     else:

@@ -26,4 +26,3 @@ settings.register_profile("ci", max_examples=40, derandomize=True, database=None
 settings.register_profile("dev", max_examples=150, **_COMMON)
 settings.register_profile("thorough", max_examples=1000, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-

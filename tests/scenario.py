@@ -14,7 +14,7 @@ Seats in the rulebook examples: Adam = 0, Bill = 1, Charles = 2 (clockwise = inc
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from island_fortress_env.engine import Game, State
 from island_fortress_env.engine import actions as A

@@ -314,8 +314,12 @@ def test_engine_rejects_legal_looking_actions_without_change():
     bid = _state_at(D_BID)
     cases.append((bid, A.BID + bid.jade[bid.current] + 1))  # more Jade than the player holds
     role = _state_where(
-        lambda s: s.decision == D_ROLE and s.round >= 2 and s.roles_table[s.current] & 1 << A.BUILDER
-        and not s.roles_table[s.current] & 1 << A.PLANNER
+        lambda s: (
+            s.decision == D_ROLE
+            and s.round >= 2
+            and s.roles_table[s.current] & 1 << A.BUILDER
+            and not s.roles_table[s.current] & 1 << A.PLANNER
+        )
     )
     p = role.current
     for op in range(A.NUM_OPS):
@@ -360,7 +364,7 @@ def test_no_action_is_legal_after_the_end():
 def _env_view(env) -> tuple:
     raw = env.unwrapped
     return (
-        _snapshot(raw.state),
+        _snapshot(raw.game_state),
         raw.agent_selection,
         dict(raw.rewards),
         dict(raw._cumulative_rewards),
@@ -414,7 +418,7 @@ def test_terminate_mode_handles_out_of_space_actions_cleanly(action):
     the out-of-bounds AssertionError of pettingzoo.classic), never an unrelated numpy error."""
     env = _env_mid_game(illegal_action="terminate")
     offender = env.agent_selection
-    state_before = _snapshot(env.unwrapped.state)
+    state_before = _snapshot(env.unwrapped.game_state)
     try:
         env.step(action)
     except (IllegalActionError, AssertionError) as exc:
@@ -423,7 +427,7 @@ def test_terminate_mode_handles_out_of_space_actions_cleanly(action):
     else:
         assert all(env.terminations.values())
         assert env.rewards[offender] == -1.0
-    assert _snapshot(env.unwrapped.state) == state_before
+    assert _snapshot(env.unwrapped.game_state) == state_before
 
 
 def test_env_rejects_in_space_illegal_actions_without_change():
@@ -441,13 +445,13 @@ def test_env_rejects_in_space_illegal_actions_without_change():
 def test_terminate_mode_ends_the_game_with_minus_one_for_the_offender():
     env = _env_mid_game(illegal_action="terminate")
     offender = env.agent_selection
-    state_before = _snapshot(env.unwrapped.state)
+    state_before = _snapshot(env.unwrapped.game_state)
     obs, *_ = env.last()
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     env.step(illegal)
-    assert _snapshot(env.unwrapped.state) == state_before, "the illegal action was applied"
+    assert _snapshot(env.unwrapped.game_state) == state_before, "the illegal action was applied"
     assert all(env.terminations.values()) or all(env.truncations.values())
-    totals = {a: 0.0 for a in env.possible_agents}
+    totals = dict.fromkeys(env.possible_agents, 0.0)
     for agent in env.agent_iter():
         _, reward, termination, truncation, _ = env.last()
         assert termination or truncation
@@ -461,7 +465,7 @@ def test_terminate_mode_ends_the_game_with_minus_one_for_the_offender():
 def test_terminate_mode_plays_legal_games_normally():
     env = island_fortress_v0.env(num_players=2, illegal_action="terminate")
     env.reset(seed=9)
-    totals = {a: 0.0 for a in env.possible_agents}
+    totals = dict.fromkeys(env.possible_agents, 0.0)
     for agent in env.agent_iter():
         obs, reward, termination, truncation, _ = env.last()
         totals[agent] += reward
@@ -469,6 +473,6 @@ def test_terminate_mode_plays_legal_games_normally():
             env.step(None)
         else:
             env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
-    state = env.unwrapped.state
+    state = env.unwrapped.game_state
     assert state.is_terminal()
     assert sorted(totals.values()) in ([-1.0, 1.0], [0.0, 0.0])

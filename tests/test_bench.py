@@ -157,11 +157,17 @@ def test_anchors_are_measured_or_reported_not_installed(with_anchors):
 
 def test_missing_anchor_packages_are_reported_not_raised(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyspiel", None)  # makes `import pyspiel` fail
-    assert bench.measure_anchor("openspiel_chess", 0.01, 1) == {"status": "not installed", "missing": "open-spiel"}
+    assert bench.measure_anchor("openspiel_chess", 0.01, 1) == {
+        "status": "not installed",
+        "missing": "open-spiel",
+    }
     monkeypatch.setitem(sys.modules, "pygame", None)
     for mod in ("pettingzoo.classic.connect_four_v3", "pettingzoo.classic.connect_four.connect_four"):
         monkeypatch.delitem(sys.modules, mod, raising=False)
-    assert bench.measure_anchor("connect_four_v3", 0.01, 1) == {"status": "not installed", "missing": "pygame-ce"}
+    assert bench.measure_anchor("connect_four_v3", 0.01, 1) == {
+        "status": "not installed",
+        "missing": "pygame-ce",
+    }
 
 
 def test_mask_and_list_choosers_make_the_same_draw():

@@ -14,6 +14,7 @@ the public log is checked to carry no kept/drawn card ids and no unrevealed bid.
 from __future__ import annotations
 
 import random
+
 import pytest
 
 from island_fortress_env.engine import Game, State
@@ -212,7 +213,9 @@ def test_legal_actions_and_render_ignore_hidden_information(n, seed):
 
 def test_trade_in_phase_hides_other_hands():
     states = [
-        s for seed in (3, 4, 5) for s in interesting_states(3, seed, favor_trade_in=True)
+        s
+        for seed in (3, 4, 5)
+        for s in interesting_states(3, seed, favor_trade_in=True)
         if s.decision == D_TRADE_IN
     ]
     assert states, "no game reached the Favor Trade-in phase"

@@ -93,7 +93,7 @@ def test_layout_tiles_the_vector_without_gaps():
     assert PLAYERS_START == NUM_PLANES * GRID
     assert GLOBAL_START == PLAYERS_START + MAX_PLAYERS * NUM_PLAYER_FEATURES
     assert PRIVATE_START[0] == GLOBAL_START + NUM_GLOBAL == GLOBAL_START + len(GLOBAL_FEATURES)
-    assert OBS_SIZE == PRIVATE_START[-1] + CARDS
+    assert PRIVATE_START[-1] + CARDS == OBS_SIZE
 
 
 # --------------------------------------------------------------------------- shape, type, range
@@ -159,10 +159,10 @@ def test_observations_stay_in_the_box_when_prisons_fill_up(n):
     fullest = 0
     for seed in range(6):
         for env, obs in _hoarding_game_observations(n, seed):
-            fullest = max(fullest, *env.unwrapped.state.prison_convicts)
+            fullest = max(fullest, *env.unwrapped.game_state.prison_convicts)
             assert space.contains(obs), (
                 f"observation outside the Box: max {obs['observation'].max():.2f} at index "
-                f"{int(obs['observation'].argmax())}, prison Convicts {env.unwrapped.state.prison_convicts}"
+                f"{int(obs['observation'].argmax())}, prison Convicts {env.unwrapped.game_state.prison_convicts}"
             )
     assert fullest > 50, "the hoarding games no longer fill a prison; the check above proves little"
 
@@ -291,7 +291,7 @@ def test_only_the_agent_to_move_gets_a_mask(n):
     rng = np.random.default_rng(29)
     for agent in env.agent_iter(max_iter=10_000):
         obs, _, termination, truncation, _ = env.last()
-        state = env.unwrapped.state
+        state = env.unwrapped.game_state
         for other in env.agents:
             view = env.unwrapped.observe(other)
             if other == agent and not (termination or truncation):

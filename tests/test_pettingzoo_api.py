@@ -37,7 +37,7 @@ def _random_game(env, seed: int, picker_seed: int | None = None):
     (the sum of what ``last()`` hands each agent) and the number of steps."""
     rng = np.random.default_rng(seed if picker_seed is None else picker_seed)
     env.reset(seed=seed)
-    totals = {a: 0.0 for a in env.possible_agents}
+    totals = dict.fromkeys(env.possible_agents, 0.0)
     steps = 0
     for agent in env.agent_iter(max_iter=10_000):
         obs, reward, termination, truncation, info = env.last()
@@ -87,14 +87,14 @@ def test_agent_names_and_engine_state(n):
     env.reset(seed=1)
     assert env.agents == env.possible_agents
     assert env.num_agents == n
-    state = env.unwrapped.state
+    state = env.unwrapped.game_state
     assert isinstance(state, State)
     assert state.n == n
     assert env.agent_selection == f"player_{state.current_player()}"
     obs, *_ = env.last()
     assert np.flatnonzero(obs["action_mask"]).tolist() == state.legal_actions()
     env.step(state.legal_actions()[0])
-    assert env.unwrapped.state is state, "the engine state object is replaced on step"
+    assert env.unwrapped.game_state is state, "the engine state object is replaced on step"
     assert env.agent_selection == f"player_{state.current_player()}"
 
 
@@ -106,7 +106,7 @@ def test_agent_names_and_engine_state(n):
 def test_win_loss_rewards(n, seed):
     env = island_fortress_v0.env(num_players=n, reward="win_loss")
     totals, _ = _random_game(env, seed)
-    state = env.unwrapped.state
+    state = env.unwrapped.game_state
     assert abs(sum(totals.values())) < 1e-9, "win/loss rewards must sum to zero"
     winners = [f"player_{w}" for w in state.winners]
     if len(winners) == 1:
@@ -126,7 +126,7 @@ def test_win_loss_rewards(n, seed):
 def test_score_margin_rewards(n):
     env = island_fortress_v0.env(num_players=n, reward="score_margin")
     totals, _ = _random_game(env, 5)
-    score = env.unwrapped.state.score
+    score = env.unwrapped.game_state.score
     for i, agent in enumerate(env.possible_agents):
         best_other = max(score[j] for j in range(n) if j != i)
         assert totals[agent] == pytest.approx((score[i] - best_other) / 50)
@@ -137,7 +137,7 @@ def test_score_margin_rewards(n):
 def test_vp_delta_rewards_add_up_to_the_final_score(n, config):
     env = island_fortress_v0.env(num_players=n, reward="vp_delta", **config)
     totals, _ = _random_game(env, 6)
-    state = env.unwrapped.state
+    state = env.unwrapped.game_state
     assert any(state.score), "a game without any score does not test vp_delta"
     for i, agent in enumerate(env.possible_agents):
         assert totals[agent] == pytest.approx(state.score[i] / 50, abs=1e-9)
@@ -155,7 +155,7 @@ def test_final_infos_name_score_and_winners():
             env.step(None)
         else:
             env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    state = env.unwrapped.state
+    state = env.unwrapped.game_state
     assert set(infos) == set(env.possible_agents)
     for i, agent in enumerate(env.possible_agents):
         assert infos[agent]["score"] == state.score[i]
@@ -176,7 +176,7 @@ def test_render_ansi_returns_the_wall():
     assert isinstance(text, str)
     for marker in ("Region 1", "Region 3", "L1", "L4", "Round"):
         assert marker in text
-    state = env.unwrapped.state
+    state = env.unwrapped.game_state
     assert state.occ, "no block was built: the render check below would be empty"
     lines = [line for line in text.splitlines() if line.strip().startswith("L")]
     built = sum(line.count(c) for line in lines for c in "ABCDabcdG")
@@ -248,8 +248,8 @@ def test_reset_without_seed_continues_the_seeded_generator():
     b = island_fortress_v0.env(num_players=3)
     a.reset(seed=5)
     b.reset(seed=5)
-    first = list(a.unwrapped.state.deck)
+    first = list(a.unwrapped.game_state.deck)
     a.reset()
     b.reset()
-    assert list(a.unwrapped.state.deck) == list(b.unwrapped.state.deck)
-    assert list(a.unwrapped.state.deck) != first
+    assert list(a.unwrapped.game_state.deck) == list(b.unwrapped.game_state.deck)
+    assert list(a.unwrapped.game_state.deck) != first

@@ -17,9 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from island_fortress_env.engine import Game, IllegalActionError
+from island_fortress_env.engine import Game, IllegalActionError, tables
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine import tables
 from island_fortress_env.engine.state import (
     ACTION_PHASE_DECISIONS,
     D_BID,
@@ -242,8 +241,7 @@ def check_mask_exact(state: State) -> None:
                 c.apply_action(a)
             after = _quick_snapshot(c)
             assert after == before, (
-                f"illegal action {a} changed the state: "
-                f"{sorted(k for k in before if before[k] != after[k])}"
+                f"illegal action {a} changed the state: {sorted(k for k in before if before[k] != after[k])}"
             )
     assert _quick_snapshot(state) == before, "playing on clones changed the original"
 

@@ -7,11 +7,6 @@ of the Workers are Laborers) the test picks one and says so.
 
 from __future__ import annotations
 
-from island_fortress_env.engine import actions as A
-from island_fortress_env.engine import scoring
-from island_fortress_env.engine import state as S
-from island_fortress_env.engine.wall import geometry
-
 from scenario import (
     ADAM,
     BILL,
@@ -39,6 +34,11 @@ from scenario import (
     set_all,
     set_player,
 )
+
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine import scoring
+from island_fortress_env.engine import state as S
+from island_fortress_env.engine.wall import geometry
 
 # ---------------------------------------------------------------- income and petition
 

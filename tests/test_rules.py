@@ -10,13 +10,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from island_fortress_env.engine import ConfigError, Game, IllegalActionError
-from island_fortress_env.engine import actions as A
-from island_fortress_env.engine import scoring
-from island_fortress_env.engine import state as S
-from island_fortress_env.engine.wall import bit_of, geometry
-
 from scenario import (
     ADAM,
     BILL,
@@ -59,6 +52,11 @@ from scenario import (
     set_prison,
     shrink_deck,
 )
+
+from island_fortress_env.engine import ConfigError, Game, IllegalActionError, scoring
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine import state as S
+from island_fortress_env.engine.wall import bit_of, geometry
 
 
 def cells_of(state, actions, family=A.CELL):
@@ -188,7 +186,9 @@ def test_bids_are_placed_in_turn_order_from_the_holder_and_logged_sealed():
         do(s, A.BID + 1 + s.current_player())
     assert order == [CHARLES, ADAM, BILL]
     assert [e for e in s.log[mark:] if e[0] == "bid_placed"] == [
-        ("bid_placed", CHARLES), ("bid_placed", ADAM), ("bid_placed", BILL)
+        ("bid_placed", CHARLES),
+        ("bid_placed", ADAM),
+        ("bid_placed", BILL),
     ]
     assert events(s, "petition", mark)[0][1] == (1, 2, 3)
 
@@ -1204,8 +1204,11 @@ def test_end_game_least_built_region_three_regions():
 
 @pytest.mark.parametrize(
     "treasure, plus, minus",
-    [([2, 1, 1], {ADAM}, {BILL, CHARLES}), ([1, 1, 1], {ADAM, BILL, CHARLES}, {ADAM, BILL, CHARLES}),
-     ([0, 3, 3], {BILL, CHARLES}, {ADAM})],
+    [
+        ([2, 1, 1], {ADAM}, {BILL, CHARLES}),
+        ([1, 1, 1], {ADAM, BILL, CHARLES}, {ADAM, BILL, CHARLES}),
+        ([0, 3, 3], {BILL, CHARLES}, {ADAM}),
+    ],
 )
 def test_end_game_treasure_most_and_fewest(treasure, plus, minus):
     """End-game scoring: most Treasure +3, fewest -3; all tied get both (ruling 16)."""
@@ -1227,7 +1230,7 @@ def test_end_game_most_jade_ties_all_score(jade, winners):
     for p in range(3):
         set_player(s, p, jade=jade[p])
     end_game(s)
-    assert points_by(s, "most jade") == {p: 3 for p in winners}
+    assert points_by(s, "most jade") == dict.fromkeys(winners, 3)
 
 
 def test_end_game_most_workers_counts_laborers_and_convicts():

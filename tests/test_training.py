@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scenario as sc
 
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.agents import make_agent
@@ -19,7 +20,6 @@ from island_fortress_env.agents.checkpoint import (
     space_signature,
 )
 from island_fortress_env.engine import actions as A
-import scenario as sc
 from training.config import TrainConfigError, load_config
 from training.selfplay import SelfPlayEnv, jade_spent, score_components
 
@@ -56,7 +56,7 @@ def test_selfplay_env_plays_only_legal_actions_and_reports_stats():
             assert env.observation_space.contains(obs)
             total += reward
         stats = info["episode_stats"]
-        state = env.aec.state
+        state = env.aec.game_state
         seat = env.learner_seat
         assert stats["score"] == state.score[seat]
         assert sum(stats["components"].values()) == state.score[seat]
@@ -203,10 +203,10 @@ def test_tiny_run_checkpoint_has_metadata_loads_and_plays(tiny_run):
             env.step(None)
             continue
         player = agent if name == "player_0" else others[name]
-        action = player.act(obs["observation"], obs["action_mask"], env.unwrapped.state)
+        action = player.act(obs["observation"], obs["action_mask"], env.unwrapped.game_state)
         assert obs["action_mask"][action] == 1
         env.step(action)
-    assert env.unwrapped.state.is_terminal()
+    assert env.unwrapped.game_state.is_terminal()
 
 
 def test_resume_continues_the_step_count(tiny_run, tmp_path):
@@ -277,10 +277,10 @@ def test_an_unmasked_illegal_action_forfeits_the_game():
 
 def test_behaviour_cloning_learns_the_teachers_moves():
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import configure
 
     from training.policy import policy_kwargs
     from training.pretrain import behaviour_cloning, collect_demonstrations
-    from stable_baselines3.common.logger import configure
 
     data = collect_demonstrations(3, {}, games=2, seed=0)
     n = len(data["actions"])

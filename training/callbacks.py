@@ -4,8 +4,9 @@ metadata, and a tqdm progress bar (SB3's own needs ``rich``)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback

@@ -8,9 +8,10 @@ the key and the file, not a crash halfway through a run.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -132,7 +133,9 @@ def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
     for name, value in data.items():
         f = known[name]
         key = f"{where}.{name}" if where != "config" else name
-        if dataclasses.is_dataclass(f.default_factory() if f.default_factory is not dataclasses.MISSING else None):
+        if dataclasses.is_dataclass(
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+        ):
             values[name] = _build(f.default_factory().__class__, value or {}, key)
             continue
         expected = _TYPES[f.type]

@@ -25,8 +25,9 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -127,9 +128,9 @@ def play_game(env: Any, agents: Sequence[Any], seat_of: Sequence[int], seed: int
             env.step(None)
             continue
         seat = raw.agent_name_mapping[name]
-        action = agent_at[seat].act(obs["observation"], obs["action_mask"], raw.state)
+        action = agent_at[seat].act(obs["observation"], obs["action_mask"], raw.game_state)
         env.step(int(action))
-    return raw.state
+    return raw.game_state
 
 
 def evaluate(

@@ -1,14 +1,14 @@
 """Plot learning curves from TensorBoard event files to a PNG (for the README).
 
-    python -m training.plot_curves runs/baseline-3p_1 --out docs/learning_curve.png
+python -m training.plot_curves runs/baseline-3p_1 --out docs/learning_curve.png
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 DEFAULT_TAGS = (
     "game/win_rate_vs_random",
@@ -58,7 +58,7 @@ def plot(run_dir: str | Path, out: str | Path, tags: Sequence[str] = DEFAULT_TAG
         ax.set_title(tag)
         ax.set_xlabel("learner steps")
         ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(present):]:
+    for ax in list(axes.flat)[len(present) :]:
         ax.axis("off")
     fig.suptitle(f"Island Fortress masked-PPO self-play: {Path(run_dir).name}")
     fig.tight_layout()

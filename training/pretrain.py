@@ -41,7 +41,7 @@ def collect_demonstrations(
     finals: list[tuple[list[int], list[float]]] = []
     for g in tqdm(range(games), desc="demonstrations", disable=not progress, unit="game"):
         env.reset(seed=seed + g)
-        state = env.state
+        state = env.game_state
         while not state.is_terminal():
             seat = state.current_player()
             obs = env.observe(env.agent_selection)
@@ -106,5 +106,7 @@ def behaviour_cloning(model, data: dict[str, np.ndarray], epochs: int, batch_siz
         model.logger.record("pretrain/accuracy", record["accuracy"])
         model.logger.dump(step=epoch + 1)
         if progress:
-            print(f"imitation epoch {epoch + 1}: loss {record['loss']:.3f}, accuracy {record['accuracy']:.1%}")
+            print(
+                f"imitation epoch {epoch + 1}: loss {record['loss']:.3f}, accuracy {record['accuracy']:.1%}"
+            )
     return {"samples": n, "epochs": history}

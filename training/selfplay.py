@@ -16,7 +16,8 @@ training callback turns those into TensorBoard curves.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -45,7 +46,7 @@ SCORE_COMPONENTS = {
 
 
 def score_components(log: Sequence[tuple], seat: int) -> dict[str, int]:
-    out = {name: 0 for name in sorted(set(SCORE_COMPONENTS.values()))}
+    out = dict.fromkeys(sorted(set(SCORE_COMPONENTS.values())), 0)
     for event in log:
         if event[0] == "score" and event[1] == seat:
             first_word = event[3].split()[0]
@@ -161,7 +162,7 @@ class SelfPlayEnv(gym.Env):
         return self._observe(), {}
 
     def step(self, action: int):
-        state = self.aec.state
+        state = self.aec.game_state
         seat = self.learner_seat
         if int(action) not in state.legal_actions():
             # As PettingZoo's TerminateIllegalWrapper: the game is forfeited (-1). A masked
@@ -180,11 +181,11 @@ class SelfPlayEnv(gym.Env):
         return self._observe(), float(reward), terminated, False, info
 
     def action_masks(self) -> np.ndarray:
-        return action_mask(self.aec.state).astype(bool)  # all False once the game is over
+        return action_mask(self.aec.game_state).astype(bool)  # all False once the game is over
 
     # -- internals
     def _observe(self) -> np.ndarray:
-        return self.aec.encoder.encode(self.aec.state, self.learner_seat)
+        return self.aec.encoder.encode(self.aec.game_state, self.learner_seat)
 
     def _play_opponents(self) -> None:
         """Let the other seats move until the learner must decide or the game is over.
@@ -193,7 +194,7 @@ class SelfPlayEnv(gym.Env):
         completed); ``step`` measures the score after this, so that reward is not lost.
         """
         aec = self.aec
-        state = aec.state
+        state = aec.game_state
         while not state.is_terminal() and state.current_player() != self.learner_seat:
             seat = state.current_player()
             obs = aec.observe(aec.agent_selection)
@@ -201,7 +202,7 @@ class SelfPlayEnv(gym.Env):
             aec.step(action)
 
     def _episode_stats(self) -> dict[str, Any]:
-        state = self.aec.state
+        state = self.aec.game_state
         seat = self.learner_seat
         winners = state.winners
         return {

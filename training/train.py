@@ -20,8 +20,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
@@ -104,9 +105,7 @@ def train(cfg: TrainConfig, resume: str | None = None) -> Path:
         vec_env = DummyVecEnv(factories)
 
     if resume:
-        model = MaskablePPO.load(
-            resume, env=vec_env, device=cfg.train.device, tensorboard_log=str(runs_dir)
-        )
+        model = MaskablePPO.load(resume, env=vec_env, device=cfg.train.device, tensorboard_log=str(runs_dir))
     else:
         model = MaskablePPO(
             "MlpPolicy",
@@ -141,8 +140,13 @@ def train(cfg: TrainConfig, resume: str | None = None) -> Path:
     stats = GameStatsCallback()
     callbacks = [
         stats,
-        SnapshotPoolCallback(ckpt_dir / "pool", cfg.selfplay.snapshot_every, cfg.selfplay.pool_size,
-                             metadata, initial=initial_pool),  # fmt: skip
+        SnapshotPoolCallback(
+            ckpt_dir / "pool",
+            cfg.selfplay.snapshot_every,
+            cfg.selfplay.pool_size,
+            metadata,
+            initial=initial_pool,
+        ),  # fmt: skip
         CheckpointCallback(ckpt_dir, cfg.train.checkpoint_every, metadata),
     ]
     if cfg.logging.progress_bar:

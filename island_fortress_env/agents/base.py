@@ -12,7 +12,7 @@ class Agent(Protocol):
     """Anything that picks a legal action from an observation and its mask.
 
     ``observation`` is the env's float32 vector (seat-relative); ``action_mask`` the int8 mask.
-    ``state`` is the engine state at that moment (``env.unwrapped.state``): rule-based agents
+    ``state`` is the engine state at that moment (``env.unwrapped.game_state``): rule-based agents
     read it instead of decoding the vector, and must use only what the player to move may see
     (a test checks that hidden information never changes their choice). Learned agents ignore it.
     """

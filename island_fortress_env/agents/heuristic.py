@@ -141,7 +141,7 @@ class HeuristicAgent:
         if state is None:
             raise ValueError(
                 "HeuristicAgent needs the engine state: "
-                "call act(observation, action_mask, env.unwrapped.state)"
+                "call act(observation, action_mask, env.unwrapped.game_state)"
             )
         if len(legal) == 1:
             return legal[0]

@@ -1,9 +1,9 @@
 """The Island Fortress rules engine: no RL dependency (standard library only).
 
-    from island_fortress_env.engine import Game
-    state = Game(num_players=3).new_initial_state(seed=1)
-    while not state.is_terminal():
-        state.apply_action(state.legal_actions()[0])
+from island_fortress_env.engine import Game
+state = Game(num_players=3).new_initial_state(seed=1)
+while not state.is_terminal():
+    state.apply_action(state.legal_actions()[0])
 """
 
 from .actions import ACTION_FAMILIES, NUM_ACTIONS
@@ -14,6 +14,7 @@ from .state import TERMINAL, Game, IllegalActionError, State, play_random_game
 __all__ = [
     "ACTION_FAMILIES",
     "NUM_ACTIONS",
+    "TERMINAL",
     "ConfigError",
     "DeckError",
     "FavorCard",
@@ -22,7 +23,6 @@ __all__ = [
     "GameConfig",
     "IllegalActionError",
     "State",
-    "TERMINAL",
     "load_deck",
     "play_random_game",
 ]

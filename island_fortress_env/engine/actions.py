@@ -88,17 +88,27 @@ def _family(name: str, size: int, meaning: str) -> int:
 
 PASS = _family("pass", 1, "Pass: only when nothing else is legal (never seen in a normal game)")
 END_TURN = _family("end_turn", 1, "End the turn (declining buyback / Governor block placement)")
-BUYBACK_TASKMASTER = _family("buyback_taskmaster", 1, "Pay 3 Jade to take the Taskmaster card back and act again")
-BUYBACK_CHIP = _family("buyback_chip", 1, "Spend a Buyback Chip to take the card just played back and act again")
+BUYBACK_TASKMASTER = _family(
+    "buyback_taskmaster", 1, "Pay 3 Jade to take the Taskmaster card back and act again"
+)
+BUYBACK_CHIP = _family(
+    "buyback_chip", 1, "Spend a Buyback Chip to take the card just played back and act again"
+)
 KEEP_FAVOR = _family("keep_favor", MAX_FAVOR_CARDS, "Keep favor card #i (setup deal or Draw Favor Cards)")
 BID = _family("bid", MAX_BID + 1, "Petition bid of b Jade (sealed)")
 ROLE = _family("role", NUM_OPS, "Play the role card and take this action (card, option A/B/C)")
-REPEAT = _family("repeat", NUM_REPEATABLE, "Taskmaster B: pay the Repeat cost and repeat this action of a card on the table")
+REPEAT = _family(
+    "repeat",
+    NUM_REPEATABLE,
+    "Taskmaster B: pay the Repeat cost and repeat this action of a card on the table",
+)
 RECRUIT_COUNT = _family("recruit", 5, "Recruit k Laborers (k = 1..5, cost 0/1/2/4/6 Jade)")
 BUY_COUNT = _family("buy_blocks", 5, "Buy k Wall Blocks (k = 1..5, cost 0/1/2/4/6 Jade)")
 DRAW_COUNT = _family("draw", 2, "Declare the draw: 3 keep 2, or 5 keep 1")
 BUILD_COUNT = _family("build_count", 2, "Build 1 block, or 2 blocks for 1 Jade")
-CELL = _family("cell", MAX_CELLS, "A wall cell (build, replace, remove or place a reinforcement): region*17 + k")
+CELL = _family(
+    "cell", MAX_CELLS, "A wall cell (build, replace, remove or place a reinforcement): region*17 + k"
+)
 GOVERNOR = _family("governor", MAX_CELLS, "Place the Governor block on this cell (free, any region)")
 LABORERS = _family("laborers", MAX_WORKERS + 1, "Use L Laborers (the rest of the Workers are Convicts)")
 MOVE_REGION = _family("move", MAX_REGIONS, "Move the Taskmaster to region r")

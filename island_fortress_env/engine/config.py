@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from typing import Any
 
 from . import tables
 
@@ -88,7 +89,7 @@ class GameConfig:
         }
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "GameConfig":
+    def from_dict(cls, options: Mapping[str, Any]) -> GameConfig:
         """Build from keyword options, naming any unknown key instead of ignoring it."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(options) - known)

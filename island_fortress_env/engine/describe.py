@@ -18,14 +18,14 @@ _CELL_VERB = {
 }
 
 
-def cell_name(state: "State", cell: int) -> str:
+def cell_name(state: State, cell: int) -> str:
     geo = state.geo
     if not 0 <= cell < len(geo.cell_bits):
         return f"cell {cell} (not on this wall)"
     return geo.cell_name(geo.cell_bits[cell])
 
 
-def action_to_string(state: "State", action: int) -> str:
+def action_to_string(state: State, action: int) -> str:
     fam = A.family_of(action)
     i = action - fam.start
     if fam.name in ("pass", "end_turn", "trade_jade", "trade_convict", "trade_done"):
@@ -44,10 +44,7 @@ def action_to_string(state: "State", action: int) -> str:
         return f"play {A.op_label(i)}"
     if fam.name == "repeat":
         card = A.ROLE_KEYS[A.OP_CARD[i]]
-        return (
-            f"play Taskmaster B: repeat {A.op_label(i)} "
-            f"for {tables.REPEAT_ROLE_COST[card]} Jade"
-        )
+        return f"play Taskmaster B: repeat {A.op_label(i)} for {tables.REPEAT_ROLE_COST[card]} Jade"
     if fam.name == "recruit":
         return f"recruit {i + 1} Laborers for {tables.PURCHASE_COST[i + 1]} Jade"
     if fam.name == "buy_blocks":

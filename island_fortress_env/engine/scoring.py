@@ -5,7 +5,7 @@ Kept apart from the phase machine so each scoring rule reads as one short functi
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import tables
 

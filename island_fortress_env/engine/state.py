@@ -75,12 +75,14 @@ _REPEAT_COST = tuple(
 )  # Repeat cost per action; the Taskmaster's own action cannot be repeated
 # Lookup tables for the role choice: which actions a hand of role cards offers, which a table
 # of played cards offers to Taskmaster B given 0..3+ Jade, and the action ids of a set of actions.
-_HAND_OPS = tuple(
-    sum(1 << op for op in range(A.NUM_OPS) if hand >> A.OP_CARD[op] & 1) for hand in range(32)
-)
+_HAND_OPS = tuple(sum(1 << op for op in range(A.NUM_OPS) if hand >> A.OP_CARD[op] & 1) for hand in range(32))
 _TABLE_OPS = tuple(
     tuple(
-        sum(1 << op for op in range(A.NUM_REPEATABLE) if table >> A.OP_CARD[op] & 1 and jade >= _REPEAT_COST[op])
+        sum(
+            1 << op
+            for op in range(A.NUM_REPEATABLE)
+            if table >> A.OP_CARD[op] & 1 and jade >= _REPEAT_COST[op]
+        )
         for jade in range(4)
     )
     for table in range(32)
@@ -127,7 +129,7 @@ class Game:
         }
         self._playable: dict[tuple[int, int], int] = {}
 
-    def new_initial_state(self, seed: int | None = None) -> "State":
+    def new_initial_state(self, seed: int | None = None) -> State:
         return State(self, seed)
 
     def playable_cards(self, hand: int, blocks: int) -> int:
@@ -270,7 +272,7 @@ class State:
         self._legal = None
         self._apply(a)
 
-    def clone(self) -> "State":
+    def clone(self) -> State:
         other = State.__new__(State)
         for name in _SCALAR_SLOTS:
             setattr(other, name, getattr(self, name))
@@ -393,9 +395,7 @@ class State:
             self.rng, i = rng.below(self.rng, len(tied))
             winner = tied[i]
         else:  # the marker moves clockwise and never stays with its holder
-            winner = next(
-                (self.holder + k) % n for k in range(1, n) if (self.holder + k) % n in tied
-            )
+            winner = next((self.holder + k) % n for k in range(1, n) if (self.holder + k) % n in tied)
         self.last_bids = tuple(bids)
         self.bids = [0] * n
         self.log.append(("petition", self.last_bids, tuple(totals), winner))
@@ -731,8 +731,7 @@ class State:
             cells = [
                 bit
                 for bit in cells
-                if not (1 << bit) & region_mask
-                or self._build_cells(self.occ | (1 << bit), p, budget, left)
+                if not (1 << bit) & region_mask or self._build_cells(self.occ | (1 << bit), p, budget, left)
             ]
         return cells
 
@@ -777,9 +776,7 @@ class State:
         elif d == D_BUILD_COUNT:
             out = [A.BUILD_COUNT + c - 1 for c in (1, 2) if self._can_build(p, c, self.jade[p])]
         elif d == D_BUILD_CELL:
-            bits = self._build_cells(
-                self.occ, p, self._workers(p) - self.build_need, self.build_left
-            )
+            bits = self._build_cells(self.occ, p, self._workers(p) - self.build_need, self.build_left)
             out = sorted(A.CELL + geo.bit_cell[b] for b in bits)
         elif d == D_LABORERS:
             need = self.worker_need
@@ -823,10 +820,7 @@ class State:
             return f"illegal action {action}: the game is over"
         legal = ", ".join(str(a) for a in self.legal_actions()[:12])
         more = "" if len(self.legal_actions()) <= 12 else ", ..."
-        return (
-            f"illegal action {action} ({self.action_to_string(action)}) at {where}; "
-            f"legal: [{legal}{more}]"
-        )
+        return f"illegal action {action} ({self.action_to_string(action)}) at {where}; legal: [{legal}{more}]"
 
     # ------------------------------------------------------------------ applying actions
 
@@ -913,7 +907,9 @@ class State:
         elif op == A.OP_COLLECT_PRISON:
             self.jade[p] += self.prison_jade[region]
             self.convicts[p] += self.prison_convicts[region]
-            self.log.append(("prison_collected", p, region, self.prison_jade[region], self.prison_convicts[region]))
+            self.log.append(
+                ("prison_collected", p, region, self.prison_jade[region], self.prison_convicts[region])
+            )
             self.prison_jade[region] = 0
             self.prison_convicts[region] = 0
             self._finish_action()

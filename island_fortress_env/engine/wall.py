@@ -11,7 +11,7 @@ Cells also have a small public index (``region * 17 + k``) used by the action ta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from .tables import MAX_REGIONS, WORKERS_PER_LEVEL
 
@@ -75,7 +75,7 @@ def _cell_bits_of_region(region: int) -> list[int]:
     return bits
 
 
-@lru_cache(maxsize=None)
+@cache
 def geometry(regions: int) -> WallGeometry:
     if not 1 <= regions <= MAX_REGIONS:
         raise ValueError(f"a wall has 1..{MAX_REGIONS} regions, not {regions}")
@@ -86,9 +86,7 @@ def geometry(regions: int) -> WallGeometry:
         bits = _cell_bits_of_region(r)
         cell_bits += bits
         region_mask.append(sum(1 << b for b in bits))
-        row_mask.append(
-            tuple(sum(1 << b for b in bits[level * 5 : level * 5 + 5]) for level in range(3))
-        )
+        row_mask.append(tuple(sum(1 << b for b in bits[level * 5 : level * 5 + 5]) for level in range(3)))
     valid = sum(region_mask)
     level_mask = tuple(sum(row_mask[r][level] for r in range(regions)) for level in range(3))
     return WallGeometry(
