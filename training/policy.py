@@ -1,9 +1,7 @@
-"""The policy network: a small CNN over the wall image plus an MLP over everything else.
+"""SB3's view of the project's network: ``network.Torso`` as a features extractor.
 
-The observation's first block is the wall as 12 planes of 4 levels x 20 columns (see
-``island_fortress_env.observation.WALL_PLANES``); convolutions see neighbouring cells, which
-is what rows, supports and favor patterns are made of. The rest (boards, decision context,
-cards) goes through a dense layer. SB3 then adds separate policy and value heads.
+SB3's ``MaskablePPO`` then adds its own policy and value layers (``net_arch``), of the same
+widths as ``network.ActorCritic``'s heads.
 """
 
 from __future__ import annotations
@@ -11,32 +9,17 @@ from __future__ import annotations
 import torch
 from gymnasium import spaces
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from torch import nn
 
-from island_fortress_env.observation import GRID, LEVELS, NUM_PLANES, STRIDE, WALL_START
-
-WALL_SIZE = NUM_PLANES * GRID
+from .network import Torso
 
 
 class IslandFortressExtractor(BaseFeaturesExtractor):
     def __init__(self, observation_space: spaces.Box, cnn_channels: int = 32, hidden: int = 128) -> None:
         super().__init__(observation_space, features_dim=2 * hidden)
-        assert WALL_START == 0, "the wall planes must open the observation"
-        rest = int(observation_space.shape[0]) - WALL_SIZE
-        self.wall = nn.Sequential(
-            nn.Conv2d(NUM_PLANES, cnn_channels, kernel_size=3, padding=1),
-            nn.ReLU(),
-            nn.Conv2d(cnn_channels, cnn_channels, kernel_size=3, padding=1),
-            nn.ReLU(),
-            nn.Flatten(),
-            nn.Linear(cnn_channels * LEVELS * STRIDE, hidden),
-            nn.ReLU(),
-        )
-        self.board = nn.Sequential(nn.Linear(rest, hidden), nn.ReLU())
+        self.torso = Torso(int(observation_space.shape[0]), cnn_channels, hidden)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        wall = observations[:, :WALL_SIZE].reshape(-1, NUM_PLANES, LEVELS, STRIDE)
-        return torch.cat([self.wall(wall), self.board(observations[:, WALL_SIZE:])], dim=1)
+        return self.torso(observations)
 
 
 def policy_kwargs(cnn_channels: int, hidden: int) -> dict:

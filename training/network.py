@@ -1,0 +1,76 @@
+"""The one network definition: every trainer (native PPO, SB3, RLlib) builds its policy from it.
+
+``Torso`` reads the observation: a small CNN over the wall image (the observation's first block,
+12 planes of 4 levels x 20 columns; see ``island_fortress_env.observation.WALL_PLANES``) plus a
+dense layer over everything else (boards, decision context, cards). Convolutions see
+neighbouring cells, which is what rows, supports and favor patterns are made of.
+
+``ActorCritic`` adds a policy head (one logit per action id) and a value head. Illegal actions
+are removed by ``masked_logits``: their logit becomes the dtype's most negative number, so a
+softmax gives them probability 0 and an argmax never picks them.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.observation import GRID, LEVELS, NUM_PLANES, OBS_SIZE, STRIDE, WALL_START
+
+WALL_SIZE = NUM_PLANES * GRID
+
+
+class Torso(nn.Module):
+    """Observation -> features (``2 * hidden`` floats)."""
+
+    def __init__(self, obs_size: int = OBS_SIZE, cnn_channels: int = 32, hidden: int = 128) -> None:
+        super().__init__()
+        assert WALL_START == 0, "the wall planes must open the observation"
+        self.features_dim = 2 * hidden
+        self.wall = nn.Sequential(
+            nn.Conv2d(NUM_PLANES, cnn_channels, kernel_size=3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(cnn_channels, cnn_channels, kernel_size=3, padding=1),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(cnn_channels * LEVELS * STRIDE, hidden),
+            nn.ReLU(),
+        )
+        self.board = nn.Sequential(nn.Linear(obs_size - WALL_SIZE, hidden), nn.ReLU())
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        wall = obs[:, :WALL_SIZE].reshape(-1, NUM_PLANES, LEVELS, STRIDE)
+        return torch.cat([self.wall(wall), self.board(obs[:, WALL_SIZE:])], dim=1)
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Logits with every action outside ``mask`` (bool or 0/1, same shape) set to the minimum."""
+    return torch.where(mask.bool(), logits, torch.finfo(logits.dtype).min)
+
+
+class ActorCritic(nn.Module):
+    """Shared torso, then a policy head and a value head (each one hidden layer)."""
+
+    def __init__(
+        self,
+        obs_size: int = OBS_SIZE,
+        num_actions: int = NUM_ACTIONS,
+        cnn_channels: int = 32,
+        hidden: int = 128,
+    ) -> None:
+        super().__init__()
+        self.torso = Torso(obs_size, cnn_channels, hidden)
+        width = self.torso.features_dim
+        self.policy_head = nn.Sequential(nn.Linear(width, hidden), nn.ReLU(), nn.Linear(hidden, num_actions))
+        self.value_head = nn.Sequential(nn.Linear(width, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def forward(
+        self, obs: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits, value): logits masked when ``mask`` is given, value of shape (batch,)."""
+        features = self.torso(obs)
+        logits = self.policy_head(features)
+        if mask is not None:
+            logits = masked_logits(logits, mask)
+        return logits, self.value_head(features).squeeze(-1)
