@@ -1,15 +1,22 @@
-"""Trained checkpoints: SB3's own ``.zip`` save format, with our metadata inside the same zip.
+"""Trained checkpoints: one zip file, two kinds, the same metadata member in both.
 
-A checkpoint is what ``MaskablePPO.save`` writes, plus one extra member
-``island_fortress.json``: the training config, the env options, the step count and the
-observation/action *space signature*. Loading compares that signature with the running
+* **Native** (``island-fortress train``'s own PPO, and RLlib runs converted to it): a zip with
+  ``actor_critic.pt`` (the ``network.ActorCritic`` state dict, loaded with ``weights_only``) and
+  ``island_fortress.json`` whose ``format`` is ``NATIVE_FORMAT`` and whose ``network`` holds the
+  constructor arguments.
+* **SB3**: what ``MaskablePPO.save`` writes, plus the same ``island_fortress.json`` member.
+
+The metadata carries the training config, the env options, the step count, the library versions
+and the observation/action *space signature*. Loading compares that signature with the running
 environment and refuses a mismatch with a clear error, never silently.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -20,6 +27,8 @@ from ..engine.actions import ACTION_FAMILIES, NUM_ACTIONS
 from ..observation import GLOBAL_FEATURES, LAYOUT, OBS_SIZE, PLAYER_FEATURES, WALL_PLANES
 
 META_MEMBER = "island_fortress.json"
+WEIGHTS_MEMBER = "actor_critic.pt"
+NATIVE_FORMAT = "island_fortress.actor_critic.v1"
 
 
 class CheckpointError(ValueError):
@@ -80,6 +89,49 @@ def check_signature(path: str | Path, metadata: dict[str, Any]) -> None:
         )
 
 
+def save_policy(path: str | Path, net: Any, network: dict[str, Any], metadata: dict[str, Any]) -> Path:
+    """Write a native checkpoint: ``net`` (an ``ActorCritic`` built with ``**network``) + metadata.
+
+    Written to a temporary file first and renamed, so a crash never leaves half a checkpoint.
+    """
+    import torch
+
+    path = Path(path)
+    meta = {
+        **metadata,
+        "format": NATIVE_FORMAT,
+        "network": dict(network),
+        "space_signature": space_signature(),
+    }
+    weights = io.BytesIO()
+    torch.save(net.state_dict(), weights)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr(META_MEMBER, json.dumps(meta, indent=2, sort_keys=True, default=str))
+        z.writestr(WEIGHTS_MEMBER, weights.getvalue())
+    os.replace(tmp, path)
+    return path
+
+
+def load_policy(path: str | Path) -> tuple[Any, dict[str, Any]]:
+    """A native checkpoint's ``ActorCritic`` (eval mode) and metadata, after the signature check."""
+    import torch
+
+    from ..network import ActorCritic
+
+    metadata = read_metadata(path)
+    if metadata.get("format") != NATIVE_FORMAT:
+        raise CheckpointError(f"checkpoint {str(path)!r}: not a native checkpoint ({NATIVE_FORMAT})")
+    check_signature(path, metadata)
+    with zipfile.ZipFile(path) as z:
+        state_dict = torch.load(io.BytesIO(z.read(WEIGHTS_MEMBER)), map_location="cpu", weights_only=True)
+    net = ActorCritic(**metadata["network"])
+    net.load_state_dict(state_dict)
+    net.eval()
+    return net, metadata
+
+
 def load_model(path: str | Path, device: str = "cpu"):
     """Load a MaskablePPO checkpoint after checking its metadata and spaces."""
     metadata = read_metadata(path)
@@ -97,15 +149,25 @@ def load_model(path: str | Path, device: str = "cpu"):
 
 
 class CheckpointAgent:
-    """A trained policy behind the common agent interface (masked, deterministic by default)."""
+    """A trained policy (native or SB3) behind the common agent interface.
 
-    def __init__(self, path: str | Path, seed: int | None = None, deterministic: bool = True,
-                 name: str | None = None) -> None:  # fmt: skip
+    Masked, greedy by default (``deterministic=True``); sampling uses the agent's own generator.
+    """
+
+    def __init__(
+        self, path: str | Path, seed: int | None = None, deterministic: bool = True, name: str | None = None
+    ) -> None:
         import torch
 
         torch.set_num_threads(1)  # one game per process: more threads only add overhead
         self.path = str(path)
-        self.model, self.metadata = load_model(path)
+        self.metadata = read_metadata(path)
+        if self.metadata.get("format") == NATIVE_FORMAT:
+            self.net, self.metadata = load_policy(path)
+            self.model = None
+        else:
+            self.model, self.metadata = load_model(path)
+            self.net = None
         self.deterministic = deterministic
         self.name = name or Path(path).stem
         self.rng = np.random.default_rng(seed)  # sampling uses this, never torch's global RNG
@@ -114,16 +176,23 @@ class CheckpointAgent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
+    def probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The policy's action probabilities (0 outside the mask)."""
         import torch
 
-        policy = self.model.policy
         mask = action_mask.astype(bool)
         with torch.no_grad():
             obs = torch.as_tensor(observation, dtype=torch.float32).reshape(1, -1)
-            dist = policy.get_distribution(obs, action_masks=mask.reshape(1, -1))
-            probs = dist.distribution.probs[0].numpy().astype(np.float64)
+            if self.net is not None:
+                logits, _ = self.net(obs, torch.as_tensor(mask).reshape(1, -1))
+                probs = torch.softmax(logits, dim=-1)[0].numpy().astype(np.float64)
+            else:
+                dist = self.model.policy.get_distribution(obs, action_masks=mask.reshape(1, -1))
+                probs = dist.distribution.probs[0].numpy().astype(np.float64)
+        return np.where(mask, probs, 0.0)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
+        probs = self.probabilities(observation, action_mask)
         if self.deterministic:
-            return int(np.argmax(np.where(mask, probs, -1.0)))
-        probs = np.where(mask, probs, 0.0)
+            return int(np.argmax(np.where(action_mask.astype(bool), probs, -1.0)))
         return int(self.rng.choice(len(probs), p=probs / probs.sum()))
