@@ -367,7 +367,7 @@ def _card_lines(
 
 
 def _draw_player(p: _Painter, box: tuple[float, float, float, float], pl: PlayerView) -> None:
-    x0, y0, x1, y1 = box
+    x0, y0, x1, _bottom = box
     d = p.draw
     d.rectangle(
         box, fill=PANEL, outline=SEAT_COLOURS[pl.seat] if pl.to_move else FAINT, width=5 if pl.to_move else 1

@@ -193,11 +193,11 @@ class GameRecord:
 
 def replay(record: GameRecord) -> State:
     """Replay a record to its final state, checking every step and the result."""
-    final = None
-    for final, _action in record.steps():  # the live state: advanced past each action
+    live = None
+    for live, _action in record.steps():  # noqa: B007 (the live state, advanced past each action)
         pass
-    assert final is not None  # steps() raises on a record without actions
-    return final
+    assert live is not None  # steps() raises on a record without actions
+    return live
 
 
 def states(record: GameRecord) -> list[State]:
