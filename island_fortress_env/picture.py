@@ -280,21 +280,34 @@ CELL = 54
 REGION_GAP = 30
 
 
+def _wall_left(regions: int) -> float:
+    total = regions * COLUMNS_PER_REGION * CELL + (regions - 1) * REGION_GAP
+    return (WIDTH - total) / 2
+
+
+WALL_BASE = WALL_TOP + 24 + LEVELS * CELL  # the ground line, under level 1
+
+
+def cell_box(regions: int, region: int, level: int, column: int) -> tuple[int, int, int, int]:
+    """Where a wall cell is drawn: (left, top, right, bottom) in pixels."""
+    x = _wall_left(regions) + region * (COLUMNS_PER_REGION * CELL + REGION_GAP) + column * CELL
+    y = WALL_BASE - (level + 1) * CELL
+    return (round(x + 2), round(y + 2), round(x + CELL - 2), round(y + CELL - 2))
+
+
 def _draw_wall(p: _Painter, view: TableView) -> int:
     """The wall region by region, camps with the Taskmasters, prisons; returns the bottom y."""
     region_w = COLUMNS_PER_REGION * CELL
-    total = view.regions * region_w + (view.regions - 1) * REGION_GAP
-    left = (WIDTH - total) / 2
-    base = WALL_TOP + 24 + LEVELS * CELL  # bottom of level 1
+    left = _wall_left(view.regions)
+    base = WALL_BASE
     d = p.draw
     for r in range(view.regions):
         x0 = left + r * (region_w + REGION_GAP)
         p.text((x0 + region_w / 2, WALL_TOP), f"Region {r + 1}", size=17, anchor="ma")
         d.line((x0 - 6, base + 1, x0 + region_w + 6, base + 1), fill=INK, width=3)
     for cell in view.cells:
-        x = left + cell.region * (region_w + REGION_GAP) + cell.column * CELL
-        y = base - (cell.level + 1) * CELL
-        box = (x + 2, y + 2, x + CELL - 2, y + CELL - 2)
+        box = cell_box(view.regions, cell.region, cell.level, cell.column)
+        x, y = box[0] - 2, box[1] - 2
         if cell.owner is None:
             d.rectangle(box, fill=BUILDABLE_CELL if cell.buildable else EMPTY_CELL, outline=FAINT)
             if cell.buildable:
@@ -477,3 +490,40 @@ class TableWindow:
 
     def close(self) -> None:
         self._pygame.display.quit()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Save a picture of a seeded game between heuristic players (used for ``docs/table.png``):
+    ``python -m island_fortress_env.picture OUT.png [--players 3] [--seed 3] [--round 5]``."""
+    import argparse
+
+    from .agents import make_agent
+    from .island_fortress_v0 import raw_env
+
+    parser = argparse.ArgumentParser(prog="python -m island_fortress_env.picture", description=main.__doc__)
+    parser.add_argument("out")
+    parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4))
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument(
+        "--round", type=int, default=5, help="stop at this round's first Build Wall cell choice"
+    )
+    parser.add_argument("--seat", type=int, default=None, help="the viewing seat (default: spectator)")
+    args = parser.parse_args(argv)
+    env = raw_env(num_players=args.players)
+    env.reset(seed=args.seed)
+    state = env.game_state
+    assert state is not None
+    agents = [make_agent("heuristic", seed=args.seed + p) for p in range(args.players)]
+    while not state.is_terminal() and not (
+        state.round >= args.round and state.decision_name() == "build where"
+    ):
+        p = state.current_player()
+        obs = env.observe(env.possible_agents[p])
+        env.step(agents[p].act(obs["observation"], obs["action_mask"], state))
+    render_image(state, args.seat).save(args.out)
+    print(f"{args.out}: round {state.round}, {state.decision_name()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
