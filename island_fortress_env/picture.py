@@ -18,7 +18,7 @@ is a light block marked G.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -227,26 +227,41 @@ def _supply_text(amount: int) -> str:
     return "unlimited" if amount >= 10**8 else str(amount)
 
 
+@lru_cache(maxsize=4096)
+def _text_mask(text: str, size: int, anchor: str) -> tuple[Image.Image | None, int, int, float]:
+    """A text's anti-aliased mask, its offset from the anchor point and its advance width.
+
+    Labels and most numbers repeat from one picture to the next, and FreeType rendering is
+    most of a picture's cost, so each (text, size, anchor) is rendered once.
+    """
+    font = _font(size)
+    left, top, right, bottom = font.getbbox(text, anchor=anchor)
+    width = font.getlength(text)
+    if right <= left or bottom <= top:
+        return None, 0, 0, width
+    mask = Image.new("L", (right - left, bottom - top), 0)
+    ImageDraw.Draw(mask).text((-left, -top), text, font=font, fill=255, anchor=anchor)
+    return mask, left, top, width
+
+
 class _Painter:
     def __init__(self, image: Image.Image) -> None:
+        self.image = image
         self.draw = ImageDraw.Draw(image)
 
-    def text(self, xy: tuple[float, float], text: str, size: int = 15, fill: Any = INK, **kw: Any) -> float:
-        """Draw ``text``; return its width."""
-        font = _font(size)
-        self.draw.text(xy, text, font=font, fill=fill, **kw)
-        return self.draw.textlength(text, font=font)
+    def text(
+        self, xy: tuple[float, float], text: str, size: int = 15, fill: Any = INK, anchor: str = "la"
+    ) -> float:
+        """Draw ``text`` with its ``anchor`` (Pillow's anchors) at ``xy``; return its width."""
+        mask, left, top, width = _text_mask(text, size, anchor)
+        if mask is not None:
+            self.image.paste(fill, (round(xy[0]) + left, round(xy[1]) + top), mask)
+        return width
 
-    def token(self, x: float, y: float, seat: int, size: int = 22, text: str | None = None) -> None:
+    def token(self, x: float, y: float, seat: int, size: int = 22) -> None:
         """A round seat token with the seat's mark."""
         self.draw.ellipse((x, y, x + size, y + size), fill=SEAT_COLOURS[seat], outline=INK, width=2)
-        self.draw.text(
-            (x + size / 2, y + size / 2 + 1),
-            text or MARKS[seat],
-            font=_font(int(size * 0.62)),
-            fill=SEAT_TEXT[seat],
-            anchor="mm",
-        )
+        self.text((x + size / 2, y + size / 2 + 1), MARKS[seat], int(size * 0.62), SEAT_TEXT[seat], "mm")
 
     def pattern(self, x: float, y: float, card: FavorCard, fill: Any, cell: int = 7) -> float:
         """A favor card's pattern as a small grid; returns its width."""
@@ -321,7 +336,7 @@ def _draw_wall(p: _Painter, view: TableView) -> int:
         if cell.reinforced:  # a heavy double frame: the reinforcement
             d.rectangle((x + 5, y + 5, x + CELL - 5, y + CELL - 5), outline=INK, width=3)
             d.rectangle((x + 9, y + 9, x + CELL - 9, y + CELL - 9), outline=(255, 255, 255), width=2)
-        d.text((x + CELL / 2, y + CELL / 2 + 1), mark, font=_font(22), fill=ink, anchor="mm")
+        p.text((x + CELL / 2, y + CELL / 2 + 1), mark, 22, ink, "mm")
     y = base + 10
     for r in range(view.regions):
         x0 = left + r * (region_w + REGION_GAP)
@@ -353,12 +368,10 @@ def _draw_roles(p: _Painter, x: float, y: float, pl: PlayerView) -> None:
         box = (x, y, x + 24, y + 22)
         if role in pl.roles_hand:  # in hand: a solid card
             p.draw.rectangle(box, fill=INK, outline=INK)
-            p.draw.text(
-                (x + 12, y + 12), ROLE_LETTERS[role], font=_font(14), fill=(255, 255, 255), anchor="mm"
-            )
+            p.text((x + 12, y + 12), ROLE_LETTERS[role], 14, (255, 255, 255), "mm")
         elif role in pl.roles_table:  # played this round: an open card, struck through
             p.draw.rectangle(box, fill=PANEL, outline=INK, width=2)
-            p.draw.text((x + 12, y + 12), ROLE_LETTERS[role], font=_font(14), fill=INK, anchor="mm")
+            p.text((x + 12, y + 12), ROLE_LETTERS[role], 14, INK, "mm")
             p.draw.line((x + 2, y + 20, x + 22, y + 2), fill=INK, width=1)
         else:
             p.draw.rectangle(box, outline=FAINT)

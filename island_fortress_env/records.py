@@ -99,7 +99,7 @@ class GameRecord:
             "format": FORMAT,
             "version": VERSION,
             "action_table": self.action_table,
-            "rules": self.rules,
+            "rules": dict(self.rules),
             "seed": self.seed,
             "agents": list(self.agents),
             "actions": list(self.actions),
@@ -144,7 +144,7 @@ class GameRecord:
         if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
             raise fail("'agents' must be a list of names")
         return cls(
-            rules=rules,
+            rules=dict(rules),
             seed=seed,
             actions=ints("actions"),
             agents=tuple(agents),

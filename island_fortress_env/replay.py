@@ -12,7 +12,7 @@ per decision, or with ``--per turn`` one frame each time the player to move chan
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -52,10 +52,9 @@ def write_video(
     fps: float | None = None,
     scale: float | None = None,
 ) -> int:
-    """Write the record as a video (``.mp4`` through ffmpeg, ``.gif`` through Pillow) from the
-    spectator's picture; returns the number of frames. Frames are streamed, not held."""
-    import imageio.v2 as imageio
-    import numpy as np
+    """Write the record as a video from the spectator's picture: ``.mp4`` (H.264 through
+    imageio's ffmpeg, frames streamed) or ``.gif`` (Pillow, frames reduced to a palette and
+    held until written). Returns the number of frames."""
     from PIL import Image
 
     from .picture import HEIGHT, WIDTH, render_image
@@ -65,23 +64,37 @@ def write_video(
     if suffix not in VIDEO_SUFFIXES:
         raise RecordError(f"video {str(path)!r}: the name must end in one of {VIDEO_SUFFIXES}")
     if scale is None:
-        scale = 0.5 if suffix == ".gif" else 1.0  # GIF frames are kept in memory until written
+        scale = 0.5 if suffix == ".gif" else 1.0
     if not 0.1 <= scale <= 2.0:
         raise RecordError(f"video scale must be within 0.1-2.0, not {scale}")
     fps = fps or (4.0 if per == "decision" else 2.0)
-    size = (round(WIDTH * scale / 16) * 16, round(HEIGHT * scale / 16) * 16)
-    names = record.agents
+    size = (round(WIDTH * scale / 16) * 16, round(HEIGHT * scale / 16) * 16)  # codec-friendly
     frames = frame_states(states(record), per)
-    if suffix == ".mp4":
-        writer = imageio.get_writer(path, fps=fps, codec="libx264", quality=7, macro_block_size=16)
-    else:
-        writer = imageio.get_writer(path, mode="I", duration=1000.0 / fps, loop=0)
-    with writer:
+
+    def pictures() -> Iterator[Image.Image]:
         for state in frames:
-            image = render_image(state, None, names)
-            if image.size != size:
-                image = image.resize(size, Image.Resampling.LANCZOS)
-            writer.append_data(np.asarray(image))
+            image = render_image(state, None, record.agents)
+            yield (
+                image
+                if image.size == size
+                else image.resize(size, Image.Resampling.LANCZOS, reducing_gap=2.0)
+            )
+
+    if suffix == ".mp4":
+        import imageio.v2 as imageio
+        import numpy as np
+
+        with imageio.get_writer(path, fps=fps, codec="libx264", quality=7, macro_block_size=16) as writer:
+            for image in pictures():
+                writer.append_data(np.asarray(image))
+    else:
+        palette = [image.quantize(colors=128, method=Image.Quantize.FASTOCTREE) for image in pictures()]
+        try:
+            palette[0].save(
+                path, save_all=True, append_images=palette[1:], duration=round(1000 / fps), loop=0
+            )
+        except OSError as exc:
+            raise RecordError(f"video {str(path)!r}: cannot be written ({exc})") from None
     return len(frames)
 
 
