@@ -235,8 +235,8 @@ def _text_mask(text: str, size: int, anchor: str) -> tuple[Image.Image | None, i
     most of a picture's cost, so each (text, size, anchor) is rendered once.
     """
     font = _font(size)
-    left, top, right, bottom = font.getbbox(text, anchor=anchor)
-    width = font.getlength(text)
+    left, top, right, bottom = (int(v) for v in font.getbbox(text, anchor=anchor))
+    width = float(font.getlength(text))
     if right <= left or bottom <= top:
         return None, 0, 0, width
     mask = Image.new("L", (right - left, bottom - top), 0)
@@ -314,7 +314,7 @@ def _draw_wall(p: _Painter, view: TableView) -> int:
     """The wall region by region, camps with the Taskmasters, prisons; returns the bottom y."""
     region_w = COLUMNS_PER_REGION * CELL
     left = _wall_left(view.regions)
-    base = WALL_BASE
+    base: float = WALL_BASE
     d = p.draw
     for r in range(view.regions):
         x0 = left + r * (region_w + REGION_GAP)
@@ -322,7 +322,7 @@ def _draw_wall(p: _Painter, view: TableView) -> int:
         d.line((x0 - 6, base + 1, x0 + region_w + 6, base + 1), fill=INK, width=3)
     for cell in view.cells:
         box = cell_box(view.regions, cell.region, cell.level, cell.column)
-        x, y = box[0] - 2, box[1] - 2
+        x, y = float(box[0] - 2), float(box[1] - 2)
         if cell.owner is None:
             d.rectangle(box, fill=BUILDABLE_CELL if cell.buildable else EMPTY_CELL, outline=FAINT)
             if cell.buildable:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .records import GameRecord, RecordError, load, states
 from .render import PLAYER_MARKS, render_text
@@ -84,7 +84,8 @@ def write_video(
         import imageio.v2 as imageio
         import numpy as np
 
-        with imageio.get_writer(path, fps=fps, codec="libx264", quality=7, macro_block_size=16) as writer:
+        writer: Any = imageio.get_writer(path, fps=fps, codec="libx264", quality=7, macro_block_size=16)
+        with writer:  # imageio's ffmpeg writer (typed as its generic base class)
             for image in pictures():
                 writer.append_data(np.asarray(image))
     else:
