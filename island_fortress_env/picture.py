@@ -310,7 +310,7 @@ def cell_box(regions: int, region: int, level: int, column: int) -> tuple[int, i
     return (round(x + 2), round(y + 2), round(x + CELL - 2), round(y + CELL - 2))
 
 
-def _draw_wall(p: _Painter, view: TableView) -> int:
+def _draw_wall(p: _Painter, view: TableView) -> float:
     """The wall region by region, camps with the Taskmasters, prisons; returns the bottom y."""
     region_w = COLUMNS_PER_REGION * CELL
     left = _wall_left(view.regions)
