@@ -18,6 +18,10 @@ PROG = "island-fortress"
 DELEGATED = {"train": "training.train", "evaluate": "training.evaluate", "bench": "island_fortress_env.bench"}
 
 
+# Packages of the [render] extra: without them play, replay --video and pictures cannot run.
+OPTIONAL_PACKAGES = frozenset({"PIL", "imageio", "imageio_ffmpeg", "rich", "pygame"})
+
+
 class CommandLineParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose usage errors are one line on stderr (exit 2)."""
 
@@ -262,6 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args, args.parser) or 0)
     except user_errors() as exc:
         parser.exit(2, f"{prog}: error: {one_line(exc)}\n")
+    except ImportError as exc:
+        if exc.name not in OPTIONAL_PACKAGES:
+            raise
+        parser.exit(2, f"{prog}: error: {exc.name} is missing: pip install 'island-fortress-env[render]'\n")
     except KeyboardInterrupt:
         parser.exit(130, f"\n{prog}: interrupted\n")
 

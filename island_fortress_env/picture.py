@@ -22,7 +22,13 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+
+try:
+    from PIL import Image, ImageDraw, ImageFont
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "pictures need Pillow: pip install 'island-fortress-env[render]'", name=exc.name
+    ) from exc
 
 from .engine import actions as A
 from .engine.favors import FavorCard

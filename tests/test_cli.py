@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from island_fortress_env import cli, records
-from island_fortress_env.play import PROMPT, parse_choice
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,6 +32,9 @@ def test_play_a_whole_game_in_a_terminal(tmp_path):
     are explained and change nothing, actions are chosen by number and by typed prefix, the
     other player's kept cards and bids stay hidden, and the game is saved and replays."""
     pexpect = pytest.importorskip("pexpect", reason="the terminal test needs pexpect")
+    pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
+    from island_fortress_env.play import PROMPT
+
     out = tmp_path / "game.json"
     child = pexpect.spawn(
         sys.executable,
@@ -86,6 +88,7 @@ def test_play_a_whole_game_in_a_terminal(tmp_path):
 
 
 def test_play_quit_saves_nothing(tmp_path):
+    pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
     from island_fortress_env.play import play_game
 
     entries = iter(["2", "quit"])
@@ -104,6 +107,9 @@ def test_play_quit_saves_nothing(tmp_path):
 
 
 def test_parse_choice():
+    pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
+    from island_fortress_env.play import parse_choice
+
     legal, labels = [5, 9, 11], ["bid 0 Jade", "bid 1 Jade", "bid 10 Jade"]
     assert parse_choice("2", legal, labels).action == 9
     assert parse_choice("BID 0", legal, labels).action == 5
@@ -112,6 +118,64 @@ def test_parse_choice():
     assert ambiguous.action is None and "fits 2 actions" in ambiguous.message
     assert parse_choice("4", legal, labels).action is None
     assert parse_choice("0", legal, labels).action is None
+
+
+def test_play_with_the_window(tmp_path, monkeypatch):
+    """``--window`` shows the person's view of the table in a pygame window."""
+    pytest.importorskip("pygame", reason="the window needs the [render] extra (pygame-ce)")
+    pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    from rich.console import Console
+
+    from island_fortress_env import picture
+    from island_fortress_env.play import play_game
+
+    shown = []
+    real_show = picture.TableWindow.show
+    monkeypatch.setattr(
+        picture.TableWindow,
+        "show",
+        lambda self, frame, fps=None: shown.append(frame) or real_show(self, frame),
+    )
+    entries = iter(["1", "1", "quit"])
+    play_game(
+        ["random", "random"],
+        seat=1,
+        seed=2,
+        window=True,
+        ask=lambda prompt: next(entries),
+        console=Console(file=io.StringIO()),
+    )
+    assert len(shown) == 3 and shown[0].shape == (picture.HEIGHT, picture.WIDTH, 3)
+
+
+def test_replay_steps_in_a_terminal(tmp_path):
+    pexpect = pytest.importorskip("pexpect", reason="the terminal test needs pexpect")
+    from test_records import play
+
+    record, _final = play(seed=6)
+    path = records.save(record, tmp_path / "g.json")
+    total = len(record.actions)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "island_fortress_env.cli", "replay", str(path)],
+        env=_env(),
+        encoding="utf-8",
+        timeout=60,
+    )
+    child.expect_exact(f"[1/{total}] > ")
+    child.sendline("")
+    child.expect_exact(f"step 2/{total}")
+    child.expect_exact(f"[2/{total}] > ")
+    child.sendline("b")
+    child.expect_exact(f"[1/{total}] > ")
+    child.sendline("e")
+    child.expect_exact("Final scores:")
+    child.expect_exact(f"[{total}/{total}] > ")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
 
 
 # --------------------------------------------------------------------------- replay
