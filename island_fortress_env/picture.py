@@ -361,7 +361,8 @@ def _draw_wall(p: _Painter, view: TableView) -> float:
     p.text(
         (24, legend_y),
         "Blocks show their owner's mark (A-D); G: Governor block; double frame: reinforced; "
-        "inner outline: empty and buildable now; tokens in a camp: Taskmasters.",
+        "inner outline: empty and buildable now; tokens in a camp: Taskmasters; "
+        "roles: solid = in hand, struck = on the table.",
         size=13,
         fill=FAINT,
     )
@@ -382,24 +383,47 @@ def _draw_roles(p: _Painter, x: float, y: float, pl: PlayerView) -> None:
         else:
             p.draw.rectangle(box, outline=FAINT)
         x += 28
-    p.text((x + 2, y + 4), "solid: in hand · struck: on the table", size=11, fill=FAINT)
+
+
+def _fit(text: str, size: int, width: float) -> str:
+    """``text`` cut to ``width`` pixels (ending in an ellipsis when cut)."""
+    font = _font(size)
+    if font.getlength(text) <= width:
+        return text
+    while text and font.getlength(text + "…") > width:
+        text = text[:-1]
+    return text.rstrip() + "…"
 
 
 def _card_lines(
-    p: _Painter, x: float, y: float, width: float, title: str, cards: tuple[FavorCard, ...], fill: Any
+    p: _Painter,
+    x: float,
+    y: float,
+    right: float,
+    bottom: float,
+    title: str,
+    cards: tuple[FavorCard, ...],
+    fill: Any,
 ) -> float:
+    """A titled list of favor cards, each with its pattern; cut with "+ k more" at ``bottom``."""
     p.text((x, y), title, size=14)
     y += 19
-    for card in cards:
+    for i, card in enumerate(cards):
+        height = max(8 * len(card.pattern), 17) + 4
+        if y + height > bottom - 20 and i < len(cards) - 1:
+            rest = ", ".join(c.name for c in cards[i:])
+            p.text((x + 6, y), _fit(f"+ {len(cards) - i} more: {rest}", 14, right - x - 6), size=14)
+            return y + 20
         w = p.pattern(x + 6, y + 1, card, fill, cell=8)
         rewards = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in card.rewards.items() if v)
-        p.text((x + 14 + max(w, 24), y), f"{card.name}: {rewards}", size=14)
-        y += max(8 * len(card.pattern), 17) + 4
+        left = x + 14 + max(w, 24)
+        p.text((left, y), _fit(f"{card.name}: {rewards}", 14, right - left), size=14)
+        y += height
     return y
 
 
 def _draw_player(p: _Painter, box: tuple[float, float, float, float], pl: PlayerView) -> None:
-    x0, y0, x1, _bottom = box
+    x0, y0, x1, bottom = box
     d = p.draw
     d.rectangle(
         box, fill=PANEL, outline=SEAT_COLOURS[pl.seat] if pl.to_move else FAINT, width=5 if pl.to_move else 1
@@ -418,20 +442,21 @@ def _draw_player(p: _Painter, box: tuple[float, float, float, float], pl: Player
         tags.append("Governor marker")
     if pl.governor_block_in_hand:
         tags.append("Governor block in hand")
-    p.text((x, y), " · ".join(tags) or " ", size=14)
+    p.text((x, y), _fit(" · ".join(tags), 14, x1 - x - 8), size=14)
     y += 22
     half = (x1 - x0) / 2
     rows = [
         (f"Jade {pl.jade}", f"Treasure {pl.treasure}"),
         (f"Laborers {pl.laborers}", f"Convicts {pl.convicts}"),
-        (f"Blocks {pl.blocks_supply} (stock {pl.blocks_stockpile})", f"on the wall {pl.blocks_on_wall}"),
-        (f"Buyback Chips {pl.chips}", f"turns taken {pl.turns_taken}/3"),
-        (f"income +{pl.income_bonus}, petition +{pl.petition_bonus}", _bid_text(pl)),
+        (f"Blocks {pl.blocks_supply}", f"stockpile {pl.blocks_stockpile}"),
+        (f"on the wall {pl.blocks_on_wall}", f"Buyback Chips {pl.chips}"),
+        (f"income +{pl.income_bonus}", f"petition +{pl.petition_bonus}"),
+        (f"turns taken {pl.turns_taken}/3", _bid_text(pl)),
     ]
     for left, right in rows:
         p.text((x, y), left, size=16)
         p.text((x + half - 8, y), right, size=16)
-        y += 22
+        y += 21
     y += 4
     _draw_roles(p, x, y, pl)
     y += 30
@@ -440,14 +465,14 @@ def _draw_player(p: _Painter, box: tuple[float, float, float, float], pl: Player
     p.text((x, y), f"favor cards: {pl.hand_count} in hand{hidden}, {len(pl.favor_played)} played", size=14)
     y += 20
     if pl.favor_played:
-        y = _card_lines(p, x, y, x1 - x, "played:", pl.favor_played, fill)
+        y = _card_lines(p, x, y, x1 - 8, bottom, "played:", pl.favor_played, fill)
     if pl.hand is not None and pl.hand:
-        y = _card_lines(p, x, y, x1 - x, "in hand:", pl.hand, fill)
+        y = _card_lines(p, x, y, x1 - 8, bottom, "in hand:", pl.hand, fill)
     if pl.choosing_count:
         if pl.choosing is None:
             p.text((x, y), f"choosing from {pl.choosing_count} favor cards (hidden)", size=14)
         else:
-            _card_lines(p, x, y, x1 - x, "choosing from:", pl.choosing, fill)
+            _card_lines(p, x, y, x1 - 8, bottom, "choosing from:", pl.choosing, fill)
 
 
 def _bid_text(pl: PlayerView) -> str:
