@@ -16,6 +16,12 @@ Observations are ``{"observation": float32[OBS_SIZE], "action_mask": int8[NUM_AC
 seat-relative and of one size for every table size and variant. The same agent often
 moves several times in a row: a compound move is a sequence of small decisions.
 
+Rendering (``render_mode=``): ``"ansi"`` returns the text board; ``"rgb_array"`` returns the
+table as an H x W x 3 uint8 picture and ``"human"`` shows it in a pygame window (both need the
+``[render]`` extra). Pictures show what ``render_seat`` may see (its own favor hand and sealed
+bid, the rest as counts), or the whole table for a spectator (``render_seat=None``, default).
+Without a render mode nothing is drawn.
+
 Rewards (``reward=``): ``"win_loss"`` (default) pays once at the end, zero-sum: a sole winner
 +1, each loser -1/(n-1), tied winners share the win; ``"score_margin"`` pays at the end
 (own final score - best opponent's) / 50; ``"vp_delta"`` pays every step the change in each

@@ -15,6 +15,10 @@ game from ``(S, g, its index)``, so a run (or any single game of it) replays exa
 
     island-fortress evaluate heuristic random random --games 60 --seed 0
     island-fortress evaluate checkpoints/final.zip heuristic --games 100 --json
+    island-fortress evaluate heuristic random --games 4 --save-games games/  # + a record per game
+
+With ``--save-games DIR`` every game is written to DIR as a game record
+(``island_fortress_env.records``; watch one with ``island-fortress replay FILE``).
 
 ``evaluate()`` is the library entry point (used by training as well).
 """
