@@ -173,6 +173,7 @@ def play_game(
     for p in range(n):
         won = "  winner" if p in final.winners else ""
         console.print(f"  {PLAYER_MARKS[p]} {'you' if p == seat else specs[p]:<12} {final.score[p]:4d}{won}")
+    rules = {"num_players": n, **raw.game.config.variants}  # the game's own options, nothing else
     record = GameRecord.from_game(rules, seed, taken, names, final)
     path = save(record, save_path or default_record_path(seed))
     console.print(f"Game saved as {path} (replay it with: island-fortress replay {path})")

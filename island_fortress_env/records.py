@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .engine import ConfigError, DeckError, IllegalActionError
+from .engine import IllegalActionError
 from .engine.actions import ACTION_FAMILIES
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ class GameRecord:
     def initial_state(self) -> State:
         try:
             state = initial_state(self.rules, self.seed)
-        except (ConfigError, DeckError) as exc:
+        except (ValueError, TypeError) as exc:  # ConfigError and DeckError are ValueErrors
             raise RecordError(f"{self.source}: rules {self.rules!r}: {exc}") from None
         if len(self.agents) != state.n:
             raise RecordError(f"{self.source}: {len(self.agents)} agent names for {state.n} players")

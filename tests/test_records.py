@@ -106,6 +106,7 @@ def test_an_illegal_step_is_named(game, tmp_path):
         (lambda d: d.__setitem__("seed", -1), "'seed' must be an integer >= 0"),
         (lambda d: d["rules"].__setitem__("num_players", 9), "rules"),
         (lambda d: d["agents"].pop(), "agent names for 2 players"),
+        (lambda d: d["rules"].__setitem__("render_mode", "bogus"), "rules .*render_mode"),
     ],
 )
 def test_bad_records_are_refused(game, tmp_path, change, match):
@@ -217,3 +218,11 @@ def _has_pyav() -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_saved_rules_are_the_games_options_only(tmp_path):
+    """Env-only options (the reward) are not rules: the record holds the game's options."""
+    evaluate(["random", "random"], games=1, seed=3, env_options={"reward": "vp_delta", "no_replace": True},
+             save_games=tmp_path)  # fmt: skip
+    record = records.load(tmp_path / "game-00000.json")
+    assert record.rules == {"num_players": 2, "no_replace": True}

@@ -206,7 +206,7 @@ def evaluate(
             record_game(totals, seat_of, state)
             if save_dir is not None:
                 seat_names = [names[seat_of.index(seat)] for seat in range(k)]
-                rules = {"num_players": k, **dict(env_options or {})}
+                rules = {"num_players": k, **env.unwrapped.game.config.variants}
                 record = GameRecord.from_game(rules, seed + g, taken or [], seat_names, state)
                 save_record(record, save_dir / f"game-{g:05d}.json")
             if rated:
