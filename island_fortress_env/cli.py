@@ -147,7 +147,9 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = CommandLineParser(prog=PROG, description=__doc__)
+    parser = CommandLineParser(
+        prog=PROG, description="Island Fortress: watch a demo, play, replay, train, evaluate, benchmark."
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=CommandLineParser)
 
     demo = sub.add_parser("demo", help="play one game between baseline agents and show it")
@@ -188,7 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("file", metavar="FILE", help="a game record (.json)")
     replay.add_argument("--video", default=None, metavar="OUT", help="write out.mp4 or out.gif instead")
-    replay.add_argument("--per", default="decision", choices=("decision", "turn"), help="one frame per ...")
+    replay.add_argument(
+        "--per", default="decision", choices=("decision", "turn"),
+        help="one frame per decision (default), or per turn: each time the player to move changes",
+    )  # fmt: skip
     replay.add_argument("--fps", type=positive_float, default=None, help="frames per second (default 4 / 2)")
     replay.add_argument(
         "--scale", type=positive_float, default=None, help="picture scale (default 1 for mp4, 0.5 for gif)"
