@@ -32,6 +32,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from .engine import actions as A
 from .engine.favors import FavorCard
+from .engine.state import D_BID, D_BUILD_CELL
 from .engine.wall import COLUMNS_PER_REGION, LEVELS, STRIDE
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def _bits(mask: int) -> tuple[int, ...]:
 
 
 def _sealed_bidders(state: State) -> frozenset[int]:
-    if state.decision_name() != "petition bid":
+    if state.decision != D_BID:
         return frozenset()
     return frozenset(state.order[: state.order_pos])
 
@@ -558,9 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     state = env.game_state
     assert state is not None
     agents = [make_agent("heuristic", seed=args.seed + p) for p in range(args.players)]
-    while not state.is_terminal() and not (
-        state.round >= args.round and state.decision_name() == "build where"
-    ):
+    while not state.is_terminal() and not (state.round >= args.round and state.decision == D_BUILD_CELL):
         p = state.current_player()
         obs = env.observe(env.possible_agents[p])
         env.step(agents[p].act(obs["observation"], obs["action_mask"], state))

@@ -23,6 +23,7 @@ from rich.console import Console
 
 from .agents import make_agent
 from .engine import actions as A
+from .engine.state import D_BID
 from .records import GameRecord, save
 from .render import PLAYER_MARKS, render_text
 
@@ -56,7 +57,7 @@ def private_view(state: State, seat: int) -> str:
     drawn = [cards[i].describe() for i in range(len(cards)) if state.drawn[seat] >> i & 1]
     if drawn:
         lines.append("You are choosing from: " + "; ".join(drawn))
-    if state.decision_name() == "petition bid" and seat in state.order[: state.order_pos]:
+    if state.decision == D_BID and seat in state.order[: state.order_pos]:
         lines.append(f"Your sealed bid: {state.bids[seat]} Jade")
     return "\n".join(lines)
 
@@ -143,7 +144,7 @@ def play_game(
             if state.round != seen_round:
                 seen_round = state.round
                 console.print(f"\n[bold]===== Round {state.round} =====[/bold]")
-            bidding = state.decision_name() == "petition bid"
+            bidding = state.decision == D_BID
             if state.last_bids is not None and not bidding and revealed_round != state.round:
                 revealed_round = state.round
                 bids = ", ".join(f"{PLAYER_MARKS[q]} {b}" for q, b in enumerate(state.last_bids))
