@@ -19,7 +19,7 @@ DELEGATED = {"train": "training.train", "evaluate": "training.evaluate", "bench"
 
 
 # Packages of the [render] extra: without them play, replay --video and pictures cannot run.
-OPTIONAL_PACKAGES = frozenset({"PIL", "imageio", "imageio_ffmpeg", "rich", "pygame"})
+OPTIONAL_PACKAGES = frozenset({"PIL", "imageio", "imageio_ffmpeg", "rich", "prompt_toolkit", "pygame"})
 
 
 class CommandLineParser(argparse.ArgumentParser):
@@ -185,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser(
         "replay",
         help="step through a game record, or write it as a video",
-        description="Step through a game record (Enter/n next, b back, a number to jump, e end, q quit); "
+        description="Step through a game record (right arrow/n/Enter next, left arrow/b back, a number and "
+        "Enter to jump, e end, q quit); "
         "prints the whole game when stdin is not a terminal. With --video, write it as .mp4 or .gif.",
     )
     replay.add_argument("file", metavar="FILE", help="a game record (.json)")

@@ -1,8 +1,9 @@
 """``island-fortress replay FILE``: step through a game record, or write it as a video.
 
 In a terminal the game is shown one decision at a time (the text board, then the action taken,
-in words): Enter or ``n`` steps forward, ``b`` back, a number jumps to that step, ``e`` to the
-end, ``q`` quits. When standard input is not a terminal the whole game is printed. The final
+in words): the right arrow, ``n`` or Enter steps forward, the left arrow or ``b`` back, a number
+and Enter jumps to that step, ``e`` goes to the end, ``q`` quits (single key presses, through
+prompt_toolkit). When standard input is not a terminal the whole game is printed. The final
 scores close the replay.
 
 ``--video out.mp4`` (or ``.gif``) writes the game from the picture render instead: one frame
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 PER_CHOICES = ("decision", "turn")
-HELP = "Enter/n: next · b: back · NUMBER: go to step · e: end · q: quit"
+HELP = "→, n or Enter: next · ←, b: back · NUMBER Enter: go to step · e: end · q: quit"
 
 
 def frame_states(all_states: Sequence[State], per: str = "decision") -> list[State]:
@@ -119,13 +120,31 @@ def _step_text(record: GameRecord, all_states: Sequence[State], i: int) -> str:
     )
 
 
+def key_reader() -> Callable[[str], str]:
+    """Read one key press in a terminal (prompt_toolkit): right arrow, ``n`` or Enter steps
+    forward, left arrow or ``b`` back, ``e``/End to the end, ``q`` quits; digits then Enter
+    jump to a step. Falls back to line input without prompt_toolkit."""
+    try:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.key_binding import KeyBindings
+    except ImportError:
+        return input
+    bindings = KeyBindings()
+    for keys, result in ((("right", "n"), "n"), (("left", "b"), "b"), (("e", "end"), "e"), (("q",), "q")):
+        for key in keys:
+            bindings.add(key)(lambda event, result=result: event.app.exit(result=result))
+    session: PromptSession[str] = PromptSession(key_bindings=bindings)
+    return session.prompt
+
+
 def run_replay(
     path: str | Path,
     interactive: bool | None = None,
     out: TextIO | None = None,
-    ask: Callable[[str], str] = input,
+    ask: Callable[[str], str] | None = None,
 ) -> GameRecord:
-    """Show a record in the terminal (interactive when stdin is a terminal)."""
+    """Show a record in the terminal (interactive when stdin is a terminal). ``ask`` reads a
+    key (default: ``key_reader()``)."""
     out = out or sys.stdout
     record = load(path)
     all_states = states(record)
@@ -140,6 +159,7 @@ def run_replay(
             print(f"\n{_step_text(record, all_states, i)}", file=out)
         print(f"\n{render_text(final)}\n\n{_scores(record, final)}", file=out)
         return record
+    ask = ask or key_reader()
     print(HELP, file=out)
     i = 1
     while True:

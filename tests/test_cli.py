@@ -150,29 +150,43 @@ def test_play_with_the_window(tmp_path, monkeypatch):
 
 
 def test_replay_steps_in_a_terminal(tmp_path):
+    """Single key presses step through a record: n / right arrow forward, left arrow back, a
+    number and Enter jumps, Enter steps, e goes to the end and its scores, q quits."""
     pexpect = pytest.importorskip("pexpect", reason="the terminal test needs pexpect")
+    pytest.importorskip("prompt_toolkit", reason="key presses need the [render] extra (prompt_toolkit)")
     from test_records import play
 
     record, _final = play(seed=6)
     path = records.save(record, tmp_path / "g.json")
     total = len(record.actions)
+    env = dict(_env(), PROMPT_TOOLKIT_NO_CPR="1")  # pexpect does not answer cursor-position queries
     child = pexpect.spawn(
         sys.executable,
         ["-m", "island_fortress_env.cli", "replay", str(path)],
-        env=_env(),
+        env=env,
         encoding="utf-8",
         timeout=60,
     )
-    child.expect_exact(f"[1/{total}] > ")
-    child.sendline("")
+
+    def at(step: int) -> None:
+        child.expect_exact(f"[{step}/{total}] >")
+
+    at(1)
+    child.send("n")
     child.expect_exact(f"step 2/{total}")
-    child.expect_exact(f"[2/{total}] > ")
-    child.sendline("b")
-    child.expect_exact(f"[1/{total}] > ")
-    child.sendline("e")
+    at(2)
+    child.send("\x1b[C")  # right arrow
+    at(3)
+    child.send("\x1b[D")  # left arrow
+    at(2)
+    child.send("12\r")
+    at(12)
+    child.send("\r")
+    at(13)
+    child.send("e")
     child.expect_exact("Final scores:")
-    child.expect_exact(f"[{total}/{total}] > ")
-    child.sendline("")
+    at(total)
+    child.send("q")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
