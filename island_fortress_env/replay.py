@@ -85,7 +85,9 @@ def write_video(
         import imageio.v2 as imageio
         import numpy as np
 
-        writer: Any = imageio.get_writer(path, fps=fps, codec="libx264", quality=7, macro_block_size=16)
+        writer: Any = imageio.get_writer(
+            path, fps=fps, codec="libx264", quality=7, macro_block_size=16, ffmpeg_log_level="error"
+        )
         with writer:  # imageio's ffmpeg writer (typed as its generic base class)
             for image in pictures():
                 writer.append_data(np.asarray(image))
