@@ -1,50 +1,283 @@
-"""``island-fortress``: demo | train | evaluate | bench."""
+"""``island-fortress``: demo | play | replay | evaluate | train | bench.
+
+Every user error (a bad option, a file that cannot be used, a game record that does not
+replay) ends the command with one line on stderr and exit status 2, never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
+PROG = "island-fortress"
 # Subcommands whose modules own their full argument parsers (each is runnable on its own).
 DELEGATED = {"train": "training.train", "evaluate": "training.evaluate", "bench": "island_fortress_env.bench"}
 
 
-def _demo(args: argparse.Namespace) -> int:
+# Packages of the [render] extra: without them play, replay --video and pictures cannot run.
+OPTIONAL_PACKAGES = frozenset({"PIL", "imageio", "imageio_ffmpeg", "rich", "prompt_toolkit", "pygame"})
+
+
+class CommandLineParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose usage errors are one line on stderr (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+# --------------------------------------------------------------------------- argument types
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def agent_spec(text: str) -> str:
+    """``random``, ``heuristic`` or a checkpoint file whose metadata fits this environment."""
+    from .agents import AGENT_KINDS
+    from .agents.checkpoint import CheckpointError, check_signature, read_metadata
+
+    if text in AGENT_KINDS:
+        return text
+    path = Path(text)
+    if not path.is_file():
+        what = "a directory, not a checkpoint file" if path.exists() else "no such file"
+        raise argparse.ArgumentTypeError(
+            f"unknown agent {text!r}: expected {', '.join(AGENT_KINDS)} or the path to a checkpoint "
+            f"file (.zip), and {text!r} is {what}"
+        )
+    try:
+        check_signature(path, read_metadata(path))
+    except CheckpointError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    except (ValueError, AttributeError) as exc:
+        raise argparse.ArgumentTypeError(f"checkpoint {text!r}: unreadable metadata ({exc})") from None
+    return text
+
+
+def rule_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` (VALUE read as YAML: ``true``, ``3``, ``wall_block``); not ``num_players``,
+    which the number of agents fixes."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    if key == "num_players":
+        raise argparse.ArgumentTypeError("num_players is set by the number of agents, not by --rule")
+    import yaml
+
+    try:
+        return key, yaml.safe_load(value)
+    except yaml.YAMLError:
+        raise argparse.ArgumentTypeError(f"--rule {text!r}: the value is not valid YAML") from None
+
+
+# --------------------------------------------------------------------------- subcommands
+
+
+def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .demo import run_demo
 
+    if args.agents and len(args.agents) != args.players:
+        parser.error(f"--agents needs one agent per seat ({args.players} players), got {len(args.agents)}")
     run_demo(players=args.players, seed=args.seed, agents=args.agents, verbose=args.verbose)
     return 0
 
 
+def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .play import play_game
+
+    players = args.players if args.players is not None else (len(args.agents) + 1 if args.agents else 3)
+    agents = args.agents or ["heuristic"] * (players - 1)
+    if len(agents) != players - 1:
+        parser.error(
+            f"--agents names the {players - 1} other players of a {players}-player game, got {len(agents)}"
+        )
+    if not 2 <= players <= 4:
+        parser.error(f"give 1-3 --agents (a 2-4 player game), got {len(agents)}")
+    if args.seat >= players:
+        parser.error(f"--seat must be 0..{players - 1} in a {players}-player game, got {args.seat}")
+    play_game(
+        agents, seat=args.seat, seed=args.seed, window=args.window, save_path=args.save, rules=dict(args.rule)
+    )
+    return 0
+
+
+def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .replay import run_replay, write_video
+
+    if args.video is None:
+        run_replay(args.file)
+        return 0
+    from .records import load
+
+    frames = write_video(load(args.file), args.video, per=args.per, fps=args.fps, scale=args.scale)
+    print(f"{args.video}: {frames} frames, one per {args.per}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="island-fortress", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = CommandLineParser(
+        prog=PROG, description="Island Fortress: watch a demo, play, replay, train, evaluate, benchmark."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=CommandLineParser)
 
     demo = sub.add_parser("demo", help="play one game between baseline agents and show it")
     demo.add_argument("--players", type=int, default=3, choices=(2, 3, 4))
-    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument("--seed", type=non_negative_int, default=7)
     demo.add_argument(
-        "--agents", nargs="*", default=None,
+        "--agents", nargs="*", default=None, type=agent_spec,
         help="one agent per seat: random, heuristic or a checkpoint path (default: heuristic)",
     )  # fmt: skip
     demo.add_argument("--verbose", action="store_true", help="print every decision, not only rounds")
-    demo.set_defaults(func=_demo)
+    demo.set_defaults(func=_demo, parser=demo)
+
+    play = sub.add_parser(
+        "play",
+        help="play a game yourself against agents in the terminal",
+        description="Play one seat against agents; the game is saved as a game record at the end.",
+    )
+    play.add_argument("--players", type=int, default=None, choices=(2, 3, 4), help="default 3")
+    play.add_argument(
+        "--agents", nargs="+", default=None, type=agent_spec, metavar="AGENT",
+        help="the other players in seat order: random, heuristic or a checkpoint path (default: heuristic)",
+    )  # fmt: skip
+    play.add_argument("--seat", type=non_negative_int, default=0, help="your seat (0 plays first; default 0)")
+    play.add_argument("--seed", type=non_negative_int, default=None, help="env.reset seed (default: random)")
+    play.add_argument("--window", action="store_true", help="also show the table as a picture in a window")
+    play.add_argument("--save", default=None, metavar="FILE", help="game record path (default: a dated name)")
+    play.add_argument(
+        "--rule", action="append", default=[], type=rule_option, metavar="KEY=VALUE",
+        help="rules option / variant, e.g. --rule no_replace=true (repeatable)",
+    )  # fmt: skip
+    play.set_defaults(func=_play, parser=play)
+
+    replay = sub.add_parser(
+        "replay",
+        help="step through a game record, or write it as a video",
+        description="Step through a game record (right arrow/n/Enter next, left arrow/b back, a number and "
+        "Enter to jump, e end, q quit); "
+        "prints the whole game when stdin is not a terminal. With --video, write it as .mp4 or .gif.",
+    )
+    replay.add_argument("file", metavar="FILE", help="a game record (.json)")
+    replay.add_argument("--video", default=None, metavar="OUT", help="write out.mp4 or out.gif instead")
+    replay.add_argument(
+        "--per", default="decision", choices=("decision", "turn"),
+        help="one frame per decision (default), or per turn: each time the player to move changes",
+    )  # fmt: skip
+    replay.add_argument("--fps", type=positive_float, default=None, help="frames per second (default 4 / 2)")
+    replay.add_argument(
+        "--scale", type=positive_float, default=None, help="picture scale (default 1 for mp4, 0.5 for gif)"
+    )
+    replay.set_defaults(func=_replay, parser=replay)
 
     for name in DELEGATED:
-        sub.add_parser(name, help=f"see `island-fortress {name} --help`", add_help=False)
+        sub.add_parser(name, help=f"see `{PROG} {name} --help`", add_help=False)
     return parser
+
+
+# --------------------------------------------------------------------------- user errors
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """The project's error classes that describe a user's mistake, not a bug."""
+    from training.config import TrainConfigError
+    from training.evaluate import AgentSpecError
+
+    from .agents.checkpoint import CheckpointError
+    from .engine import ConfigError, DeckError
+    from .records import RecordError
+
+    return (
+        ConfigError,
+        DeckError,
+        CheckpointError,
+        TrainConfigError,
+        RecordError,
+        AgentSpecError,
+        OSError,
+        UnicodeDecodeError,
+    )
+
+
+def one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{str(exc.filename)!r}: {exc.strerror or exc}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _check_train_config(argv: Sequence[str]) -> None:
+    """``train --config FILE``: refuse a missing file or one that is not text before training
+    starts (one line, like every other user error)."""
+    from training.config import TrainConfigError
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config", default=None)
+    known, _ = pre.parse_known_args(argv)
+    if known.config is None:
+        return
+    path = Path(known.config)
+    if not path.is_file():
+        why = "is a directory, not a file" if path.is_dir() else "no such file"
+        raise TrainConfigError(f"config {known.config!r}: {why}")
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise TrainConfigError(f"config {known.config!r}: not a text (YAML) file") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if argv and argv[0] in DELEGATED:
-        import importlib
-
-        return int(importlib.import_module(DELEGATED[argv[0]]).main(argv[1:]) or 0)
-    args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    command = argv[0] if argv else ""
+    prog = f"{PROG} {command}" if command in DELEGATED or command in ("demo", "play", "replay") else PROG
+    try:
+        if command in DELEGATED:
+            if command == "train":
+                _check_train_config(argv[1:])
+            return int(importlib.import_module(DELEGATED[command]).main(argv[1:]) or 0)
+        args = parser.parse_args(argv)
+        return int(args.func(args, args.parser) or 0)
+    except user_errors() as exc:
+        parser.exit(2, f"{prog}: error: {one_line(exc)}\n")
+    except ImportError as exc:
+        if exc.name not in OPTIONAL_PACKAGES:
+            raise
+        parser.exit(2, f"{prog}: error: {exc.name} is missing: pip install 'island-fortress-env[render]'\n")
+    except KeyboardInterrupt:
+        parser.exit(130, f"\n{prog}: interrupted\n")
 
 
 if __name__ == "__main__":

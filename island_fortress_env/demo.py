@@ -12,16 +12,19 @@ def run_demo(
 ) -> list[int]:
     specs = agents or ["heuristic"] * players
     if len(specs) != players:
-        raise SystemExit(f"--agents needs one agent per seat ({players}), got {len(specs)}")
+        raise ValueError(f"agents: one per seat ({players}) is needed, got {len(specs)}")
     env = make_env(num_players=players, render_mode="ansi")
     env.reset(seed=seed)
     raw = env.unwrapped
-    seats = {a: make_agent(spec, seed + i) for i, (a, spec) in enumerate(zip(env.possible_agents, specs))}
+    seats = {
+        a: make_agent(spec, seed + i)
+        for i, (a, spec) in enumerate(zip(env.possible_agents, specs, strict=True))
+    }
     for i, a in enumerate(env.possible_agents):
         print(f"{a} ({'ABCD'[i]}): {seats[a].name}")
     last_round, shown = 0, 0
     for agent in env.agent_iter():
-        obs, reward, termination, truncation, info = env.last()
+        obs, _reward, termination, truncation, _info = env.last()
         if termination or truncation:
             env.step(None)
             continue

@@ -16,6 +16,12 @@ Observations are ``{"observation": float32[OBS_SIZE], "action_mask": int8[NUM_AC
 seat-relative and of one size for every table size and variant. The same agent often
 moves several times in a row: a compound move is a sequence of small decisions.
 
+Rendering (``render_mode=``): ``"ansi"`` returns the text board; ``"rgb_array"`` returns the
+table as an H x W x 3 uint8 picture and ``"human"`` shows it in a pygame window (both need the
+``[render]`` extra). Pictures show what ``render_seat`` may see (its own favor hand and sealed
+bid, the rest as counts), or the whole table for a spectator (``render_seat=None``, default).
+Without a render mode nothing is drawn.
+
 Rewards (``reward=``): ``"win_loss"`` (default) pays once at the end, zero-sum: a sole winner
 +1, each loser -1/(n-1), tied winners share the win; ``"score_margin"`` pays at the end
 (own final score - best opponent's) / 50; ``"vp_delta"`` pays every step the change in each
@@ -69,10 +75,10 @@ def env(illegal_action: str = "raise", **kwargs: Any) -> AECEnv:
 
 class raw_env(AECEnv, EzPickle):
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "rgb_array", "ansi"],
         "name": "island_fortress_v0",
         "is_parallelizable": False,
-        "render_fps": 1,
+        "render_fps": 2,
     }
 
     def __init__(
@@ -80,9 +86,10 @@ class raw_env(AECEnv, EzPickle):
         num_players: int = 3,
         render_mode: str | None = None,
         reward: str = "win_loss",
+        render_seat: int | None = None,
         **rules_options: Any,
     ) -> None:
-        EzPickle.__init__(self, num_players, render_mode, reward, **rules_options)
+        EzPickle.__init__(self, num_players, render_mode, reward, render_seat, **rules_options)
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -92,6 +99,16 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
         self.game = Game(GameConfig.from_dict({"num_players": num_players, **rules_options}))
         self.render_mode = render_mode
+        if render_seat is not None and (
+            isinstance(render_seat, bool)
+            or not isinstance(render_seat, int)
+            or not 0 <= render_seat < self.game.num_players
+        ):
+            raise ValueError(
+                f"render_seat must be a seat 0..{self.game.num_players - 1} or None, not {render_seat!r}"
+            )
+        self.render_seat = render_seat  # whose view the pictures show; None: the whole table
+        self._window: Any = None  # the "human" window, opened on the first render
         self.reward_mode = reward
         self.encoder = ObservationEncoder(self.game)
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
@@ -188,17 +205,30 @@ class raw_env(AECEnv, EzPickle):
     def action_to_string(self, action: int) -> str:
         return self.game_state.action_to_string(action)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the text board; ``"rgb_array"``: the table as an H x W x 3 uint8 picture;
+        ``"human"``: that picture in a window. Pictures show what ``render_seat`` may see (the
+        whole table when it is None)."""
         if self.render_mode is None:
             from gymnasium import logger
 
-            logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            logger.warn(
+                "render() called without a render_mode; pass render_mode='ansi', 'rgb_array' or 'human'"
+            )
             return None
-        text = render_text(self.game_state)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        if self.render_mode == "ansi":
+            return render_text(self.game_state)
+        from .picture import TableWindow, render_rgb  # Pillow only when pictures are asked for
+
+        frame = render_rgb(self.game_state, self.render_seat)
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._window is None:
+            self._window = TableWindow("Island Fortress")
+        self._window.show(frame, fps=self.metadata["render_fps"])
+        return None
 
     def close(self) -> None:
-        pass
+        if self._window is not None:
+            self._window.close()
+            self._window = None

@@ -84,7 +84,7 @@ def test_config_and_options_together_is_an_error():
     "kwargs,match",
     [
         ({"reward": "money"}, "reward"),
-        ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"render_mode": "video"}, "render_mode"),
         ({"illegal_action": "ignore"}, "illegal_action"),
     ],
 )

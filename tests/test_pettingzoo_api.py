@@ -183,18 +183,6 @@ def test_render_ansi_returns_the_wall():
     assert built == state.occ.bit_count(), "the rendered wall does not show every block"
 
 
-def test_render_human_prints(capsys):
-    env = island_fortress_v0.env(num_players=2, render_mode="human")
-    env.reset(seed=3)
-    printed = capsys.readouterr().out
-    assert "Region 1" in printed and "L1" in printed
-    obs, *_ = env.last()
-    env.step(int(np.flatnonzero(obs["action_mask"])[0]))
-    assert "Region 1" in capsys.readouterr().out
-    assert env.render() is None
-    assert "Region 2" in capsys.readouterr().out
-
-
 @pytest.mark.filterwarnings("ignore:.*render_mode")
 def test_render_without_mode_returns_none():
     env = island_fortress_v0.env(num_players=2)

@@ -15,6 +15,10 @@ game from ``(S, g, its index)``, so a run (or any single game of it) replays exa
 
     island-fortress evaluate heuristic random random --games 60 --seed 0
     island-fortress evaluate checkpoints/final.zip heuristic --games 100 --json
+    island-fortress evaluate heuristic random --games 4 --save-games games/  # + a record per game
+
+With ``--save-games DIR`` every game is written to DIR as a game record
+(``island_fortress_env.records``; watch one with ``island-fortress replay FILE``).
 
 ``evaluate()`` is the library entry point (used by training as well).
 """
@@ -33,7 +37,10 @@ import numpy as np
 
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.agents import AGENT_KINDS, make_agent
+from island_fortress_env.cli import CommandLineParser, non_negative_int, positive_int, rule_option
 from island_fortress_env.engine import scoring
+from island_fortress_env.records import GameRecord, RecordError
+from island_fortress_env.records import save as save_record
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -117,8 +124,11 @@ def record_game(totals: list[dict[str, float]], seat_of: Sequence[int], state: A
         t["seats"][seat] += 1
 
 
-def play_game(env: Any, agents: Sequence[Any], seat_of: Sequence[int], seed: int) -> Any:
-    """One game through the AEC API; returns the finished engine state."""
+def play_game(
+    env: Any, agents: Sequence[Any], seat_of: Sequence[int], seed: int, actions: list[int] | None = None
+) -> Any:
+    """One game through the AEC API; returns the finished engine state. The action ids taken
+    are appended to ``actions`` when it is given (for a game record)."""
     raw = env.unwrapped
     env.reset(seed=seed)
     agent_at = {seat: agents[i] for i, seat in enumerate(seat_of)}
@@ -128,8 +138,10 @@ def play_game(env: Any, agents: Sequence[Any], seat_of: Sequence[int], seed: int
             env.step(None)
             continue
         seat = raw.agent_name_mapping[name]
-        action = agent_at[seat].act(obs["observation"], obs["action_mask"], raw.game_state)
-        env.step(int(action))
+        action = int(agent_at[seat].act(obs["observation"], obs["action_mask"], raw.game_state))
+        if actions is not None:
+            actions.append(action)
+        env.step(action)
     return raw.game_state
 
 
@@ -139,8 +151,12 @@ def evaluate(
     seed: int,
     progress: bool = False,
     env_options: Mapping[str, Any] | None = None,
+    save_games: str | Path | None = None,
 ) -> dict[str, Any]:
     """Play ``games`` games between ``agent_specs`` (one seat each, seats rotated).
+
+    With ``save_games`` (a directory, created if needed) every game is written there as a game
+    record ``game-00000.json`` ... (``island_fortress_env.records``), replayable exactly.
 
     Returns ``{"agents": [{"name", "spec", "games", "wins", "win_rate", "ci95", "mean_score",
     "seat_games"[, "rating"]}, ...], "games", "seed", "players", "rated"}`` with the agents in
@@ -154,9 +170,17 @@ def evaluate(
         raise ValueError(f"games must be at least 1, got {games}")
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
+    if "num_players" in (env_options or {}):
+        raise ValueError("env_options: num_players is set by the number of agents")
     for spec in specs:
         check_spec(spec)
     names = entry_names(specs)
+    save_dir = None
+    if save_games is not None:
+        save_dir = Path(save_games)
+        if save_dir.exists() and not save_dir.is_dir():
+            raise RecordError(f"--save-games {str(save_dir)!r}: exists and is not a directory")
+        save_dir.mkdir(parents=True, exist_ok=True)
     agents = [make_agent(spec, seed=agent_seed(seed, 0, i)) for i, spec in enumerate(specs)]
     rated = len(set(specs)) > 2
     if rated:
@@ -177,8 +201,14 @@ def evaluate(
             seat_of = [(i + rotation) % k for i in range(k)]
             for i, agent in enumerate(agents):
                 agent.reset(seed=agent_seed(seed, g, i))
-            state = play_game(env, agents, seat_of, seed + g)
+            taken: list[int] | None = [] if save_dir is not None else None
+            state = play_game(env, agents, seat_of, seed + g, taken)
             record_game(totals, seat_of, state)
+            if save_dir is not None:
+                seat_names = [names[seat_of.index(seat)] for seat in range(k)]
+                rules = {"num_players": k, **env.unwrapped.game.config.variants}
+                record = GameRecord.from_game(rules, seed + g, taken or [], seat_names, state)
+                save_record(record, save_dir / f"game-{g:05d}.json")
             if rated:
                 ranks = final_ranks(state)
                 teams = [[ratings[i]] for i in range(k)]
@@ -239,34 +269,8 @@ def format_table(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _rule_option(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    import yaml
-
-    return key.strip(), yaml.safe_load(value)
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _non_negative(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be >= 1")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandLineParser(
         prog="island-fortress evaluate",
         description="Play agents against each other (seats rotated) and report win rates.",
         epilog="AGENT: random, heuristic or a checkpoint path. Example: "
@@ -274,16 +278,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("agents", nargs="+", metavar="AGENT", help="one per seat (2-4)")
     parser.add_argument(
-        "--games", type=_positive, default=60,
-        help="games to play (default 60; use a multiple of the player count)",
+        "--games", type=positive_int, default=60,
+        help="games to play, at least 1 (default 60; use a multiple of the player count)",
     )  # fmt: skip
     parser.add_argument(
-        "--seed", type=_non_negative, default=0, help="game g uses env.reset(seed=SEED + g) (default 0)"
+        "--seed", type=non_negative_int, default=0, help="game g uses env.reset(seed=SEED + g) (default 0)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument(
-        "--rule", action="append", default=[], type=_rule_option, metavar="KEY=VALUE",
+        "--save-games", default=None, metavar="DIR",
+        help="write every game to DIR as a game record (replay with: island-fortress replay FILE)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rule", action="append", default=[], type=rule_option, metavar="KEY=VALUE",
         help="rules option / variant for the environment, e.g. --rule no_replace=true (repeatable)",
     )  # fmt: skip
     return parser
@@ -308,7 +316,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     quiet = args.no_progress or (args.json and not (sys.stderr.isatty() and sys.stdout.isatty()))
     try:
-        result = evaluate(args.agents, args.games, args.seed, progress=not quiet, env_options=dict(args.rule))
+        result = evaluate(
+            args.agents,
+            args.games,
+            args.seed,
+            progress=not quiet,
+            env_options=dict(args.rule),
+            save_games=args.save_games,
+        )
     except (ValueError, ImportError, OSError) as exc:
         print(f"island-fortress evaluate: error: {exc}", file=sys.stderr)
         return 2

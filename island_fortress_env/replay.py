@@ -1,0 +1,189 @@
+"""``island-fortress replay FILE``: step through a game record, or write it as a video.
+
+In a terminal the game is shown one decision at a time (the text board, then the action taken,
+in words): the right arrow, ``n`` or Enter steps forward, the left arrow or ``b`` back, a number
+and Enter jumps to that step, ``e`` goes to the end, ``q`` quits (single key presses, through
+prompt_toolkit). When standard input is not a terminal the whole game is printed. The final
+scores close the replay.
+
+``--video out.mp4`` (or ``.gif``) writes the game from the picture render instead: one frame
+per decision, or with ``--per turn`` one frame each time the player to move changes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .records import GameRecord, RecordError, load, states
+from .render import PLAYER_MARKS, render_text
+
+if TYPE_CHECKING:
+    from .engine import State
+
+VIDEO_SUFFIXES = (".mp4", ".gif")
+PER_CHOICES = ("decision", "turn")
+HELP = "→, n or Enter: next · ←, b: back · NUMBER Enter: go to step · e: end · q: quit"
+
+
+def frame_states(all_states: Sequence[State], per: str = "decision") -> list[State]:
+    """The states to draw: all of them, or (``per="turn"``) the first state of each run of
+    decisions by one player, plus the final state."""
+    if per not in PER_CHOICES:
+        raise ValueError(f"per must be one of {PER_CHOICES}, not {per!r}")
+    if per == "decision":
+        return list(all_states)
+    picked = [
+        s
+        for i, s in enumerate(all_states)
+        if i == 0
+        or s.is_terminal()
+        or s.current_player() != all_states[i - 1].current_player()
+        or s.round != all_states[i - 1].round
+    ]
+    return picked
+
+
+def write_video(
+    record: GameRecord,
+    path: str | Path,
+    per: str = "decision",
+    fps: float | None = None,
+    scale: float | None = None,
+) -> int:
+    """Write the record as a video from the spectator's picture: ``.mp4`` (H.264 through
+    imageio's ffmpeg, frames streamed) or ``.gif`` (Pillow, frames reduced to a palette and
+    held until written). Returns the number of frames."""
+    from PIL import Image
+
+    from .picture import HEIGHT, WIDTH, render_image
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in VIDEO_SUFFIXES:
+        raise RecordError(f"video {str(path)!r}: the name must end in one of {VIDEO_SUFFIXES}")
+    if scale is None:
+        scale = 0.5 if suffix == ".gif" else 1.0
+    if not 0.1 <= scale <= 2.0:
+        raise RecordError(f"video scale must be within 0.1-2.0, not {scale}")
+    fps = fps or (4.0 if per == "decision" else 2.0)
+    size = (round(WIDTH * scale / 16) * 16, round(HEIGHT * scale / 16) * 16)  # codec-friendly
+    frames = frame_states(states(record), per)
+
+    def pictures() -> Iterator[Image.Image]:
+        for state in frames:
+            image = render_image(state, None, record.agents)
+            yield (
+                image
+                if image.size == size
+                else image.resize(size, Image.Resampling.LANCZOS, reducing_gap=2.0)
+            )
+
+    if suffix == ".mp4":
+        import imageio.v2 as imageio
+        import numpy as np
+
+        writer: Any = imageio.get_writer(
+            path, fps=fps, codec="libx264", quality=7, macro_block_size=16, ffmpeg_log_level="error"
+        )
+        with writer:  # imageio's ffmpeg writer (typed as its generic base class)
+            for image in pictures():
+                writer.append_data(np.asarray(image))
+    else:
+        palette = [image.quantize(colors=128, method=Image.Quantize.FASTOCTREE) for image in pictures()]
+        try:
+            palette[0].save(
+                path, save_all=True, append_images=palette[1:], duration=round(1000 / fps), loop=0
+            )
+        except OSError as exc:
+            raise RecordError(f"video {str(path)!r}: cannot be written ({exc})") from None
+    return len(frames)
+
+
+def _scores(record: GameRecord, final: State) -> str:
+    lines = ["Final scores:"]
+    for p in range(final.n):
+        won = "  winner" if p in final.winners else ""
+        lines.append(f"  {PLAYER_MARKS[p]} {record.agents[p]:<20} {final.score[p]:4d}{won}")
+    return "\n".join(lines)
+
+
+def _step_text(record: GameRecord, all_states: Sequence[State], i: int) -> str:
+    """Step ``i`` (1-based): the board before the action, then the action in words."""
+    state = all_states[i - 1]
+    p = state.current_player()
+    action = record.actions[i - 1]
+    return (
+        f"{render_text(state)}\n\n"
+        f"step {i}/{len(record.actions)}: {PLAYER_MARKS[p]} ({record.agents[p]}) chooses: "
+        f"{state.action_to_string(action)}"
+    )
+
+
+def key_reader() -> Callable[[str], str]:
+    """Read one key press in a terminal (prompt_toolkit): right arrow, ``n`` or Enter steps
+    forward, left arrow or ``b`` back, ``e``/End to the end, ``q`` quits; digits then Enter
+    jump to a step. Falls back to line input without prompt_toolkit."""
+    try:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.key_binding import KeyBindings
+    except ImportError:
+        return input
+    bindings = KeyBindings()
+    for keys, result in ((("right", "n"), "n"), (("left", "b"), "b"), (("e", "end"), "e"), (("q",), "q")):
+        for key in keys:
+            bindings.add(key)(lambda event, result=result: event.app.exit(result=result))
+    session: PromptSession[str] = PromptSession(key_bindings=bindings)
+    return session.prompt
+
+
+def run_replay(
+    path: str | Path,
+    interactive: bool | None = None,
+    out: TextIO | None = None,
+    ask: Callable[[str], str] | None = None,
+) -> GameRecord:
+    """Show a record in the terminal (interactive when stdin is a terminal). ``ask`` reads a
+    key (default: ``key_reader()``)."""
+    out = out or sys.stdout
+    record = load(path)
+    all_states = states(record)
+    total = len(record.actions)
+    final = all_states[-1]
+    agents = ", ".join(f"{PLAYER_MARKS[p]}: {name}" for p, name in enumerate(record.agents))
+    print(f"{path}: {record.num_players} players ({agents}), seed {record.seed}, {total} decisions", file=out)
+    if interactive is None:
+        interactive = sys.stdin.isatty()
+    if not interactive:
+        for i in range(1, total + 1):
+            print(f"\n{_step_text(record, all_states, i)}", file=out)
+        print(f"\n{render_text(final)}\n\n{_scores(record, final)}", file=out)
+        return record
+    ask = ask or key_reader()
+    print(HELP, file=out)
+    i = 1
+    while True:
+        if i > total:
+            print(f"\n{render_text(final)}\n\n{_scores(record, final)}", file=out)
+        else:
+            print(f"\n{_step_text(record, all_states, i)}", file=out)
+        try:
+            key = ask(f"[{min(i, total)}/{total}] > ").strip().lower()
+        except EOFError:
+            return record
+        if key in ("", "n"):
+            if i > total:
+                return record
+            i += 1
+        elif key == "b":
+            i = max(1, i - 1)
+        elif key == "e":
+            i = total + 1
+        elif key == "q":
+            return record
+        elif key.isdigit() and 1 <= int(key) <= total:
+            i = int(key)
+        else:
+            print(f"'{key}' is not a key here. {HELP}", file=out)
