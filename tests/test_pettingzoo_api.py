@@ -119,7 +119,7 @@ def test_win_loss_rewards(n, seed):
     for agent in env.possible_agents:
         share = 1.0 / k if agent in winners else 0.0
         assert totals[agent] == pytest.approx(share * n / (n - 1) - 1.0 / (n - 1))
-    assert totals == pytest.approx(dict(zip(env.possible_agents, state.returns(), strict=False)))
+    assert totals == pytest.approx(dict(zip(env.possible_agents, state.returns(), strict=True)))
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])

@@ -22,6 +22,7 @@ game from ``(S, g, its index)``, so a run (or any single game of it) replays exa
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import sys
@@ -32,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.agents import AGENT_KINDS, make_agent
+from island_fortress_env.agents import AGENT_KINDS, SEARCH_KINDS, make_agent
+from island_fortress_env.agents.mcts import parse_simulations
 from island_fortress_env.engine import scoring
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
@@ -44,13 +46,25 @@ class AgentSpecError(ValueError):
 
 
 def check_spec(spec: str) -> None:
-    """Accept ``random``, ``heuristic`` or an existing checkpoint file; else a clear error."""
+    """Accept ``random``, ``heuristic``, ``mcts[:N]`` or an existing checkpoint file; else a
+    clear error."""
     if spec in AGENT_KINDS:
+        return
+    kind, _, argument = spec.partition(":")
+    if kind in SEARCH_KINDS:
+        try:
+            parse_simulations(argument)
+        except ValueError as error:
+            raise AgentSpecError(f"agent {spec!r}: {error}") from None
+        if importlib.util.find_spec("pyspiel") is None:
+            raise AgentSpecError(
+                f"agent {spec!r} needs OpenSpiel: pip install 'island-fortress-env[openspiel]'"
+            )
         return
     path = Path(spec)
     if path.is_file():
         return
-    kinds = ", ".join(AGENT_KINDS)
+    kinds = ", ".join((*AGENT_KINDS, "mcts[:N]"))
     if path.exists():
         raise AgentSpecError(f"agent {spec!r}: is a directory, not a checkpoint file")
     raise AgentSpecError(
@@ -272,7 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="AGENT: random, heuristic or a checkpoint path. Example: "
         "island-fortress evaluate heuristic random random --games 60 --seed 0",
     )
-    parser.add_argument("agents", nargs="+", metavar="AGENT", help="one per seat (2-4)")
+    parser.add_argument(
+        "agents",
+        nargs="+",
+        metavar="AGENT",
+        help="one per seat (2-4): random, heuristic, mcts[:N] or a checkpoint file",
+    )
     parser.add_argument(
         "--games", type=_positive, default=60,
         help="games to play (default 60; use a multiple of the player count)",
