@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib", reason="SB3 is in the [train] extra: pip install '.[train]'")
 
-from .conftest import load_example  # noqa: E402
+from .conftest import load_example
 
 
 def test_sb3_example_trains_and_plays_only_legal_moves():
