@@ -62,10 +62,11 @@ from .observation import OBS_SIZE, ObservationEncoder
 
 SHORT_NAME = "python_island_fortress"
 DEFAULT_PLAYERS = 3
-# An upper bound on the decisions in one game. The engine does not cap games; these are about
-# four times the longest of 900 random games per table size, the most resource-rich variants
-# included (243-256, 358-369 and 434-448 decisions for 2, 3 and 4 players); a test plays
-# random games of every variant against them.
+# An upper bound on the decisions in one game (OpenSpiel's random simulation test checks it).
+# The engine does not cap games: the number of rounds is bounded by the Governor blocks, not the
+# decisions in a turn. These are over four times the longest of 300 random games per table size
+# (half of them with the most resource-rich variants): 256, 369 and 448 decisions for 2, 3 and 4
+# players; a test plays random games of several variants against half of them.
 MAX_GAME_LENGTH = {2: 1000, 3: 1500, 4: 2000}
 
 _PARAMETERS: dict[str, Any] = {

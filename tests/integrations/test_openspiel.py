@@ -50,6 +50,22 @@ def test_pyspiel_random_simulation_test(params):
     pyspiel.random_sim_test(game, num_sims=2, serialize=False, verbose=False)
 
 
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_max_game_length_has_a_wide_margin_over_random_games(n):
+    rich = {"favor_trade_in": True, "unlimited_components": True, "extra_jade": 10, "start_laborers": 12}
+    for params in ({"players": n}, {"players": n, **rich}):
+        engine_game = ifo.IslandFortressGame(params).engine_game  # the engine directly: faster
+        longest = 0
+        for seed in range(40):
+            state, steps = engine_game.new_initial_state(seed), 0
+            rng = np.random.default_rng(seed)
+            while not state.is_terminal():
+                state.apply_action(int(rng.choice(state.legal_actions())))
+                steps += 1
+            longest = max(longest, steps)
+        assert longest < ifo.MAX_GAME_LENGTH[n] / 2
+
+
 def test_bad_parameters_are_one_clear_error():
     with pytest.raises(ConfigError, match="num_players"):
         ifo.IslandFortressGame({"players": 5})
