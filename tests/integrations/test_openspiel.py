@@ -194,12 +194,3 @@ def test_evaluate_seats_mcts_against_other_agents():
     assert result["games"] == 2
     assert [a["spec"] for a in result["agents"]] == ["mcts:4", "random"]
     assert sum(a["wins"] for a in result["agents"]) == pytest.approx(2)
-
-
-@pytest.mark.parametrize("spec", ["mcts:0", "mcts:x", "mcts:-3"])
-def test_a_bad_mcts_spec_is_one_line_and_exit_2(spec, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        evaluate_mod.main([spec, "random", "--games", "2"])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert "positive whole number of simulations" in err[-1]
