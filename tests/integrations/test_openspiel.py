@@ -194,3 +194,16 @@ def test_evaluate_seats_mcts_against_other_agents():
     assert result["games"] == 2
     assert [a["spec"] for a in result["agents"]] == ["mcts:4", "random"]
     assert sum(a["wins"] for a in result["agents"]) == pytest.approx(2)
+
+
+def test_openspiel_rl_environment_plays_on_observations():
+    from open_spiel.python import rl_environment
+
+    env = rl_environment.Environment("python_island_fortress", players=2, rng_seed=1)
+    assert env.observation_spec()["info_state"] == (ifo.OBS_SIZE,)
+    rng = np.random.default_rng(0)
+    time_step = env.reset()
+    while not time_step.last():
+        player = time_step.observations["current_player"]
+        time_step = env.step([int(rng.choice(time_step.observations["legal_actions"][player]))])
+    assert sorted(time_step.rewards) == [-1.0, 1.0] or time_step.rewards == [0.0, 0.0]
