@@ -63,10 +63,10 @@ from .observation import OBS_SIZE, ObservationEncoder
 SHORT_NAME = "python_island_fortress"
 DEFAULT_PLAYERS = 3
 # An upper bound on the decisions in one game (OpenSpiel's random simulation test checks it).
-# The engine does not cap games: the number of rounds is bounded by the Governor blocks, not the
-# decisions in a turn. These are over four times the longest of 300 random games per table size
-# (half of them with the most resource-rich variants): 256, 369 and 448 decisions for 2, 3 and 4
-# players; a test plays random games of several variants against half of them.
+# The rules bound the rounds (one Governor block leaves the stockpile per round) but not the
+# decisions of a turn, so these are measured, not derived: over four times the longest of 300
+# random games per table size, half of them with the most resource-rich variants (256, 369 and
+# 448 decisions for 2, 3 and 4 players); a test plays random games against half of them.
 MAX_GAME_LENGTH = {2: 1000, 3: 1500, 4: 2000}
 
 _PARAMETERS: dict[str, Any] = {
@@ -121,7 +121,7 @@ class IslandFortressGame(pyspiel.Game):
             num_distinct_actions=NUM_ACTIONS,
             max_chance_outcomes=0,
             num_players=n,
-            min_utility=-1.0,
+            min_utility=-1.0 / (n - 1),  # a loser's share (docs/RULES.md E23)
             max_utility=1.0,
             utility_sum=0.0,
             max_game_length=MAX_GAME_LENGTH[n],
