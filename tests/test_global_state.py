@@ -122,3 +122,14 @@ def test_infos_have_the_same_numeric_keys_at_every_step(reward):
 
     _play(env, seed=21, every_step=check)
     assert steps[0] is False and steps[-1] is True and len(steps) > 100
+
+
+def test_stepping_never_computes_the_global_state(monkeypatch):
+    def refuse(*_args):
+        raise AssertionError("the global state was computed without state() being called")
+
+    monkeypatch.setattr(island_fortress_v0, "encode_global_state", refuse)
+    env = island_fortress_v0.env(num_players=2)
+    _play(env, seed=3, every_step=lambda e: e.last())
+    with pytest.raises(AssertionError, match="without state"):
+        env.state()
