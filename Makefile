@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo train test bench clean
+.PHONY: install demo train test bench clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,5 +29,35 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/island-fortress bench --out bench-results/bench.json
 
+# One venv per RL library (.venv-<name>): each pins its own dependency ranges, so they are
+# installed and tested apart. torch (CPU build) goes in first where the library needs it.
+.venv-%/.installed-stamp: pyproject.toml
+	$(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install --quiet --upgrade pip
+	if [ "$*" != openspiel ]; then .venv-$*/bin/python -m pip install --quiet torch==2.13.0; fi
+	.venv-$*/bin/python -m pip install --quiet -e ".[test,$*]"
+	touch $@
+
+INTEGRATION_PYTEST = python -m pytest -q -p no:cacheprovider
+
+test-sb3: $(STAMP)
+	$(BIN)/$(INTEGRATION_PYTEST) tests/integrations/test_sb3.py
+	$(BIN)/python examples/sb3_maskable_ppo.py --timesteps 1024 --games 2
+
+test-tianshou: .venv-tianshou/.installed-stamp
+	.venv-tianshou/bin/$(INTEGRATION_PYTEST) tests/integrations/test_tianshou.py
+	.venv-tianshou/bin/python examples/tianshou_dqn.py --epoch 1 --epoch-num-steps 300
+
+test-torchrl: .venv-torchrl/.installed-stamp
+	.venv-torchrl/bin/$(INTEGRATION_PYTEST) tests/integrations/test_torchrl.py
+	.venv-torchrl/bin/python examples/torchrl_collector.py --frames 600
+
+test-openspiel: .venv-openspiel/.installed-stamp
+	.venv-openspiel/bin/$(INTEGRATION_PYTEST) tests/integrations/test_openspiel.py
+	.venv-openspiel/bin/python examples/openspiel_mcts.py --games 2 --simulations 10
+	.venv-openspiel/bin/island-fortress evaluate mcts:10 random --games 2 --no-progress
+
+test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel
+
 clean:
-	rm -rf $(VENV) runs bench-results
+	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel runs bench-results

@@ -63,25 +63,13 @@ def positive_float(text: str) -> float:
 
 
 def agent_spec(text: str) -> str:
-    """``random``, ``heuristic`` or a checkpoint file whose metadata fits this environment."""
-    from .agents import AGENT_KINDS
-    from .agents.checkpoint import CheckpointError, check_signature, read_metadata
+    """``random``, ``heuristic``, ``mcts[:N]`` or a checkpoint file whose metadata fits this env."""
+    from .agents import AgentSpecError, check_agent_spec
 
-    if text in AGENT_KINDS:
-        return text
-    path = Path(text)
-    if not path.is_file():
-        what = "a directory, not a checkpoint file" if path.exists() else "no such file"
-        raise argparse.ArgumentTypeError(
-            f"unknown agent {text!r}: expected {', '.join(AGENT_KINDS)} or the path to a checkpoint "
-            f"file (.zip), and {text!r} is {what}"
-        )
     try:
-        check_signature(path, read_metadata(path))
-    except CheckpointError as exc:
+        check_agent_spec(text)
+    except AgentSpecError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    except (ValueError, AttributeError) as exc:
-        raise argparse.ArgumentTypeError(f"checkpoint {text!r}: unreadable metadata ({exc})") from None
     return text
 
 
@@ -212,8 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
 def user_errors() -> tuple[type[BaseException], ...]:
     """The project's error classes that describe a user's mistake, not a bug."""
     from training.config import TrainConfigError
-    from training.evaluate import AgentSpecError
 
+    from .agents import AgentSpecError
     from .agents.checkpoint import CheckpointError
     from .engine import ConfigError, DeckError
     from .records import RecordError

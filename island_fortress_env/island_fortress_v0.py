@@ -26,11 +26,20 @@ Rewards (``reward=``): ``"win_loss"`` (default) pays once at the end, zero-sum: 
 +1, each loser -1/(n-1), tied winners share the win; ``"score_margin"`` pays at the end
 (own final score - best opponent's) / 50; ``"vp_delta"`` pays every step the change in each
 player's score / 50 (the rewards add up to final score / 50).
+
+``infos[agent]`` has the same numeric keys at every step from ``reset()`` on (so vectorising
+libraries can stack them): ``score`` (the seat's score so far, final at the end) and ``won``
+(1 for a winner once the game is over, else 0; tied winners all get 1). The list of winners is
+on the engine state, ``env.unwrapped.game_state.winners``.
+
+``env.state()`` (PettingZoo's global state, ``env.state_space``) is one float32 vector of the
+whole game **including the hidden information** (every hand, the deck order): for centralised
+critics in training only. See ``island_fortress_env.global_state`` for its layout.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -41,6 +50,7 @@ from pettingzoo.utils import wrappers
 from .engine import Game, GameConfig, State
 from .engine.actions import NUM_ACTIONS
 from .engine.scoring import win_loss_returns
+from .global_state import STATE_HIGH, STATE_LOW, STATE_SIZE, encode_global_state
 from .observation import OBS_HIGH, OBS_LOW, OBS_SIZE, ObservationEncoder, action_mask
 from .order_enforcing import OrderEnforcingWrapper
 from .render import render_text
@@ -48,6 +58,7 @@ from .render import render_text
 REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 SCORE_SCALE = 50.0
+INFO_KEYS = ("score", "won")  # every agent's info has exactly these (numeric) keys at every step
 
 
 def env(illegal_action: str = "raise", **kwargs: Any) -> AECEnv:
@@ -74,7 +85,7 @@ def env(illegal_action: str = "raise", **kwargs: Any) -> AECEnv:
 
 
 class raw_env(AECEnv, EzPickle):
-    metadata = {
+    metadata: ClassVar[dict[str, Any]] = {
         "render_modes": ["human", "rgb_array", "ansi"],
         "name": "island_fortress_v0",
         "is_parallelizable": False,
@@ -123,6 +134,7 @@ class raw_env(AECEnv, EzPickle):
             )
             for a in self.possible_agents
         }
+        self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, shape=(STATE_SIZE,), dtype=np.float32)
         self.np_random, _ = seeding.np_random(None)
         self.game_state: State | None = None  # the engine state (``env.unwrapped.game_state``)
 
@@ -144,7 +156,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos = {a: {"score": self.game_state.score[i], "won": 0} for i, a in enumerate(self.agents)}
         self.agent_selection = self.agents[self.game_state.current_player()]
         if self.render_mode == "human":
             self.render()
@@ -158,6 +170,15 @@ class raw_env(AECEnv, EzPickle):
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
+    def state(self) -> np.ndarray:
+        """The global state (``state_space``): the whole game, hidden information included.
+
+        For centralised critics during training; a playing policy must use ``observe()``.
+        """
+        if self.game_state is None:
+            raise RuntimeError("state() called before reset(): call env.reset() first")
+        return encode_global_state(self.game_state, self.encoder)
+
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
@@ -168,6 +189,9 @@ class raw_env(AECEnv, EzPickle):
         before = state.score[:] if dense else None
         state.apply_action(action)  # raises IllegalActionError, state untouched, if illegal
         self._cumulative_rewards[agent] = 0.0
+        score = state.score
+        for i, a in enumerate(self.possible_agents):
+            self.infos[a]["score"] = score[i]
         if dense:
             for i, a in enumerate(self.possible_agents):
                 self.rewards[a] = (state.score[i] - before[i]) / SCORE_SCALE
@@ -196,11 +220,7 @@ class raw_env(AECEnv, EzPickle):
         for i, a in enumerate(self.possible_agents):
             self.rewards[a] += returns[i]
             self.terminations[a] = True
-            self.infos[a] = {
-                "score": state.score[i],
-                "winners": [self.possible_agents[w] for w in state.winners],
-                "won": i in state.winners,
-            }
+            self.infos[a]["won"] = int(i in state.winners)
 
     def action_to_string(self, action: int) -> str:
         return self.game_state.action_to_string(action)

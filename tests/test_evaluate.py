@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from island_fortress_env import cli
-from island_fortress_env.agents import RandomAgent, make_agent
+from island_fortress_env.agents import AgentSpecError, RandomAgent, make_agent
 from island_fortress_env.engine import Game, scoring
 from island_fortress_env.engine.state import play_random_game
 from training import evaluate as ev
@@ -162,8 +162,11 @@ def test_two_distinct_agents_get_no_rating():
 
 
 def test_three_distinct_agents_are_rated(tmp_path, monkeypatch):
-    fake = tmp_path / "policy.zip"
-    fake.write_bytes(b"stand-in")  # a checkpoint path spec; played by a random agent here
+    from island_fortress_env.agents.checkpoint import save_policy
+    from island_fortress_env.network import ActorCritic
+
+    fake = tmp_path / "policy.zip"  # a real (untrained) checkpoint spec, played by a random agent here
+    save_policy(fake, ActorCritic(cnn_channels=2, hidden=4), {"cnn_channels": 2, "hidden": 4}, {})
 
     def factory(spec, seed=None):
         return RandomAgent(seed=seed) if spec == str(fake) else make_agent(spec, seed)
@@ -239,7 +242,7 @@ def test_games_not_a_multiple_of_players_warns(capsys):
 
 
 def test_bad_agent_spec_is_a_clear_error(capsys):
-    with pytest.raises(ev.AgentSpecError, match=r"unknown agent 'nonsense'.*random, heuristic"):
+    with pytest.raises(AgentSpecError, match=r"unknown agent 'nonsense'.*random, heuristic"):
         ev.evaluate(["nonsense", "random"], games=2, seed=0)
     with pytest.raises(SystemExit) as exc:
         ev.main(["random", "no/such/policy.zip", "--games", "2"])
@@ -250,7 +253,9 @@ def test_bad_agent_spec_is_a_clear_error(capsys):
 def test_bad_checkpoint_file_is_a_clear_error(tmp_path, capsys):
     bogus = tmp_path / "bogus.zip"
     bogus.write_text("not a checkpoint")
-    assert ev.main([str(bogus), "random", "--games", "2", "--no-progress"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        ev.main([str(bogus), "random", "--games", "2", "--no-progress"])
+    assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "error" in err and "bogus.zip" in err
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.agents import AGENT_KINDS, make_agent
+from island_fortress_env.agents import AGENT_KINDS, AgentSpecError, check_agent_spec, make_agent
 from island_fortress_env.cli import CommandLineParser, non_negative_int, positive_int, rule_option
 from island_fortress_env.engine import scoring
 from island_fortress_env.records import GameRecord, RecordError
@@ -44,26 +44,6 @@ from island_fortress_env.records import save as save_record
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
-
-
-class AgentSpecError(ValueError):
-    """An AGENT argument that names no agent."""
-
-
-def check_spec(spec: str) -> None:
-    """Accept ``random``, ``heuristic`` or an existing checkpoint file; else a clear error."""
-    if spec in AGENT_KINDS:
-        return
-    path = Path(spec)
-    if path.is_file():
-        return
-    kinds = ", ".join(AGENT_KINDS)
-    if path.exists():
-        raise AgentSpecError(f"agent {spec!r}: is a directory, not a checkpoint file")
-    raise AgentSpecError(
-        f"unknown agent {spec!r}: expected one of {kinds} or the path to a checkpoint file (.zip); "
-        f"no file {spec!r} exists"
-    )
 
 
 def entry_names(specs: Sequence[str]) -> list[str]:
@@ -173,7 +153,7 @@ def evaluate(
     if "num_players" in (env_options or {}):
         raise ValueError("env_options: num_players is set by the number of agents")
     for spec in specs:
-        check_spec(spec)
+        check_agent_spec(spec)
     names = entry_names(specs)
     save_dir = None
     if save_games is not None:
@@ -276,7 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="AGENT: random, heuristic or a checkpoint path. Example: "
         "island-fortress evaluate heuristic random random --games 60 --seed 0",
     )
-    parser.add_argument("agents", nargs="+", metavar="AGENT", help="one per seat (2-4)")
+    parser.add_argument(
+        "agents",
+        nargs="+",
+        metavar="AGENT",
+        help="one per seat (2-4): random, heuristic, mcts[:N] or a checkpoint file",
+    )
     parser.add_argument(
         "--games", type=positive_int, default=60,
         help="games to play, at least 1 (default 60; use a multiple of the player count)",
@@ -305,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"give {MIN_PLAYERS}-{MAX_PLAYERS} AGENTs (one per seat), got {k}")
     for spec in args.agents:
         try:
-            check_spec(spec)
+            check_agent_spec(spec)
         except AgentSpecError as exc:
             parser.error(str(exc))
     if args.games % k:

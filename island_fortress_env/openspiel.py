@@ -1,0 +1,300 @@
+"""Island Fortress as an OpenSpiel Python game: ``import island_fortress_env.openspiel``.
+
+Importing this module registers ``python_island_fortress`` with pyspiel, as OpenSpiel's own
+Python games register themselves::
+
+    import pyspiel
+    import island_fortress_env.openspiel  # noqa: F401  (registers the game)
+
+    game = pyspiel.load_game("python_island_fortress", {"players": 4, "favor_trade_in": True})
+    state = game.new_initial_state()
+
+Parameters: ``players`` (2-4, default 3), every variant of ``GameConfig`` under its own name
+(``no_replace``, ``extra_region``, ``extra_jade``, ``start_laborers``, ``start_convicts``,
+``start_blocks``, ``first_round_incentive`` ("" for none), ``favor_trade_in``,
+``unlimited_components``, ``favor_deck`` ("" for the shipped deck)) and ``rng_seed``.
+
+**Chance: a sampled stochastic game.** The deck shuffles, the order of unkept cards and the
+round-1 petition tie-breaks are drawn inside the rules engine from its own SplitMix64
+generator (docs/RULES.md E24), so the game type is ``ChanceMode.SAMPLED_STOCHASTIC``: no state
+is ever a chance node. Each game's seed is drawn from the ``pyspiel.Game``'s generator, seeded
+by ``rng_seed``, when the game's first state is first used, so a run that loads the game with
+the same ``rng_seed`` replays the same deals. ``state.clone()`` copies the engine state with its
+generator: a clone's future draws are the original's. An algorithm that searches a cloned state
+therefore knows the future deck order; use ``resample_from_infostate`` (below) to search what a
+player may know instead.
+
+**What a player sees.** ``observation_tensor(player)`` is the environment's observation (the
+seat-relative float32 vector of ``OBS_SIZE`` described in the README, hidden information
+excluded) and ``observation_string(player)`` a short public summary followed by a digest of that
+vector (two states give equal strings exactly when the player's observations are equal). There
+is no information-state tensor or string (``provides_information_state_* = False``): a
+perfect-recall information state over games of several hundred decisions is not a fixed-size
+tensor. Algorithms that need one (the CFR family, or OpenSpiel's ``rl_environment`` with
+``INFORMATION_STATE``) do not apply; those that take observations (``rl_environment`` with
+``ObservationType.OBSERVATION``, IS-MCTS with ``use_observation_string=True``) do.
+
+**Resampling.** ``state.resample_from_infostate(player, sampler)`` returns a state that the
+player cannot tell apart from this one: the favor cards the player cannot see (the other
+hands, the cards others are choosing from, the deck) are dealt again uniformly in the same
+counts, other players' sealed bids are drawn again uniformly from their legal bids, and the
+engine's generator is reseeded. It forgets some things the player could know (which unkept
+cards went under the deck), never adds any. OpenSpiel's IS-MCTS (``ISMCTSBot``) calls it
+before every simulation; the ``mcts`` agent (``island_fortress_env.agents.mcts``) is built on it.
+
+Returns are the environment's ``win_loss`` rewards (zero-sum; a sole winner +1, each loser
+-1/(n-1), tied winners share). Action ids, names and legality are the environment's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from .engine import NUM_ACTIONS, Game, GameConfig, tables
+from .engine import State as EngineState
+from .engine import rng as engine_rng
+from .engine.state import D_BID
+from .observation import OBS_SIZE, ObservationEncoder
+
+SHORT_NAME = "python_island_fortress"
+DEFAULT_PLAYERS = 3
+# An upper bound on the decisions in one game (OpenSpiel's random simulation test checks it).
+# The rules bound the rounds (one Governor block leaves the stockpile per round) but not the
+# decisions of a turn, so these are measured, not derived: over four times the longest of 300
+# random games per table size, half of them with the most resource-rich variants (256, 369 and
+# 448 decisions for 2, 3 and 4 players); a test plays random games against half of them.
+MAX_GAME_LENGTH = {2: 1000, 3: 1500, 4: 2000}
+
+_PARAMETERS: dict[str, Any] = {
+    "players": DEFAULT_PLAYERS,
+    "no_replace": False,
+    "extra_region": False,
+    "extra_jade": 0,
+    "start_laborers": 0,
+    "start_convicts": 0,
+    "start_blocks": 0,
+    "first_round_incentive": "",
+    "favor_trade_in": False,
+    "unlimited_components": False,
+    "favor_deck": "",
+    "rng_seed": 0,
+}
+
+GAME_TYPE = pyspiel.GameType(
+    short_name=SHORT_NAME,
+    long_name="Python Island Fortress",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=tables.MAX_PLAYERS,
+    min_num_players=tables.MIN_PLAYERS,
+    provides_information_state_string=False,
+    provides_information_state_tensor=False,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=_PARAMETERS,
+)
+
+
+def game_config(params: dict[str, Any]) -> GameConfig:
+    """The engine configuration named by the pyspiel parameters (raises ``ConfigError``)."""
+    options = {k: v for k, v in params.items() if k not in ("players", "rng_seed")}
+    options["first_round_incentive"] = options.get("first_round_incentive") or None
+    options["favor_deck"] = options.get("favor_deck") or None
+    return GameConfig.from_dict({"num_players": params.get("players", DEFAULT_PLAYERS), **options})
+
+
+class IslandFortressGame(pyspiel.Game):
+    """The pyspiel game: a validated engine ``Game`` plus the generator of game seeds."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        params = {**_PARAMETERS, **(params or {})}
+        self.engine_game = Game(game_config(params))
+        n = self.engine_game.num_players
+        info = pyspiel.GameInfo(
+            num_distinct_actions=NUM_ACTIONS,
+            max_chance_outcomes=0,
+            num_players=n,
+            min_utility=-1.0 / (n - 1),  # a loser's share (docs/RULES.md E23)
+            max_utility=1.0,
+            utility_sum=0.0,
+            max_game_length=MAX_GAME_LENGTH[n],
+        )
+        super().__init__(GAME_TYPE, info, params)
+        self._seeds = np.random.default_rng(int(params["rng_seed"]))
+        self.encoder = ObservationEncoder(self.engine_game)
+
+    def next_game_seed(self) -> int:
+        return int(self._seeds.integers(0, 2**63 - 1))
+
+    def new_initial_state(self) -> IslandFortressState:
+        return IslandFortressState(self)
+
+    def make_py_observer(
+        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: dict | None = None
+    ) -> IslandFortressObserver:
+        return IslandFortressObserver(self, iig_obs_type, params)
+
+
+class _Deal:
+    """The engine state of one pyspiel state, created on first use.
+
+    pyspiel clones a Python state by making a new initial state and deep-copying the original's
+    attributes over it: creating the engine state lazily keeps those throwaway initial states
+    from drawing game seeds, and ``__deepcopy__`` copies the engine state with ``clone()``
+    (flat lists; the engine ``Game`` is shared, not copied).
+    """
+
+    __slots__ = ("engine", "game")
+
+    def __init__(self, game: IslandFortressGame, engine: EngineState | None = None) -> None:
+        self.game = game
+        self.engine = engine
+
+    def get(self) -> EngineState:
+        if self.engine is None:
+            self.engine = self.game.engine_game.new_initial_state(self.game.next_game_seed())
+        return self.engine
+
+    def __deepcopy__(self, memo: dict) -> _Deal:
+        return _Deal(self.game, self.get().clone())
+
+
+class IslandFortressState(pyspiel.State):
+    """A pyspiel state over one engine ``State`` (``state.engine``)."""
+
+    def __init__(self, game: IslandFortressGame) -> None:
+        super().__init__(game)
+        self._deal = _Deal(game)
+
+    @property
+    def engine(self) -> EngineState:
+        """The rules engine's state (hidden information included)."""
+        return self._deal.get()
+
+    def current_player(self) -> int:
+        engine = self.engine
+        return pyspiel.PlayerId.TERMINAL if engine.is_terminal() else engine.current_player()
+
+    def _legal_actions(self, player: int) -> list[int]:
+        engine = self.engine
+        if engine.is_terminal() or player != engine.current_player():
+            return []
+        return list(engine.legal_actions())
+
+    def _apply_action(self, action: int) -> None:
+        self.engine.apply_action(int(action))
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        return self.engine.action_to_string(action)
+
+    def is_terminal(self) -> bool:
+        return self.engine.is_terminal()
+
+    def returns(self) -> list[float]:
+        return list(self.engine.returns())
+
+    def resample_from_infostate(self, player: int, sampler: Any) -> IslandFortressState:
+        """A state ``player`` cannot tell from this one (see the module doc), with the draws
+        seeded by one value of ``sampler`` (a pyspiel probability sampler, a callable giving
+        floats in [0, 1))."""
+        return self.resampled(player, np.random.default_rng(int(sampler() * 2**53)))
+
+    def resampled(self, player: int, draw: np.random.Generator) -> IslandFortressState:
+        """``resample_from_infostate`` with the draws from ``draw``."""
+        other = self.clone()
+        redeal_hidden(other.engine, player, draw)
+        return other
+
+    def __str__(self) -> str:
+        return str(self.engine)
+
+
+def redeal_hidden(engine: EngineState, player: int, draw: np.random.Generator) -> None:
+    """Redeal, in place, everything in ``engine`` that ``player`` cannot see (module doc)."""
+    others = [p for p in range(engine.n) if p != player]
+    pool: list[int] = list(engine.deck)
+    for p in others:
+        pool.extend(_bits(engine.favor_hand[p]))
+        pool.extend(_bits(engine.drawn[p]))
+    pool.sort()  # the deal then depends on which cards are unseen, not on where they are
+    order = draw.permutation(len(pool)).tolist()
+    shuffled = [pool[i] for i in order]
+    at = 0
+    for p in others:
+        for field in (engine.favor_hand, engine.drawn):
+            count = field[p].bit_count()
+            cards = 0
+            for card in shuffled[at : at + count]:
+                cards |= 1 << card
+            field[p] = cards
+            at += count
+    engine.deck = shuffled[at:]
+    if engine.decision == D_BID:  # bids placed so far this round are sealed
+        placed = engine.order[: engine.order_pos]
+        for p in placed:
+            if p != player:
+                engine.bids[p] = int(draw.integers(0, min(engine.jade[p], tables.MAX_BID) + 1))
+    engine.rng = engine_rng.seed_state(int(draw.integers(0, 2**63 - 1)))
+    engine._legal = None  # the memo of the legal actions may depend on a redealt hand
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def state_from_engine(game: IslandFortressGame, engine: EngineState) -> IslandFortressState:
+    """A pyspiel state over a copy of ``engine`` (a state of ``game``'s configuration), e.g. to
+    search from a position of a game played through the PettingZoo environment. Its pyspiel
+    history is empty: the position is taken as it is."""
+    if engine.cfg != game.engine_game.config:
+        raise ValueError(f"the engine state's configuration {engine.cfg} is not the game's")
+    state = game.new_initial_state()
+    state._deal = _Deal(game, engine.clone())
+    return state
+
+
+class IslandFortressObserver:
+    """OpenSpiel's ``PyObserver``: the environment's observation of one seat."""
+
+    def __init__(
+        self, game: IslandFortressGame, iig_obs_type: pyspiel.IIGObservationType | None, params: Any
+    ) -> None:
+        if params:
+            raise ValueError(f"observation parameters are not supported; got {params}")
+        if iig_obs_type is not None and (
+            iig_obs_type.perfect_recall
+            or not iig_obs_type.public_info
+            or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER
+        ):
+            raise ValueError(
+                "python_island_fortress offers one observation: a seat's own view without perfect "
+                "recall (public information plus that seat's private information)"
+            )
+        self._encoder = game.encoder
+        self.tensor = np.zeros(OBS_SIZE, np.float32)
+        self.dict = {"observation": self.tensor}
+
+    def set_from(self, state: IslandFortressState, player: int) -> None:
+        self.tensor[:] = self._encoder.encode(state.engine, player)
+
+    def string_from(self, state: IslandFortressState, player: int) -> str:
+        engine = state.engine
+        digest = hashlib.blake2b(self._encoder.encode(engine, player).tobytes(), digest_size=12)
+        mover = "over" if engine.is_terminal() else f"p{engine.current_player()} {engine.decision_name()}"
+        public = f"seat {player}; round {engine.round}; to move: {mover}; scores {engine.score}"
+        return f"{public}; {digest.hexdigest()}"
+
+
+pyspiel.register_game(GAME_TYPE, IslandFortressGame)

@@ -1,0 +1,209 @@
+"""The OpenSpiel adapter (``island_fortress_env.openspiel``) and the IS-MCTS agent."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is an optional extra: pip install '.[openspiel]'")
+
+from island_fortress_env import island_fortress_v0  # noqa: E402
+from island_fortress_env import openspiel as ifo  # noqa: E402
+from island_fortress_env.agents import make_agent  # noqa: E402
+from island_fortress_env.engine import ConfigError  # noqa: E402
+from island_fortress_env.engine.state import ACTION_PHASE_DECISIONS, D_BID  # noqa: E402
+from training import evaluate as evaluate_mod  # noqa: E402
+
+
+def _play_random(state, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    while not state.is_terminal():
+        state.apply_action(int(rng.choice(state.legal_actions())))
+
+
+def test_importing_registers_the_game_with_its_parameters():
+    names = [g.short_name for g in pyspiel.registered_games()]
+    assert "python_island_fortress" in names
+    game = pyspiel.load_game("python_island_fortress", {"players": 4, "favor_trade_in": True})
+    assert game.num_players() == 4
+    assert game.engine_game.config.favor_trade_in is True
+    assert game.num_distinct_actions() == ifo.NUM_ACTIONS
+    kind = game.get_type()
+    assert kind.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
+    assert kind.information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
+    assert kind.provides_observation_tensor and not kind.provides_information_state_tensor
+    assert pyspiel.load_game("python_island_fortress").num_players() == ifo.DEFAULT_PLAYERS
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"players": 2},
+        {"players": 3},
+        {"players": 4},
+        {"players": 3, "first_round_incentive": "treasure", "favor_trade_in": True, "no_replace": True},
+        {"players": 4, "extra_region": True, "unlimited_components": True, "extra_jade": 10},
+    ],
+)
+def test_pyspiel_random_simulation_test(params):
+    game = pyspiel.load_game("python_island_fortress", params)
+    pyspiel.random_sim_test(game, num_sims=2, serialize=False, verbose=False)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_max_game_length_has_a_wide_margin_over_random_games(n):
+    rich = {"favor_trade_in": True, "unlimited_components": True, "extra_jade": 10, "start_laborers": 12}
+    for params in ({"players": n}, {"players": n, **rich}):
+        engine_game = ifo.IslandFortressGame(params).engine_game  # the engine directly: faster
+        longest = 0
+        for seed in range(40):
+            state, steps = engine_game.new_initial_state(seed), 0
+            rng = np.random.default_rng(seed)
+            while not state.is_terminal():
+                state.apply_action(int(rng.choice(state.legal_actions())))
+                steps += 1
+            longest = max(longest, steps)
+        assert longest < ifo.MAX_GAME_LENGTH[n] / 2
+
+
+def test_bad_parameters_are_one_clear_error():
+    with pytest.raises(ConfigError, match="num_players"):
+        ifo.IslandFortressGame({"players": 5})
+    with pytest.raises(ConfigError, match="first_round_incentive"):
+        ifo.IslandFortressGame({"first_round_incentive": "gold"})
+
+
+def test_rng_seed_fixes_the_sequence_of_deals_and_clones_do_not_advance_it():
+    def deals(rng_seed: int, clones: bool) -> list[str]:
+        game = pyspiel.load_game("python_island_fortress", {"players": 2, "rng_seed": rng_seed})
+        out = []
+        for _ in range(3):
+            state = game.new_initial_state()
+            if clones:
+                for _ in range(5):
+                    state.clone()
+            out.append(str(state.engine.deck) + str(state.engine.drawn))
+        return out
+
+    assert deals(7, clones=False) == deals(7, clones=True)
+    assert len(set(deals(7, clones=False))) == 3, "successive games must be dealt differently"
+    assert deals(7, clones=False) != deals(8, clones=False)
+
+
+def test_a_clone_continues_exactly_like_the_original():
+    game = pyspiel.load_game("python_island_fortress", {"players": 3})
+    state = game.new_initial_state()
+    for _ in range(3):
+        state.apply_action(state.legal_actions()[0])
+    twin = state.clone()
+    assert twin.engine is not state.engine and twin.history() == state.history()
+    _play_random(state, 5)
+    _play_random(twin, 5)
+    assert state.returns() == twin.returns() and str(state) == str(twin)
+
+
+def test_observation_is_the_environment_view():
+    env = island_fortress_v0.env(num_players=3)
+    env.reset(seed=0)
+    game = pyspiel.load_game("python_island_fortress", {"players": 3})
+    for _ in range(40):
+        state = ifo.state_from_engine(game, env.unwrapped.game_state)
+        for seat in range(3):
+            np.testing.assert_array_equal(
+                np.asarray(state.observation_tensor(seat), dtype=np.float32),
+                env.unwrapped.observe(f"player_{seat}")["observation"],
+            )
+        env.step(env.unwrapped.game_state.legal_actions()[-1])
+
+
+def _state_with_hidden_cards(seed: int = 3, decision=None):
+    game = pyspiel.load_game("python_island_fortress", {"players": 3})
+    state = game.new_initial_state()
+    rng = np.random.default_rng(seed)
+    wanted = ACTION_PHASE_DECISIONS if decision is None else {decision}
+    while not state.is_terminal():
+        engine = state.engine
+        if (
+            engine.decision in wanted
+            and engine.current_player() == 0
+            and engine.favor_hand[1]
+            and len(engine.deck) > 1
+            and len(state.legal_actions()) > 1
+            and (decision != D_BID or engine.order_pos > 0)
+        ):
+            return state
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    raise AssertionError("no such state in this game")
+
+
+@pytest.mark.parametrize("decision", [None, D_BID])
+def test_resampling_keeps_the_players_view_and_redeals_the_rest(decision):
+    state = _state_with_hidden_cards(decision=decision)
+    engine = state.engine
+    unseen = sorted(
+        engine.deck + [c for p in (1, 2) for c in ifo._bits(engine.favor_hand[p] | engine.drawn[p])]
+    )
+    changed = False
+    for k in range(10):
+        other = state.resampled(0, np.random.default_rng(k))
+        e = other.engine
+        assert other.observation_string(0) == state.observation_string(0)
+        assert other.legal_actions() == state.legal_actions()
+        assert e.favor_hand[0] == engine.favor_hand[0]
+        again = sorted(e.deck + [c for p in (1, 2) for c in ifo._bits(e.favor_hand[p] | e.drawn[p])])
+        assert again == unseen, "resampling must redeal the unseen cards, not make or lose any"
+        for p in (1, 2):
+            assert e.favor_hand[p].bit_count() == engine.favor_hand[p].bit_count()
+        assert e.component_totals() == engine.component_totals()
+        changed |= e.favor_hand[1] != engine.favor_hand[1] or e.deck != engine.deck
+        _play_random(other, k)  # a resampled state is a legal state
+    assert changed
+    assert state.engine is engine and state.engine.deck == engine.deck, "the original is left alone"
+
+
+def test_resample_from_infostate_uses_the_pyspiel_sampler():
+    state = _state_with_hidden_cards()
+    a = state.resample_from_infostate(0, pyspiel.UniformProbabilitySampler(0.0, 1.0))
+    assert a.observation_string(0) == state.observation_string(0)
+
+
+def test_mcts_agent_ignores_hidden_information():
+    state = _state_with_hidden_cards()
+    engine = state.engine
+    twin = engine.clone()  # the same position with seat 1's hand and the deck dealt differently
+    card = (twin.favor_hand[1] & -twin.favor_hand[1]).bit_length() - 1
+    other = twin.deck[0]
+    twin.favor_hand[1] ^= (1 << card) | (1 << other)
+    twin.deck[0] = card
+    twin.deck.reverse()
+    twin.rng ^= 0xDEADBEEF
+    env = island_fortress_v0.raw_env(num_players=3)
+    env.reset(seed=0)
+    env.game_state = engine
+    obs = env.observe("player_0")
+    env.game_state = twin
+    assert np.array_equal(env.observe("player_0")["observation"], obs["observation"])
+    picks = {
+        make_agent("mcts:12", seed=4).act(obs["observation"], obs["action_mask"], s) for s in (engine, twin)
+    }
+    assert len(picks) == 1
+
+
+def test_evaluate_seats_mcts_against_other_agents():
+    result = evaluate_mod.evaluate(["mcts:4", "random"], games=2, seed=0)
+    assert result["games"] == 2
+    assert [a["spec"] for a in result["agents"]] == ["mcts:4", "random"]
+    assert sum(a["wins"] for a in result["agents"]) == pytest.approx(2)
+
+
+def test_openspiel_rl_environment_plays_on_observations():
+    from open_spiel.python import rl_environment
+
+    env = rl_environment.Environment("python_island_fortress", players=2, rng_seed=1)
+    assert env.observation_spec()["info_state"] == (ifo.OBS_SIZE,)
+    rng = np.random.default_rng(0)
+    time_step = env.reset()
+    while not time_step.last():
+        player = time_step.observations["current_player"]
+        time_step = env.step([int(rng.choice(time_step.observations["legal_actions"][player]))])
+    assert sorted(time_step.rewards) == [-1.0, 1.0] or time_step.rewards == [0.0, 0.0]
