@@ -267,8 +267,8 @@ def sample_states(num_players: int, seed: int, games: int, per_game: int) -> lis
     return samples
 
 
-def _fresh_legal_actions(state: Any) -> list[int]:
-    state._legal = None  # drop the engine's per-state cache: time the real computation
+def _fresh_legal_actions(state: Any) -> tuple[int, ...]:
+    state.invalidate_cache()  # drop the engine's per-state memo: time the real computation
     return state.legal_actions()
 
 
@@ -285,7 +285,7 @@ def measure_micro(num_players: int, seed: int, seconds: float, repeats: int, qui
     out["encode"] = time_per_call(lambda s: encode(s, s.current_player()), states, seconds, repeats)
     out["mask"] = time_per_call(action_mask, states, seconds, repeats)
     probe = states[0]
-    if hasattr(probe, "_legal"):
+    if hasattr(probe, "invalidate_cache"):
         out["legal_actions"] = time_per_call(
             _fresh_legal_actions, [s.clone() for s in states], seconds, repeats
         )

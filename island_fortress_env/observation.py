@@ -18,7 +18,8 @@ import numpy as np
 
 from .engine import actions as A
 from .engine import tables
-from .engine.state import DECISION_NAMES, NUM_DECISIONS, State
+from .engine.decisions import DECISION_NAMES, NUM_DECISIONS, Decision
+from .engine.state import State
 from .engine.wall import LEVELS, STRIDE
 
 MAX_PLAYERS = tables.MAX_PLAYERS
@@ -91,7 +92,7 @@ GLOBAL_FEATURES = (
     "blocks left to place in this build / 2",
     "Workers this build needs / 16",
     "Workers to assign / 16",
-    "favor cards left to keep / 3",
+    "favor cards left to keep, or bid digits to enter after this one / 3",
     "my sealed bid this round / 20 (mine only)",
     "I have bid this round",
 )
@@ -142,6 +143,8 @@ _REGION_ONE_HOT = [tuple(int(r == k) for k in range(tables.MAX_REGIONS)) for r i
 _NBYTES = GRID // 8  # 80 bits -> 10 bytes
 _CARD_BYTES = (CARDS + 7) // 8
 _MIDDLE = slice(PLAYERS_START, PRIVATE_START[0])  # the scaled numbers between wall and cards
+_PETITION_BID = Decision.PETITION_BID
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _CACHE_LIMIT = 8192  # entries per encoder cache; a full cache is cleared (memory stays bounded)
 # One byte of a bit set -> its 8 bits as float32 0.0/1.0 (little-endian bit order), as bytes.
 _BYTE_TO_FLOATS = [np.unpackbits(np.uint8(b), bitorder="little").astype("<f4").tobytes() for b in range(256)]
@@ -190,9 +193,13 @@ class ObservationEncoder:
         self._static_global = static[1:] + [
             int(cfg.no_replace), int(cfg.favor_trade_in), int(cfg.unlimited_components)
         ]  # fmt: skip
-        self._box = [tables.COMPONENTS[k] for k in _SUPPLY_KEYS]
+        self._box = tuple(tables.COMPONENTS[k] for k in _SUPPLY_KEYS)
+        self._unlimited = cfg.unlimited_components
         self._zero_decision = [0] * (NUM_DECISIONS + A.NUM_OPS)
-        self._clip = cfg.unlimited_components  # only then can a count outgrow the Box
+        # With the box's components and the shipped deck every feature is inside the Box
+        # (Jade, Treasure, Workers are capped by their supplies; a score stays under 500).
+        # Unlimited supplies or another deck can take a count past it: then clip.
+        self._clip = cfg.unlimited_components or cfg.favor_deck is not None
         self._no_bids = [0] * n
         self._pad_prisons = [0] * (tables.MAX_REGIONS - geo.regions)
         self._region_counts: dict[int, tuple[int, ...]] = {}
@@ -244,12 +251,13 @@ class ObservationEncoder:
         extend(self._pad_players)
         values.append(state.round)
         extend(self._static_global)
+        cfg_unlimited = self._unlimited
         supplies = (
             state.sup_jade, state.sup_treasure, state.sup_chips,
             state.sup_reinf, state.sup_laborers, state.sup_convicts,
         )  # fmt: skip
-        if self._clip:  # unlimited supplies: show at most a box's worth
-            supplies = tuple(min(v, b) for v, b in zip(supplies, self._box))
+        if cfg_unlimited:  # an unlimited supply never runs out: shown as a full box
+            supplies = self._box
         extend((state.gov_stock, len(state.deck), *supplies))
         extend(state.prison_jade)
         extend(self._pad_prisons)
@@ -260,10 +268,14 @@ class ObservationEncoder:
         if state.in_action and state.op >= 0:
             decision[NUM_DECISIONS + state.op] = 1
         extend(decision)
-        my_bid = state.decision == 1 and seat in state.order[: state.order_pos]  # D_BID
+        bidding = state.decision == _PETITION_BID
+        my_bid = bidding and seat in state.order[: state.order_pos]
+        # A sealed bid, complete or partly entered (one base-101 digit at a time), is shown
+        # to its bidder only; how many digits are left is public (it follows from the Jade).
+        sealed = state.bids[seat] if bidding and (my_bid or seat == current) else 0
         extend((
             state.actions_this_turn, state.buyback_used, state.build_left, state.build_need,
-            state.worker_need, state.keep_left, state.bids[seat] if my_bid else 0, my_bid,
+            state.worker_need, state.keep_left + state.bid_digits_left, sealed, my_bid,
         ))  # fmt: skip
 
         # This seat's card sets and the public played cards (cached by the sets).
@@ -284,11 +296,19 @@ class ObservationEncoder:
         try:  # every number fits a byte in all but extreme games: the cheapest conversion
             raw = np.frombuffer(bytes(values), dtype=np.uint8)
         except ValueError:
-            raw = np.frombuffer(self._pack(*values), dtype=np.int32)
+            raw = np.frombuffer(self._pack_wide(values), dtype=np.int32)
         np.multiply(raw, self._scale, out=obs[_MIDDLE], dtype=np.float32, casting="unsafe")  # exact ints
         if self._clip:
             np.clip(obs, OBS_LOW, OBS_HIGH, out=obs)
         return obs
+
+    def _pack_wide(self, values: list[int]) -> bytes:
+        """Pack as int32; a count beyond int32 (unlimited components) is first clamped to it,
+        which changes nothing after scaling and clipping to the Box."""
+        try:
+            return self._pack(*values)
+        except struct.error:
+            return self._pack(*[min(max(v, _INT32_MIN), _INT32_MAX) for v in values])
 
     def _wall(self, state: State, seats: tuple[int, ...]) -> bytes:
         geo = self.geo
@@ -313,7 +333,7 @@ _MASK_CACHE_LIMIT = 4096
 def action_mask(state: State, out: np.ndarray | None = None) -> np.ndarray:
     """int8 mask over the whole action table: 1 where the action is legal now (a fresh
     array, or written into ``out``)."""
-    legal = tuple(state.legal_actions())
+    legal = state.legal_actions()
     mask = _MASKS.get(legal)
     if mask is None:
         bits = np.zeros(A.NUM_ACTIONS, dtype=np.int8)

@@ -161,7 +161,7 @@ def _hide_differently(state: S.State, seat: int, rng: np.random.Generator) -> tu
             if q != seat and state.jade[q] > 0:
                 other.bids[q] = (state.bids[q] + 1 + int(rng.integers(state.jade[q]))) % (state.jade[q] + 1)
                 changed.append(f"bids[{q}]")
-    other._legal = None
+    other.invalidate_cache()
     return other, changed
 
 
@@ -205,7 +205,7 @@ def test_heuristic_ignores_hidden_information(players, options):
 
 
 def _choose(state: S.State, seed: int = 0) -> int:
-    state._legal = None
+    state.invalidate_cache()
     return HeuristicAgent(seed=seed).act(None, action_mask(state), state)
 
 

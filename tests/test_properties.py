@@ -122,7 +122,7 @@ def check_invariants(state: State) -> None:
     # Never an empty choice before the end, nothing after it.
     if state.is_terminal():
         assert state.decision == D_GAME_OVER
-        assert state.legal_actions() == []
+        assert state.legal_actions() == ()
         assert state.current_player() == TERMINAL
     else:
         legal = state.legal_actions()
@@ -353,7 +353,7 @@ def test_legal_actions_are_sorted(n):
         chooser = random.Random(seed)
         while not state.is_terminal():
             legal = state.legal_actions()
-            assert legal == sorted(legal), (
+            assert list(legal) == sorted(legal), (
                 f"unsorted legal actions at '{state.decision_name()}' (round {state.round}): {legal[:8]}"
             )
             state.apply_action(chooser.choice(legal))

@@ -349,7 +349,7 @@ def test_recruit_cost_table(count, cost):
 
 
 def test_recruit_counts_limited_by_jade():
-    """Recruiter A: a count whose cost cannot be paid is illegal (ruling 7)."""
+    """Recruiter A: a count whose cost cannot be paid is illegal (docs/RULES.md C7)."""
     s = action_phase_state(holder=ADAM, governor=False)
     set_player(s, ADAM, jade=3)
     do(s, role(A.OP_RECRUIT))
@@ -432,7 +432,7 @@ def test_buy_blocks_cost_table(count, cost):
 
 def test_buy_blocks_limited_by_the_colours_stockpile():
     """Planner A: only blocks left in the colour's stockpile can be bought; none left makes the
-    action illegal (ruling 7: wall blocks are finite)."""
+    action illegal (docs/RULES.md C7: wall blocks are finite)."""
     s = action_phase_state(holder=ADAM, governor=False)
     set_player(s, ADAM, jade=10, blocks=16)
     do(s, role(A.OP_BUY_BLOCKS))
@@ -662,7 +662,7 @@ def test_favor_pattern_at_any_height_including_the_towers():
 
 def test_favor_pattern_needs_own_unreinforced_blocks_not_governor_blocks():
     """Play a Favor: every marked block must be the player's own, without a Reinforcement;
-    Governor blocks never count (FAQ, ruling 4)."""
+    Governor blocks never count (FAQ, docs/RULES.md C4)."""
     for others in ([ADAM, GOV, ADAM], [ADAM, BILL, ADAM]):
         s, (rampart,) = _favor_state("Short Rampart")
         fill_row(s, 0, 1, others)
@@ -958,7 +958,7 @@ def test_governor_block_placed_at_the_turn_end_decision_ends_the_turn():
 
 
 def test_governor_block_never_blocks_the_build_under_way():
-    """Governor block (ruling 11): during a two-block build it may be placed between the
+    """Governor block (docs/RULES.md C11): during a two-block build it may be placed between the
     blocks, but not where it would leave the second block nowhere to go."""
     s = action_phase_state(holder=CHARLES)
     fill_row(s, 0, 1, [ADAM, BILL, ADAM, None, None])
@@ -983,7 +983,7 @@ def test_governor_block_lost_after_the_holders_third_turn():
 
 def test_governor_block_completing_a_row_gives_the_chip_but_never_counts_for_majority():
     """Governor block: completing a row with it earns the placer a Buyback Chip and the row
-    is scored without it (FAQ, ruling 6)."""
+    is scored without it (FAQ, docs/RULES.md C6)."""
     s = action_phase_state(holder=CHARLES)
     fill_row(s, 1, 1, [ADAM, ADAM, BILL, GOV, None])
     do(s, gov_at(s, 1, 1, 4))
@@ -1092,7 +1092,7 @@ def test_wall_completion_ends_the_game_and_the_completer_takes_every_prison():
     set_prison(s, 1, jade=1, convicts=1)
     set_player(s, ADAM, region=1, jade=5, blocks=1, laborers=8, convicts=0, chips=1)
     do(s, role(A.OP_BUILD), A.BUILD_COUNT, at(s, 1, 4, 4), A.LABORERS + 8)
-    assert s.is_terminal() and s.legal_actions() == []
+    assert s.is_terminal() and s.legal_actions() == ()
     assert ("wall_complete", ADAM, 3, 5) in s.log  # including Builder A's own Convict
     assert s.jade[ADAM] == 8 and s.convicts[ADAM] == 5
     assert s.prison_jade == [0, 0] and s.prison_convicts == [0, 0]
@@ -1211,7 +1211,7 @@ def test_end_game_least_built_region_three_regions():
     ],
 )
 def test_end_game_treasure_most_and_fewest(treasure, plus, minus):
-    """End-game scoring: most Treasure +3, fewest -3; all tied get both (ruling 16)."""
+    """End-game scoring: most Treasure +3, fewest -3; all tied get both (docs/RULES.md C16)."""
     s = action_phase_state(holder=ADAM, governor=False)
     for p in range(3):
         set_player(s, p, treasure=treasure[p])
@@ -1259,7 +1259,7 @@ def test_every_score_change_is_logged():
 
 def test_winner_tie_breaks():
     """Winner: highest score; ties broken by blocks built, then Jade, then Treasure; a tie
-    that remains is shared (ruling 17)."""
+    that remains is shared (docs/RULES.md C17)."""
     w = scoring.winners
     assert w([10, 12, 11], [0, 0, 0], [0, 0, 0], [0, 0, 0]) == [1]
     assert w([12, 12, 11], [3, 4, 9], [9, 0, 0], [9, 0, 0]) == [1]

@@ -17,13 +17,15 @@ from typing import Any
 from . import actions as A
 from . import rng, scoring, tables
 from .config import ConfigError, GameConfig
+from .decisions import ACTION_PHASE_DECISIONS, DECISION_NAMES, Decision
 from .favors import FavorDeck, load_deck
 from .wall import STRIDE, WallGeometry, geometry, iter_bits
 
 TERMINAL = -4  # OpenSpiel's value for "no player to move"
-UNLIMITED = 10**9  # the supply size of an unlimited component
+UNLIMITED = 10**9  # where the ledger of an unlimited supply starts (docs/RULES.md C7)
+BID_BASE = tables.MAX_BID + 1  # a bid above 100 Jade is entered as base-101 digits
 
-# Decision kinds.
+# The decisions, bound as module globals (an enum attribute lookup costs ~140 ns on 3.11).
 (
     D_KEEP_SETUP,
     D_BID,
@@ -44,30 +46,7 @@ UNLIMITED = 10**9  # the supply size of an unlimited component
     D_TURN_END,
     D_TRADE_IN,
     D_GAME_OVER,
-) = range(19)
-NUM_DECISIONS = 19
-DECISION_NAMES = (
-    "keep setup favors",
-    "petition bid",
-    "choose role action",
-    "recruit how many Laborers",
-    "buy how many blocks",
-    "draw 3 or 5 favors",
-    "keep drawn favors",
-    "remove which reinforcement",
-    "build 1 or 2 blocks",
-    "build where",
-    "how many Laborers",
-    "play which favor",
-    "reinforce which block",
-    "replace which block",
-    "which two prisons",
-    "move the Taskmaster where",
-    "buyback or end turn",
-    "favor trade-in",
-    "game over",
-)
-ACTION_PHASE_DECISIONS = frozenset(range(D_ROLE, D_TURN_END + 1))
+) = Decision
 # Collect from Prison, Collect Jade and Move the Taskmaster are always possible (docs/RULES.md E6).
 _ALWAYS_FEASIBLE = (1 << A.OP_COLLECT_PRISON) | (1 << A.OP_COLLECT_JADE) | (1 << A.OP_MOVE_TASKMASTER)
 _REPEAT_COST = tuple(
@@ -89,6 +68,7 @@ _TABLE_OPS = tuple(
 )
 _ROLE_IDS = tuple([A.ROLE + op for op in range(A.NUM_OPS) if m >> op & 1] for m in range(1 << A.NUM_OPS))
 _REPEAT_IDS = tuple([A.REPEAT + op for op in range(A.NUM_OPS) if m >> op & 1] for m in range(1 << A.NUM_OPS))
+_PASS_ONLY = (A.PASS,)
 GOVERNOR_OWNER = -1  # owner id of a Governor block in ``owner_at``
 
 
@@ -174,7 +154,7 @@ class State:
         "round", "decision", "current", "holder", "turn_index", "actions_this_turn",
         "buyback_used", "last_card", "in_action", "keep_left", "op", "build_left",
         "build_need", "worker_need", "favor_card", "order", "order_pos", "wall_completer",
-        "winners", "log", "_legal",
+        "winners", "log", "bid_digits_left", "unlimited", "_legal",
     )  # fmt: skip
 
     def __init__(self, game: Game, seed: int | None = None) -> None:
@@ -240,7 +220,9 @@ class State:
         self.wall_completer = -1
         self.winners: list[int] = []
         self.log: list[tuple] = []
-        self._legal: list[int] | None = None
+        self.bid_digits_left = 0  # base-101 digits of the sealed bid still to enter after this one
+        self.unlimited = cfg.unlimited_components  # supplies that never run out
+        self._legal: tuple[int, ...] | None = None
         self._setup()
 
     # ------------------------------------------------------------------ public API
@@ -251,11 +233,18 @@ class State:
     def is_terminal(self) -> bool:
         return self.decision == D_GAME_OVER
 
-    def legal_actions(self) -> list[int]:
-        """Sorted legal action ids for the current player (never empty before the end)."""
+    def legal_actions(self) -> tuple[int, ...]:
+        """Sorted legal action ids for the current player (never empty before the end).
+
+        A tuple: the state keeps it for the next call, and nobody can change it."""
         if self._legal is None:
             self._legal = self._compute_legal()
         return self._legal
+
+    def invalidate_cache(self) -> None:
+        """Forget the memoised legal actions. Only for code that writes a state's fields
+        directly (scenario builders in tests); ``apply_action`` keeps the memo right."""
+        self._legal = None
 
     def apply_action(self, action: int) -> None:
         """Apply one legal action; an illegal one raises and changes nothing."""
@@ -278,8 +267,6 @@ class State:
             setattr(other, name, getattr(self, name))
         for name in _LIST_SLOTS:
             setattr(other, name, getattr(self, name)[:])
-        legal = self._legal  # the memo is copied too: callers may mutate the list they get
-        other._legal = None if legal is None else legal[:]
         return other
 
     def returns(self) -> list[float]:
@@ -343,12 +330,8 @@ class State:
         self.deck = deck
         for p in range(self.n):
             self.jade[p] = self._take_jade(tables.STARTING_JADE + cfg.extra_jade)
-            take = min(cfg.start_laborers, self.sup_laborers)
-            self.sup_laborers -= take
-            self.laborers[p] = take
-            take = min(cfg.start_convicts, self.sup_convicts)
-            self.sup_convicts -= take
-            self.convicts[p] = take
+            self._gain_laborers(p, cfg.start_laborers)
+            self._gain_convicts(p, cfg.start_convicts)
             self.stock_blocks[p] -= cfg.start_blocks
             self.blocks[p] = cfg.start_blocks
             hand = 0
@@ -361,7 +344,7 @@ class State:
         self.keep_left = tables.FAVOR_KEEP
 
     def _take_jade(self, amount: int) -> int:
-        take = min(amount, self.sup_jade)
+        take = amount if self.unlimited else min(amount, self.sup_jade)
         self.sup_jade -= take
         return take
 
@@ -369,7 +352,7 @@ class State:
         self.round += 1
         self.log.append(("round", self.round))
         start = max(self.holder, 0)
-        for i in range(self.n):  # income, paid in turn order from the marker (ruling 8)
+        for i in range(self.n):  # income, paid in turn order from the marker (docs/RULES.md C8)
             p = (start + i) % self.n
             got = self._take_jade(tables.INCOME + self.income_bonus[p])
             self.jade[p] += got
@@ -378,7 +361,7 @@ class State:
         self.order = [(start + i) % self.n for i in range(self.n)]
         self.order_pos = 0
         self.decision = D_BID
-        self.current = self.order[0]
+        self._begin_bid(self.order[0])
 
     def _resolve_petition(self) -> None:
         n = self.n
@@ -528,32 +511,35 @@ class State:
 
     def _to_prison(self, region: int, jade: int = 0, convicts: int = 1) -> None:
         """Send Jade and Convicts from the supply to a prison; an empty supply sends nothing."""
-        j = min(jade, self.sup_jade)
-        c = min(convicts, self.sup_convicts)
+        if self.unlimited:
+            j, c = jade, convicts
+        else:
+            j = min(jade, self.sup_jade)
+            c = min(convicts, self.sup_convicts)
         self.sup_jade -= j
         self.sup_convicts -= c
         self.prison_jade[region] += j
         self.prison_convicts[region] += c
 
     def _gain_chip(self, p: int) -> None:
-        if self.sup_chips > 0:
+        if self.sup_chips > 0 or self.unlimited:
             self.sup_chips -= 1
             self.chips[p] += 1
 
     def _gain_treasure(self, p: int, amount: int, reason: str) -> None:
-        got = min(amount, self.sup_treasure)
+        got = amount if self.unlimited else min(amount, self.sup_treasure)
         if got:
             self.sup_treasure -= got
             self.treasure[p] += got
             self._score(p, got, reason)  # every Treasure is worth a victory point
 
     def _gain_laborers(self, p: int, amount: int) -> None:
-        got = min(amount, self.sup_laborers)
+        got = amount if self.unlimited else min(amount, self.sup_laborers)
         self.sup_laborers -= got
         self.laborers[p] += got
 
     def _gain_convicts(self, p: int, amount: int) -> None:
-        got = min(amount, self.sup_convicts)
+        got = amount if self.unlimited else min(amount, self.sup_convicts)
         self.sup_convicts -= got
         self.convicts[p] += got
 
@@ -676,7 +662,9 @@ class State:
         region_mask = geo.region_mask[self.region[p]]
         workers = self._workers(p)
         ok = ops & _ALWAYS_FEASIBLE
-        if ops >> A.OP_RECRUIT & 1 and self.sup_laborers >= 1:  # one Laborer costs nothing
+        if ops >> A.OP_RECRUIT & 1 and (
+            self.sup_laborers >= 1 or self.unlimited
+        ):  # one Laborer costs nothing
             ok |= 1 << A.OP_RECRUIT
         if ops >> A.OP_COLLECT_CONVICTS & 1 and self.laborers[p] >= tables.LABORERS_FOR_CONVICTS:
             ok |= 1 << A.OP_COLLECT_CONVICTS
@@ -737,17 +725,17 @@ class State:
 
     # ------------------------------------------------------------------ legal actions
 
-    def _compute_legal(self) -> list[int]:
+    def _compute_legal(self) -> tuple[int, ...]:
         d = self.decision
         if d == D_GAME_OVER:
-            return []
+            return ()
         p = self.current
         geo = self.geo
         out: list[int]
         if d == D_KEEP_SETUP or d == D_KEEP_DRAWN:
             out = [A.KEEP_FAVOR + i for i in iter_bits(self.drawn[p])]
         elif d == D_BID:
-            out = list(range(A.BID, A.BID + min(self.jade[p], tables.MAX_BID) + 1))
+            out = self._legal_bid_digits(p)
         elif d == D_ROLE:
             hand = self.roles_hand[p]
             in_hand = _HAND_OPS[hand]
@@ -760,7 +748,7 @@ class State:
             out = [
                 A.RECRUIT_COUNT + k - 1
                 for k in range(1, 6)
-                if k <= self.sup_laborers and tables.PURCHASE_COST[k] <= self.jade[p]
+                if (k <= self.sup_laborers or self.unlimited) and tables.PURCHASE_COST[k] <= self.jade[p]
             ]
         elif d == D_BUY_COUNT:
             out = [
@@ -798,9 +786,9 @@ class State:
             out = [a for a in self._turn_end_options() if a != A.GOVERNOR]
         elif d == D_TRADE_IN:
             out = []
-            if self.sup_jade > 0:
+            if self.sup_jade > 0 or self.unlimited:
                 out.append(A.TRADE_JADE)
-            if self.sup_convicts > 0:
+            if self.sup_convicts > 0 or self.unlimited:
                 out.append(A.TRADE_CONVICT)
             out.append(A.TRADE_DONE)
         else:  # pragma: no cover - every decision kind is handled above
@@ -809,8 +797,8 @@ class State:
             out += [A.GOVERNOR + geo.bit_cell[b] for b in self._governor_bits()]
             out.sort()
         if not out:
-            out = [A.PASS]  # ruling 12: never an empty choice
-        return out
+            return _PASS_ONLY  # docs/RULES.md C12: never an empty choice
+        return tuple(out)
 
     def _illegal_message(self, action: int) -> str:
         where = f"round {self.round}, player {self.current}, decision '{DECISION_NAMES[self.decision]}'"
@@ -869,12 +857,32 @@ class State:
             self.deck[:0] = rest
             self._finish_action()
 
+    def _begin_bid(self, p: int) -> None:
+        """``p`` seals a bid: one decision per base-101 digit of the Jade held (one decision
+        for up to 100 Jade), most significant first (docs/RULES.md E3)."""
+        self.current = p
+        jade = self.jade[p]
+        digits = 0
+        while jade > tables.MAX_BID:
+            jade //= BID_BASE
+            digits += 1
+        self.bid_digits_left = digits
+
+    def _legal_bid_digits(self, p: int) -> list[int]:
+        """Digits that keep the bid, completed with zeros, within the Jade held."""
+        place = BID_BASE**self.bid_digits_left
+        high = min(self.jade[p] // place - self.bids[p] * BID_BASE, tables.MAX_BID)
+        return list(range(A.BID, A.BID + high + 1))
+
     def _on_bid(self, p: int, a: int) -> None:
-        self.bids[p] = a - A.BID
+        self.bids[p] = self.bids[p] * BID_BASE + a - A.BID
+        if self.bid_digits_left:
+            self.bid_digits_left -= 1
+            return
         self.log.append(("bid_placed", p))
         self.order_pos += 1
         if self.order_pos < self.n:
-            self.current = self.order[self.order_pos]
+            self._begin_bid(self.order[self.order_pos])
         else:
             self._resolve_petition()
 
@@ -1002,9 +1010,9 @@ class State:
         self.favor_played[p] |= 1 << card  # laid on the table: public from now on
         self.favor_card = card
         self.log.append(("favor_played", p, card))
-        if self.sup_reinf > 0:
+        if self.sup_reinf > 0 or self.unlimited:
             self.decision = D_REINFORCE_CELL
-        else:  # no Reinforcement left in the stockpile: none is placed (docs/RULES.md)
+        else:  # no Reinforcement left in the stockpile: none is placed (docs/RULES.md C7)
             self._favor_rewards(p, card)
 
     def _on_reinforce(self, p: int, a: int) -> None:
@@ -1121,8 +1129,8 @@ _LIST_SLOTS = (
     "deck", "order", "winners", "log",
 )  # fmt: skip
 _SCALAR_SLOTS = tuple(
-    s for s in State.__slots__ if s not in _LIST_SLOTS and s != "_legal"
-)  # (last_bids is a tuple: shared like any immutable value)
+    s for s in State.__slots__ if s not in _LIST_SLOTS
+)  # (last_bids and the legal actions are tuples: shared like any immutable value)
 
 
 def _action_to_string(state: State, action: int) -> str:
