@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from island_fortress_env.engine import Game, State
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
+from island_fortress_env.engine.events import EventKind, Score, ScoreReason
 from island_fortress_env.engine.wall import COLUMNS_PER_REGION, STRIDE, bit_of
 
 ADAM, BILL, CHARLES = 0, 1, 2
@@ -345,25 +346,48 @@ def end_game(state: State) -> None:
     finish_round(state)
 
 
-def score_events(state: State, reason: str | None = None, since: int = 0) -> list[tuple[int, int, str]]:
-    """(player, points, reason) of every score change logged (from log index ``since``),
-    optionally only those whose reason contains ``reason``."""
+ROWS = (ScoreReason.ROW, ScoreReason.ROW_AT_END)  # a row, scored during play or at the end
+LEVELS = (ScoreReason.LEVEL, ScoreReason.LEVEL_AT_END)
+AT_END = (ScoreReason.ROW_AT_END, ScoreReason.LEVEL_AT_END)
+
+
+def score_events(
+    state: State,
+    reasons: ScoreReason | Iterable[ScoreReason] | None = None,
+    since: int = 0,
+    region: int | None = None,
+    level: int | None = None,
+) -> list[Score]:
+    """Every score event logged (from log index ``since``), optionally only those for
+    ``reasons`` (one ScoreReason or several) and of one region / level (0-based)."""
+    if isinstance(reasons, ScoreReason):
+        reasons = (reasons,)
+    wanted = None if reasons is None else frozenset(reasons)
     return [
-        (e[1], e[2], e[3])
+        e
         for e in state.log[since:]
-        if e[0] == "score" and (reason is None or reason in e[3])
+        if isinstance(e, Score)
+        and (wanted is None or e.reason in wanted)
+        and (region is None or e.region == region)
+        and (level is None or e.level == level)
     ]
 
 
-def points_by(state: State, reason: str, since: int = 0) -> dict[int, int]:
+def points_by(
+    state: State,
+    reasons: ScoreReason | Iterable[ScoreReason] | None = None,
+    since: int = 0,
+    region: int | None = None,
+    level: int | None = None,
+) -> dict[int, int]:
     out: dict[int, int] = {}
-    for p, pts, _ in score_events(state, reason, since):
-        out[p] = out.get(p, 0) + pts
+    for e in score_events(state, reasons, since, region, level):
+        out[e.player] = out.get(e.player, 0) + e.points
     return out
 
 
-def events(state: State, kind: str, since: int = 0) -> list[tuple]:
-    return [e for e in state.log[since:] if e[0] == kind]
+def events(state: State, kind: EventKind, since: int = 0) -> list:
+    return [e for e in state.log[since:] if e.kind is kind]
 
 
 def shrink_deck(state: State, leave: int, seat: int) -> None:

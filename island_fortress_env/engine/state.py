@@ -15,9 +15,11 @@ import operator
 from typing import Any
 
 from . import actions as A
+from . import events as ev
 from . import rng, scoring, tables
 from .config import ConfigError, GameConfig
 from .decisions import ACTION_PHASE_DECISIONS, DECISION_NAMES, Decision
+from .events import EventKind, ScoreReason
 from .favors import FavorDeck, load_deck
 from .wall import STRIDE, WallGeometry, geometry, iter_bits
 
@@ -47,6 +49,17 @@ BID_BASE = tables.MAX_BID + 1  # a bid above 100 Jade is entered as base-101 dig
     D_TRADE_IN,
     D_GAME_OVER,
 ) = Decision
+# Event kinds and score reasons, bound as module globals for the same reason.
+(
+    K_SETUP, K_ROUND, K_INCOME, K_KEPT, K_BID_PLACED, K_PETITION, K_INCENTIVE, K_ROLE, K_RECRUITED,
+    K_BOUGHT, K_DREW, K_REINFORCEMENT_REMOVED, K_BUILD, K_PLACE, K_ROW_COMPLETE, K_WORKERS,
+    K_FAVOR_PLAYED, K_REINFORCED, K_REPLACED, K_TREASURE_COLLECTED, K_PRISON_COLLECTED,
+    K_JADE_COLLECTED, K_MOVED, K_BUYBACK, K_TRADED, K_GOVERNOR_LOST, K_WALL_COMPLETE, K_SCORE, K_PASS,
+    K_GAME_OVER,
+) = EventKind  # fmt: skip
+_ROW, _ROW_AT_END = ScoreReason.ROW, ScoreReason.ROW_AT_END
+_LEVEL, _LEVEL_AT_END = ScoreReason.LEVEL, ScoreReason.LEVEL_AT_END
+_TOWER, _FAVOR_CARD = ScoreReason.TOWER, ScoreReason.FAVOR_CARD
 # Collect from Prison, Collect Jade and Move the Taskmaster are always possible (docs/RULES.md E6).
 _ALWAYS_FEASIBLE = (1 << A.OP_COLLECT_PRISON) | (1 << A.OP_COLLECT_JADE) | (1 << A.OP_MOVE_TASKMASTER)
 _REPEAT_COST = tuple(
@@ -219,7 +232,7 @@ class State:
         self.order_pos = 0
         self.wall_completer = -1
         self.winners: list[int] = []
-        self.log: list[tuple] = []
+        self.log: list[ev.Event] = []
         self.bid_digits_left = 0  # base-101 digits of the sealed bid still to enter after this one
         self.unlimited = cfg.unlimited_components  # supplies that never run out
         self._legal: tuple[int, ...] | None = None
@@ -338,7 +351,7 @@ class State:
             for _ in range(tables.FAVOR_DEAL):
                 hand |= 1 << self.deck.pop()
             self.drawn[p] = hand
-        self.log.append(("setup", self.n, self.geo.regions))
+        self.log.append(ev.Setup(K_SETUP, self.n, self.geo.regions))
         self.decision = D_KEEP_SETUP
         self.current = 0
         self.keep_left = tables.FAVOR_KEEP
@@ -350,13 +363,13 @@ class State:
 
     def _start_round(self) -> None:
         self.round += 1
-        self.log.append(("round", self.round))
+        self.log.append(ev.RoundStarted(K_ROUND, self.round))
         start = max(self.holder, 0)
         for i in range(self.n):  # income, paid in turn order from the marker (docs/RULES.md C8)
             p = (start + i) % self.n
             got = self._take_jade(tables.INCOME + self.income_bonus[p])
             self.jade[p] += got
-            self.log.append(("income", p, got))
+            self.log.append(ev.Income(K_INCOME, p, got))
         self.bids = [0] * self.n
         self.order = [(start + i) % self.n for i in range(self.n)]
         self.order_pos = 0
@@ -381,7 +394,7 @@ class State:
             winner = next((self.holder + k) % n for k in range(1, n) if (self.holder + k) % n in tied)
         self.last_bids = tuple(bids)
         self.bids = [0] * n
-        self.log.append(("petition", self.last_bids, tuple(totals), winner))
+        self.log.append(ev.Petition(K_PETITION, self.last_bids, tuple(totals), winner))
         paid = bids[winner]
         self.jade[winner] -= paid
         self.sup_jade += paid
@@ -409,8 +422,8 @@ class State:
         elif kind == "buyback_chip":
             self._gain_chip(p)
         elif kind == "treasure":
-            self._gain_treasure(p, 1, "first round incentive")
-        self.log.append(("incentive", p, kind))
+            self._gain_treasure(p, 1, ScoreReason.FIRST_ROUND_INCENTIVE)
+        self.log.append(ev.Incentive(K_INCENTIVE, p, kind))
 
     def _start_turn(self, p: int) -> None:
         self.current = p
@@ -426,7 +439,7 @@ class State:
         if p == self.holder and self.turns_taken[p] == 3 and self.gov_in_hand:
             self.gov_in_hand = False
             self.gov_box += 1
-            self.log.append(("governor_lost", p))
+            self.log.append(ev.GovernorLost(K_GOVERNOR_LOST, p))
         self.turn_index += 1
         if self.turn_index == 3 * self.n:
             if self.gov_stock == 0:
@@ -460,7 +473,7 @@ class State:
             self.convicts[w] += got_convicts
             self.prison_jade = [0] * self.geo.regions
             self.prison_convicts = [0] * self.geo.regions
-            self.log.append(("wall_complete", w, got_jade, got_convicts))
+            self.log.append(ev.WallComplete(K_WALL_COMPLETE, w, got_jade, got_convicts))
         self.in_action = False
         if self.cfg.favor_trade_in:
             start = max(self.holder, 0)
@@ -499,15 +512,15 @@ class State:
         self.winners = scoring.winners(
             self.score, [o.bit_count() for o in self.own], self.jade, self.treasure
         )
-        self.log.append(("game_over", tuple(self.score), tuple(self.winners)))
+        self.log.append(ev.GameOver(K_GAME_OVER, tuple(self.score), tuple(self.winners)))
         self.decision = D_GAME_OVER
         self.current = TERMINAL
 
     # ------------------------------------------------------------------ moving components
 
-    def _score(self, p: int, points: int, reason: str) -> None:
+    def _score(self, p: int, points: int, reason: ScoreReason, region: int = -1, level: int = -1) -> None:
         self.score[p] += points
-        self.log.append(("score", p, points, reason))
+        self.log.append(ev.Score(K_SCORE, p, points, reason, region, level))
 
     def _to_prison(self, region: int, jade: int = 0, convicts: int = 1) -> None:
         """Send Jade and Convicts from the supply to a prison; an empty supply sends nothing."""
@@ -526,12 +539,12 @@ class State:
             self.sup_chips -= 1
             self.chips[p] += 1
 
-    def _gain_treasure(self, p: int, amount: int, reason: str) -> None:
+    def _gain_treasure(self, p: int, amount: int, reason: ScoreReason, level: int = -1) -> None:
         got = amount if self.unlimited else min(amount, self.sup_treasure)
         if got:
             self.sup_treasure -= got
             self.treasure[p] += got
-            self._score(p, got, reason)  # every Treasure is worth a victory point
+            self._score(p, got, reason, -1, level)  # every Treasure is worth a victory point
 
     def _gain_laborers(self, p: int, amount: int) -> None:
         got = amount if self.unlimited else min(amount, self.sup_laborers)
@@ -551,7 +564,7 @@ class State:
         self.sup_convicts += convicts
         self.laborers[p] -= dead_laborers
         self.sup_laborers += dead_laborers
-        self.log.append(("workers", p, laborers, convicts, dead_laborers))
+        self.log.append(ev.Workers(K_WORKERS, p, laborers, convicts, dead_laborers))
 
     def _place_block(self, p: int, bit: int, governor: bool) -> None:
         """Put a block on the wall and score what it completes (row, level, tower)."""
@@ -563,16 +576,16 @@ class State:
         else:
             self.own[p] |= b
         level = bit // STRIDE
-        self.log.append(("place", p, geo.bit_cell[bit], governor))
+        self.log.append(ev.Place(K_PLACE, p, geo.bit_cell[bit], governor))
         if level == 3:
             if not governor:
-                self._score(p, tables.TOWER_POINTS, "level-4 block")
+                self._score(p, tables.TOWER_POINTS, _TOWER)
         else:
             region = geo.bit_region[bit]
             row = geo.row_mask[region][level]
             if self.occ & row == row:
                 self._gain_chip(p)  # the completer's Buyback Chip, Governor block or not
-                self.log.append(("row_complete", p, region, level))
+                self.log.append(ev.RowComplete(K_ROW_COMPLETE, p, region, level))
                 self._score_row(region, level, completed=True)
                 lm = geo.level_mask[level]
                 if self.occ & lm == lm:
@@ -582,15 +595,15 @@ class State:
 
     def _score_row(self, region: int, level: int, completed: bool) -> None:
         counts = scoring.blocks_in(self.own, self.geo.row_mask[region][level])
-        reason = f"row {level + 1} of region {region + 1}" + ("" if completed else " (end)")
+        reason = _ROW if completed else _ROW_AT_END
         for p in scoring.majority(counts):
-            self._score(p, tables.ROW_POINTS[level], reason)
+            self._score(p, tables.ROW_POINTS[level], reason, region, level)
 
     def _score_level(self, level: int, completed: bool) -> None:
         counts = scoring.blocks_in(self.own, self.geo.level_mask[level])
-        reason = f"level {level + 1} majority" + ("" if completed else " (end)")
+        reason = _LEVEL if completed else _LEVEL_AT_END
         for p in scoring.majority(counts):
-            self._gain_treasure(p, 1, reason)
+            self._gain_treasure(p, 1, reason, level)
 
     # ------------------------------------------------------------------ legality helpers
 
@@ -818,7 +831,7 @@ class State:
             self._place_governor(p, self.geo.cell_bits[a - A.GOVERNOR])
             return
         if a == A.PASS:
-            self.log.append(("pass", p))
+            self.log.append(ev.Pass(K_PASS, p))
             if self.decision in ACTION_PHASE_DECISIONS:
                 self._end_turn()
             return
@@ -845,7 +858,7 @@ class State:
         self.drawn[p] = 0
         if self.decision == D_KEEP_SETUP:
             self.deck.extend(rest)
-            self.log.append(("kept", p, tables.FAVOR_KEEP))
+            self.log.append(ev.Kept(K_KEPT, p, tables.FAVOR_KEEP))
             if p + 1 < self.n:
                 self.current = p + 1
                 self.keep_left = tables.FAVOR_KEEP
@@ -879,7 +892,7 @@ class State:
         if self.bid_digits_left:
             self.bid_digits_left -= 1
             return
-        self.log.append(("bid_placed", p))
+        self.log.append(ev.BidPlaced(K_BID_PLACED, p))
         self.order_pos += 1
         if self.order_pos < self.n:
             self._begin_bid(self.order[self.order_pos])
@@ -902,7 +915,7 @@ class State:
         self.last_card = card
         self.op = op
         self.in_action = True
-        self.log.append(("role", p, op, a >= A.REPEAT, cost))
+        self.log.append(ev.Role(K_ROLE, p, op, a >= A.REPEAT, cost))
         region = self.region[p]
         if op == A.OP_RECRUIT:
             self._to_prison(region)
@@ -916,7 +929,9 @@ class State:
             self.jade[p] += self.prison_jade[region]
             self.convicts[p] += self.prison_convicts[region]
             self.log.append(
-                ("prison_collected", p, region, self.prison_jade[region], self.prison_convicts[region])
+                ev.PrisonCollected(
+                    K_PRISON_COLLECTED, p, region, self.prison_jade[region], self.prison_convicts[region]
+                )
             )
             self.prison_jade[region] = 0
             self.prison_convicts[region] = 0
@@ -938,7 +953,7 @@ class State:
         elif op == A.OP_COLLECT_JADE:
             got = self._take_jade(tables.COLLECT_JADE + self.treasure[p] // tables.TREASURE_PER_EXTRA_JADE)
             self.jade[p] += got
-            self.log.append(("jade_collected", p, got))
+            self.log.append(ev.JadeCollected(K_JADE_COLLECTED, p, got))
             self._finish_action()
         elif op == A.OP_COLLECT_TREASURE:
             self.decision = D_PRISON_PAIR
@@ -952,7 +967,7 @@ class State:
         self.sup_jade += cost
         self.sup_laborers -= k
         self.laborers[p] += k
-        self.log.append(("recruited", p, k, cost))
+        self.log.append(ev.Recruited(K_RECRUITED, p, k, cost))
         self._finish_action()
 
     def _on_buy(self, p: int, a: int) -> None:
@@ -962,7 +977,7 @@ class State:
         self.sup_jade += cost
         self.stock_blocks[p] -= k
         self.blocks[p] += k
-        self.log.append(("bought", p, k, cost))
+        self.log.append(ev.Bought(K_BOUGHT, p, k, cost))
         self._finish_action()
 
     def _on_draw(self, p: int, a: int) -> None:
@@ -970,14 +985,14 @@ class State:
         for _ in range(draw):
             self.drawn[p] |= 1 << self.deck.pop()
         self.keep_left = keep
-        self.log.append(("drew", p, draw, keep))
+        self.log.append(ev.Drew(K_DREW, p, draw, keep))
         self.decision = D_KEEP_DRAWN
 
     def _on_remove(self, p: int, a: int) -> None:
         bit = self.geo.cell_bits[a - A.CELL]
         self.reinf &= ~(1 << bit)
         self.sup_reinf += 1
-        self.log.append(("reinforcement_removed", p, a - A.CELL))
+        self.log.append(ev.ReinforcementRemoved(K_REINFORCEMENT_REMOVED, p, a - A.CELL))
         self._finish_action()
 
     def _on_build_count(self, p: int, a: int) -> None:
@@ -987,7 +1002,7 @@ class State:
             self.sup_jade += tables.DOUBLE_BUILD_COST
         self.build_left = count
         self.build_need = 0
-        self.log.append(("build", p, count, tables.DOUBLE_BUILD_COST if count == 2 else 0))
+        self.log.append(ev.Build(K_BUILD, p, count, tables.DOUBLE_BUILD_COST if count == 2 else 0))
         self.decision = D_BUILD_CELL
 
     def _on_build_cell(self, p: int, a: int) -> None:
@@ -1009,7 +1024,7 @@ class State:
         self.favor_hand[p] &= ~(1 << card)
         self.favor_played[p] |= 1 << card  # laid on the table: public from now on
         self.favor_card = card
-        self.log.append(("favor_played", p, card))
+        self.log.append(ev.FavorPlayed(K_FAVOR_PLAYED, p, card))
         if self.sup_reinf > 0 or self.unlimited:
             self.decision = D_REINFORCE_CELL
         else:  # no Reinforcement left in the stockpile: none is placed (docs/RULES.md C7)
@@ -1019,7 +1034,7 @@ class State:
         bit = self.geo.cell_bits[a - A.CELL]
         self.reinf |= 1 << bit
         self.sup_reinf -= 1
-        self.log.append(("reinforced", p, a - A.CELL))
+        self.log.append(ev.Reinforced(K_REINFORCED, p, a - A.CELL))
         self._favor_rewards(p, self.favor_card)
 
     def _favor_rewards(self, p: int, card: int) -> None:
@@ -1028,9 +1043,9 @@ class State:
         self.petition_bonus[p] += r["petition"]
         self.jade[p] += self._take_jade(r["jade"])
         if r["vp"]:
-            self._score(p, r["vp"], "favor card")
+            self._score(p, r["vp"], _FAVOR_CARD)
         if r["treasure"]:
-            self._gain_treasure(p, r["treasure"], "favor card")
+            self._gain_treasure(p, r["treasure"], _FAVOR_CARD)
         for _ in range(r["buyback_chips"]):
             self._gain_chip(p)
         self._gain_convicts(p, r["convicts"])
@@ -1049,7 +1064,7 @@ class State:
         self.blocks[victim] += 1  # the removed block goes back to its owner's supply
         self.own[p] |= b
         self.blocks[p] -= 1
-        self.log.append(("replaced", p, a - A.CELL, victim))
+        self.log.append(ev.Replaced(K_REPLACED, p, a - A.CELL, victim))
         self.worker_need = tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(bit)
         self.decision = D_LABORERS
 
@@ -1058,13 +1073,13 @@ class State:
         self.convicts[p] -= 2
         self.prison_convicts[r1] += 1
         self.prison_convicts[r2] += 1
-        self.log.append(("treasure_collected", p, r1, r2))
-        self._gain_treasure(p, 1, "collect a treasure")
+        self.log.append(ev.TreasureCollected(K_TREASURE_COLLECTED, p, r1, r2))
+        self._gain_treasure(p, 1, ScoreReason.COLLECT_TREASURE)
         self._finish_action()
 
     def _on_move(self, p: int, a: int) -> None:
         self.region[p] = a - A.MOVE_REGION
-        self.log.append(("moved", p, self.region[p]))
+        self.log.append(ev.Moved(K_MOVED, p, self.region[p]))
         self._finish_action()
 
     def _on_turn_end(self, p: int, a: int) -> None:
@@ -1081,7 +1096,7 @@ class State:
         self.roles_table[p] &= ~(1 << card)
         self.roles_hand[p] |= 1 << card
         self.buyback_used = True
-        self.log.append(("buyback", p, card, a == A.BUYBACK_CHIP))
+        self.log.append(ev.Buyback(K_BUYBACK, p, card, a == A.BUYBACK_CHIP))
         self.decision = D_ROLE
 
     def _on_trade(self, p: int, a: int) -> None:
@@ -1096,7 +1111,9 @@ class State:
             self.jade[p] += self._take_jade(1)
         else:
             self._gain_convicts(p, 1)
-        self.log.append(("traded", p, "jade" if a == A.TRADE_JADE else "convict"))
+        self.log.append(
+            ev.Traded(K_TRADED, p, ev.TradeReward.JADE if a == A.TRADE_JADE else ev.TradeReward.CONVICT)
+        )
         if not self.favor_hand[p]:
             self._next_trader()
 
