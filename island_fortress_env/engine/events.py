@@ -9,7 +9,8 @@ the labels shown to people (``describe.event_to_string``); code compares members
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 
 class EventKind(StrEnum):
@@ -283,3 +284,43 @@ Event = (
     | Replaced | TreasureCollected | PrisonCollected | JadeCollected | Moved | Buyback | Traded
     | GovernorLost | WallComplete | Score | Pass | GameOver
 )  # fmt: skip
+
+RECORD_TYPES: dict[EventKind, type[Event]] = {
+    EventKind.SETUP: Setup,
+    EventKind.ROUND: RoundStarted,
+    EventKind.INCOME: Income,
+    EventKind.KEPT: Kept,
+    EventKind.BID_PLACED: BidPlaced,
+    EventKind.PETITION: Petition,
+    EventKind.INCENTIVE: Incentive,
+    EventKind.ROLE: Role,
+    EventKind.RECRUITED: Recruited,
+    EventKind.BOUGHT: Bought,
+    EventKind.DREW: Drew,
+    EventKind.REINFORCEMENT_REMOVED: ReinforcementRemoved,
+    EventKind.BUILD: Build,
+    EventKind.PLACE: Place,
+    EventKind.ROW_COMPLETE: RowComplete,
+    EventKind.WORKERS: Workers,
+    EventKind.FAVOR_PLAYED: FavorPlayed,
+    EventKind.REINFORCED: Reinforced,
+    EventKind.REPLACED: Replaced,
+    EventKind.TREASURE_COLLECTED: TreasureCollected,
+    EventKind.PRISON_COLLECTED: PrisonCollected,
+    EventKind.JADE_COLLECTED: JadeCollected,
+    EventKind.MOVED: Moved,
+    EventKind.BUYBACK: Buyback,
+    EventKind.TRADED: Traded,
+    EventKind.GOVERNOR_LOST: GovernorLost,
+    EventKind.WALL_COMPLETE: WallComplete,
+    EventKind.SCORE: Score,
+    EventKind.PASS: Pass,
+    EventKind.GAME_OVER: GameOver,
+}
+_make = tuple.__new__
+
+
+def typed(raw: Iterable[tuple[Any, ...]]) -> list[Event]:
+    """Records from the state's raw event tuples (each in its record's field order)."""
+    types = RECORD_TYPES
+    return [_make(types[e[0]], e) for e in raw]

@@ -12,6 +12,7 @@ No RL imports here: the PettingZoo environment and the observation encoder read 
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 from . import actions as A
@@ -79,8 +80,10 @@ _TABLE_OPS = tuple(
     )
     for table in range(32)
 )
-_ROLE_IDS = tuple([A.ROLE + op for op in range(A.NUM_OPS) if m >> op & 1] for m in range(1 << A.NUM_OPS))
-_REPEAT_IDS = tuple([A.REPEAT + op for op in range(A.NUM_OPS) if m >> op & 1] for m in range(1 << A.NUM_OPS))
+_ROLE_IDS = tuple(tuple(A.ROLE + op for op in range(A.NUM_OPS) if m >> op & 1) for m in range(1 << A.NUM_OPS))
+_REPEAT_IDS = tuple(
+    tuple(A.REPEAT + op for op in range(A.NUM_OPS) if m >> op & 1) for m in range(1 << A.NUM_OPS)
+)
 _PASS_ONLY = (A.PASS,)
 GOVERNOR_OWNER = -1  # owner id of a Governor block in ``owner_at``
 
@@ -167,7 +170,7 @@ class State:
         "round", "decision", "current", "holder", "turn_index", "actions_this_turn",
         "buyback_used", "last_card", "in_action", "keep_left", "op", "build_left",
         "build_need", "worker_need", "favor_card", "order", "order_pos", "wall_completer",
-        "winners", "log", "bid_digits_left", "unlimited", "_legal",
+        "winners", "_log", "bid_digits_left", "unlimited", "_legal",
     )  # fmt: skip
 
     def __init__(self, game: Game, seed: int | None = None) -> None:
@@ -232,7 +235,7 @@ class State:
         self.order_pos = 0
         self.wall_completer = -1
         self.winners: list[int] = []
-        self.log: list[ev.Event] = []
+        self._log: list[tuple[Any, ...]] = []  # raw records, typed by ``log`` when read
         self.bid_digits_left = 0  # base-101 digits of the sealed bid still to enter after this one
         self.unlimited = cfg.unlimited_components  # supplies that never run out
         self._legal: tuple[int, ...] | None = None
@@ -253,6 +256,15 @@ class State:
         if self._legal is None:
             self._legal = self._compute_legal()
         return self._legal
+
+    @property
+    def log(self) -> list[ev.Event]:
+        """The public event log, oldest first, as typed records (``events.Event``).
+
+        The state stores each event as a plain tuple in its record's field order (a
+        NamedTuple costs several times a tuple to build, on every step); the records are
+        made here, when the log is read."""
+        return ev.typed(self._log)
 
     def invalidate_cache(self) -> None:
         """Forget the memoised legal actions. Only for code that writes a state's fields
@@ -351,7 +363,7 @@ class State:
             for _ in range(tables.FAVOR_DEAL):
                 hand |= 1 << self.deck.pop()
             self.drawn[p] = hand
-        self.log.append(ev.Setup(K_SETUP, self.n, self.geo.regions))
+        self._log.append((K_SETUP, self.n, self.geo.regions))
         self.decision = D_KEEP_SETUP
         self.current = 0
         self.keep_left = tables.FAVOR_KEEP
@@ -363,13 +375,13 @@ class State:
 
     def _start_round(self) -> None:
         self.round += 1
-        self.log.append(ev.RoundStarted(K_ROUND, self.round))
+        self._log.append((K_ROUND, self.round))
         start = max(self.holder, 0)
         for i in range(self.n):  # income, paid in turn order from the marker (docs/RULES.md C8)
             p = (start + i) % self.n
             got = self._take_jade(tables.INCOME + self.income_bonus[p])
             self.jade[p] += got
-            self.log.append(ev.Income(K_INCOME, p, got))
+            self._log.append((K_INCOME, p, got))
         self.bids = [0] * self.n
         self.order = [(start + i) % self.n for i in range(self.n)]
         self.order_pos = 0
@@ -394,7 +406,7 @@ class State:
             winner = next((self.holder + k) % n for k in range(1, n) if (self.holder + k) % n in tied)
         self.last_bids = tuple(bids)
         self.bids = [0] * n
-        self.log.append(ev.Petition(K_PETITION, self.last_bids, tuple(totals), winner))
+        self._log.append((K_PETITION, self.last_bids, tuple(totals), winner))
         paid = bids[winner]
         self.jade[winner] -= paid
         self.sup_jade += paid
@@ -423,7 +435,7 @@ class State:
             self._gain_chip(p)
         elif kind == "treasure":
             self._gain_treasure(p, 1, ScoreReason.FIRST_ROUND_INCENTIVE)
-        self.log.append(ev.Incentive(K_INCENTIVE, p, kind))
+        self._log.append((K_INCENTIVE, p, kind))
 
     def _start_turn(self, p: int) -> None:
         self.current = p
@@ -439,7 +451,7 @@ class State:
         if p == self.holder and self.turns_taken[p] == 3 and self.gov_in_hand:
             self.gov_in_hand = False
             self.gov_box += 1
-            self.log.append(ev.GovernorLost(K_GOVERNOR_LOST, p))
+            self._log.append((K_GOVERNOR_LOST, p))
         self.turn_index += 1
         if self.turn_index == 3 * self.n:
             if self.gov_stock == 0:
@@ -473,7 +485,7 @@ class State:
             self.convicts[w] += got_convicts
             self.prison_jade = [0] * self.geo.regions
             self.prison_convicts = [0] * self.geo.regions
-            self.log.append(ev.WallComplete(K_WALL_COMPLETE, w, got_jade, got_convicts))
+            self._log.append((K_WALL_COMPLETE, w, got_jade, got_convicts))
         self.in_action = False
         if self.cfg.favor_trade_in:
             start = max(self.holder, 0)
@@ -512,7 +524,7 @@ class State:
         self.winners = scoring.winners(
             self.score, [o.bit_count() for o in self.own], self.jade, self.treasure
         )
-        self.log.append(ev.GameOver(K_GAME_OVER, tuple(self.score), tuple(self.winners)))
+        self._log.append((K_GAME_OVER, tuple(self.score), tuple(self.winners)))
         self.decision = D_GAME_OVER
         self.current = TERMINAL
 
@@ -520,7 +532,7 @@ class State:
 
     def _score(self, p: int, points: int, reason: ScoreReason, region: int = -1, level: int = -1) -> None:
         self.score[p] += points
-        self.log.append(ev.Score(K_SCORE, p, points, reason, region, level))
+        self._log.append((K_SCORE, p, points, reason, region, level))
 
     def _to_prison(self, region: int, jade: int = 0, convicts: int = 1) -> None:
         """Send Jade and Convicts from the supply to a prison; an empty supply sends nothing."""
@@ -564,7 +576,7 @@ class State:
         self.sup_convicts += convicts
         self.laborers[p] -= dead_laborers
         self.sup_laborers += dead_laborers
-        self.log.append(ev.Workers(K_WORKERS, p, laborers, convicts, dead_laborers))
+        self._log.append((K_WORKERS, p, laborers, convicts, dead_laborers))
 
     def _place_block(self, p: int, bit: int, governor: bool) -> None:
         """Put a block on the wall and score what it completes (row, level, tower)."""
@@ -576,7 +588,7 @@ class State:
         else:
             self.own[p] |= b
         level = bit // STRIDE
-        self.log.append(ev.Place(K_PLACE, p, geo.bit_cell[bit], governor))
+        self._log.append((K_PLACE, p, geo.bit_cell[bit], governor))
         if level == 3:
             if not governor:
                 self._score(p, tables.TOWER_POINTS, _TOWER)
@@ -585,7 +597,7 @@ class State:
             row = geo.row_mask[region][level]
             if self.occ & row == row:
                 self._gain_chip(p)  # the completer's Buyback Chip, Governor block or not
-                self.log.append(ev.RowComplete(K_ROW_COMPLETE, p, region, level))
+                self._log.append((K_ROW_COMPLETE, p, region, level))
                 self._score_row(region, level, completed=True)
                 lm = geo.level_mask[level]
                 if self.occ & lm == lm:
@@ -744,7 +756,7 @@ class State:
             return ()
         p = self.current
         geo = self.geo
-        out: list[int]
+        out: Sequence[int]
         if d == D_KEEP_SETUP or d == D_KEEP_DRAWN:
             out = [A.KEEP_FAVOR + i for i in iter_bits(self.drawn[p])]
         elif d == D_BID:
@@ -807,11 +819,10 @@ class State:
         else:  # pragma: no cover - every decision kind is handled above
             raise AssertionError(f"unknown decision {d}")
         if d in ACTION_PHASE_DECISIONS and self.gov_in_hand and p == self.holder:
-            out += [A.GOVERNOR + geo.bit_cell[b] for b in self._governor_bits()]
-            out.sort()
+            out = sorted([*out, *[A.GOVERNOR + geo.bit_cell[b] for b in self._governor_bits()]])
         if not out:
             return _PASS_ONLY  # docs/RULES.md C12: never an empty choice
-        return tuple(out)
+        return out if type(out) is tuple else tuple(out)
 
     def _illegal_message(self, action: int) -> str:
         where = f"round {self.round}, player {self.current}, decision '{DECISION_NAMES[self.decision]}'"
@@ -831,7 +842,7 @@ class State:
             self._place_governor(p, self.geo.cell_bits[a - A.GOVERNOR])
             return
         if a == A.PASS:
-            self.log.append(ev.Pass(K_PASS, p))
+            self._log.append((K_PASS, p))
             if self.decision in ACTION_PHASE_DECISIONS:
                 self._end_turn()
             return
@@ -858,7 +869,7 @@ class State:
         self.drawn[p] = 0
         if self.decision == D_KEEP_SETUP:
             self.deck.extend(rest)
-            self.log.append(ev.Kept(K_KEPT, p, tables.FAVOR_KEEP))
+            self._log.append((K_KEPT, p, tables.FAVOR_KEEP))
             if p + 1 < self.n:
                 self.current = p + 1
                 self.keep_left = tables.FAVOR_KEEP
@@ -881,18 +892,18 @@ class State:
             digits += 1
         self.bid_digits_left = digits
 
-    def _legal_bid_digits(self, p: int) -> list[int]:
+    def _legal_bid_digits(self, p: int) -> range:
         """Digits that keep the bid, completed with zeros, within the Jade held."""
         place = BID_BASE**self.bid_digits_left
         high = min(self.jade[p] // place - self.bids[p] * BID_BASE, tables.MAX_BID)
-        return list(range(A.BID, A.BID + high + 1))
+        return range(A.BID, A.BID + high + 1)
 
     def _on_bid(self, p: int, a: int) -> None:
         self.bids[p] = self.bids[p] * BID_BASE + a - A.BID
         if self.bid_digits_left:
             self.bid_digits_left -= 1
             return
-        self.log.append(ev.BidPlaced(K_BID_PLACED, p))
+        self._log.append((K_BID_PLACED, p))
         self.order_pos += 1
         if self.order_pos < self.n:
             self._begin_bid(self.order[self.order_pos])
@@ -915,7 +926,7 @@ class State:
         self.last_card = card
         self.op = op
         self.in_action = True
-        self.log.append(ev.Role(K_ROLE, p, op, a >= A.REPEAT, cost))
+        self._log.append((K_ROLE, p, op, a >= A.REPEAT, cost))
         region = self.region[p]
         if op == A.OP_RECRUIT:
             self._to_prison(region)
@@ -928,10 +939,8 @@ class State:
         elif op == A.OP_COLLECT_PRISON:
             self.jade[p] += self.prison_jade[region]
             self.convicts[p] += self.prison_convicts[region]
-            self.log.append(
-                ev.PrisonCollected(
-                    K_PRISON_COLLECTED, p, region, self.prison_jade[region], self.prison_convicts[region]
-                )
+            self._log.append(
+                (K_PRISON_COLLECTED, p, region, self.prison_jade[region], self.prison_convicts[region])
             )
             self.prison_jade[region] = 0
             self.prison_convicts[region] = 0
@@ -953,7 +962,7 @@ class State:
         elif op == A.OP_COLLECT_JADE:
             got = self._take_jade(tables.COLLECT_JADE + self.treasure[p] // tables.TREASURE_PER_EXTRA_JADE)
             self.jade[p] += got
-            self.log.append(ev.JadeCollected(K_JADE_COLLECTED, p, got))
+            self._log.append((K_JADE_COLLECTED, p, got))
             self._finish_action()
         elif op == A.OP_COLLECT_TREASURE:
             self.decision = D_PRISON_PAIR
@@ -967,7 +976,7 @@ class State:
         self.sup_jade += cost
         self.sup_laborers -= k
         self.laborers[p] += k
-        self.log.append(ev.Recruited(K_RECRUITED, p, k, cost))
+        self._log.append((K_RECRUITED, p, k, cost))
         self._finish_action()
 
     def _on_buy(self, p: int, a: int) -> None:
@@ -977,7 +986,7 @@ class State:
         self.sup_jade += cost
         self.stock_blocks[p] -= k
         self.blocks[p] += k
-        self.log.append(ev.Bought(K_BOUGHT, p, k, cost))
+        self._log.append((K_BOUGHT, p, k, cost))
         self._finish_action()
 
     def _on_draw(self, p: int, a: int) -> None:
@@ -985,14 +994,14 @@ class State:
         for _ in range(draw):
             self.drawn[p] |= 1 << self.deck.pop()
         self.keep_left = keep
-        self.log.append(ev.Drew(K_DREW, p, draw, keep))
+        self._log.append((K_DREW, p, draw, keep))
         self.decision = D_KEEP_DRAWN
 
     def _on_remove(self, p: int, a: int) -> None:
         bit = self.geo.cell_bits[a - A.CELL]
         self.reinf &= ~(1 << bit)
         self.sup_reinf += 1
-        self.log.append(ev.ReinforcementRemoved(K_REINFORCEMENT_REMOVED, p, a - A.CELL))
+        self._log.append((K_REINFORCEMENT_REMOVED, p, a - A.CELL))
         self._finish_action()
 
     def _on_build_count(self, p: int, a: int) -> None:
@@ -1002,7 +1011,7 @@ class State:
             self.sup_jade += tables.DOUBLE_BUILD_COST
         self.build_left = count
         self.build_need = 0
-        self.log.append(ev.Build(K_BUILD, p, count, tables.DOUBLE_BUILD_COST if count == 2 else 0))
+        self._log.append((K_BUILD, p, count, tables.DOUBLE_BUILD_COST if count == 2 else 0))
         self.decision = D_BUILD_CELL
 
     def _on_build_cell(self, p: int, a: int) -> None:
@@ -1024,7 +1033,7 @@ class State:
         self.favor_hand[p] &= ~(1 << card)
         self.favor_played[p] |= 1 << card  # laid on the table: public from now on
         self.favor_card = card
-        self.log.append(ev.FavorPlayed(K_FAVOR_PLAYED, p, card))
+        self._log.append((K_FAVOR_PLAYED, p, card))
         if self.sup_reinf > 0 or self.unlimited:
             self.decision = D_REINFORCE_CELL
         else:  # no Reinforcement left in the stockpile: none is placed (docs/RULES.md C7)
@@ -1034,7 +1043,7 @@ class State:
         bit = self.geo.cell_bits[a - A.CELL]
         self.reinf |= 1 << bit
         self.sup_reinf -= 1
-        self.log.append(ev.Reinforced(K_REINFORCED, p, a - A.CELL))
+        self._log.append((K_REINFORCED, p, a - A.CELL))
         self._favor_rewards(p, self.favor_card)
 
     def _favor_rewards(self, p: int, card: int) -> None:
@@ -1064,7 +1073,7 @@ class State:
         self.blocks[victim] += 1  # the removed block goes back to its owner's supply
         self.own[p] |= b
         self.blocks[p] -= 1
-        self.log.append(ev.Replaced(K_REPLACED, p, a - A.CELL, victim))
+        self._log.append((K_REPLACED, p, a - A.CELL, victim))
         self.worker_need = tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(bit)
         self.decision = D_LABORERS
 
@@ -1073,13 +1082,13 @@ class State:
         self.convicts[p] -= 2
         self.prison_convicts[r1] += 1
         self.prison_convicts[r2] += 1
-        self.log.append(ev.TreasureCollected(K_TREASURE_COLLECTED, p, r1, r2))
+        self._log.append((K_TREASURE_COLLECTED, p, r1, r2))
         self._gain_treasure(p, 1, ScoreReason.COLLECT_TREASURE)
         self._finish_action()
 
     def _on_move(self, p: int, a: int) -> None:
         self.region[p] = a - A.MOVE_REGION
-        self.log.append(ev.Moved(K_MOVED, p, self.region[p]))
+        self._log.append((K_MOVED, p, self.region[p]))
         self._finish_action()
 
     def _on_turn_end(self, p: int, a: int) -> None:
@@ -1096,7 +1105,7 @@ class State:
         self.roles_table[p] &= ~(1 << card)
         self.roles_hand[p] |= 1 << card
         self.buyback_used = True
-        self.log.append(ev.Buyback(K_BUYBACK, p, card, a == A.BUYBACK_CHIP))
+        self._log.append((K_BUYBACK, p, card, a == A.BUYBACK_CHIP))
         self.decision = D_ROLE
 
     def _on_trade(self, p: int, a: int) -> None:
@@ -1111,9 +1120,7 @@ class State:
             self.jade[p] += self._take_jade(1)
         else:
             self._gain_convicts(p, 1)
-        self.log.append(
-            ev.Traded(K_TRADED, p, ev.TradeReward.JADE if a == A.TRADE_JADE else ev.TradeReward.CONVICT)
-        )
+        self._log.append((K_TRADED, p, ev.TradeReward.JADE if a == A.TRADE_JADE else ev.TradeReward.CONVICT))
         if not self.favor_hand[p]:
             self._next_trader()
 
@@ -1143,7 +1150,7 @@ _LIST_SLOTS = (
     "jade", "laborers", "convicts", "blocks", "stock_blocks", "chips", "treasure", "score",
     "income_bonus", "petition_bonus", "region", "roles_hand", "roles_table", "favor_hand",
     "favor_played", "drawn", "turns_taken", "bids", "own", "prison_jade", "prison_convicts",
-    "deck", "order", "winners", "log",
+    "deck", "order", "winners", "_log",
 )  # fmt: skip
 _SCALAR_SLOTS = tuple(
     s for s in State.__slots__ if s not in _LIST_SLOTS
