@@ -219,11 +219,6 @@ def measure_interleaved(
     return results
 
 
-def measure_games(play: Callable[[int], int], seconds: float, repeats: int) -> dict:
-    """One item alone: whole games for ``seconds / repeats`` per repeat; medians."""
-    return measure_interleaved({"item": play}, seconds, repeats)["item"]
-
-
 def time_per_call(fn: Callable[[Any], Any], items: Sequence[Any], seconds: float, repeats: int) -> dict:
     """timeit-style: call ``fn`` on every item, again and again for ``seconds / repeats``;
     µs per call, median (and best) of the repeats."""

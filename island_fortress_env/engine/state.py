@@ -341,11 +341,6 @@ class State:
             + self.favor_discard.bit_count(),
         }  # fmt: skip
 
-    def __str__(self) -> str:
-        from ..render import render_text  # local import: rendering is outside the engine
-
-        return render_text(self)
-
     # ------------------------------------------------------------------ setup and rounds
 
     def _setup(self) -> None:
