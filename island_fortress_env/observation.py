@@ -12,13 +12,13 @@ by someone else not at all. ``LAYOUT`` names every slice (the README's table is 
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .engine import actions as A
 from .engine import tables
-from .engine.decisions import DECISION_NAMES, NUM_DECISIONS, Decision
+from .engine.decisions import NUM_DECISIONS, Decision
 from .engine.state import State
 from .engine.wall import LEVELS, STRIDE
 
@@ -45,57 +45,82 @@ WALL_PLANES = (
 )
 NUM_PLANES = len(WALL_PLANES)
 
-# Per-player features (scaled), for me then each opponent in turn order.
-PLAYER_FEATURES = (
-    "seat present",
-    "Jade / 20",
-    "Laborers / 10",
-    "Convicts / 10",
-    "Wall Blocks in supply / 10",
-    "Wall Blocks left in stockpile / 18",
-    "Buyback Chips / 4",
-    "Treasure / 20",
-    "score / 50",
-    "favor income bonus / 3",
-    "favor petition bonus / 3",
-    "favor cards in hand / 5",
-    "favor cards played / 5",
-    "blocks on the wall / 18",
-    "turns taken this round / 3",
-    "last revealed petition bid / 20",
-    "holds the Governor marker",
-    "holds an unplaced Governor block",
-    "is the player to move",
-    *(f"role in hand: {r}" for r in A.ROLE_NAMES),
-    *(f"role on table: {r}" for r in A.ROLE_NAMES),
-    *(f"Taskmaster in region {r + 1}" for r in range(tables.MAX_REGIONS)),
-    *(f"blocks in region {r + 1} / 10" for r in range(tables.MAX_REGIONS)),
+
+class Feature(NamedTuple):
+    """One scaled number of the observation: the raw count divided by ``divisor`` (1 for a
+    flag or a one-hot). The label (README table, tests) is derived from the fields."""
+
+    name: str
+    divisor: int = 1
+    note: str = ""  # shown in parentheses after the label
+    show_divisor: bool = True  # False: the note says what the divisor is
+
+    @property
+    def label(self) -> str:
+        text = self.name
+        if self.divisor != 1 and self.show_divisor:
+            text += f" / {self.divisor}"
+        return f"{text} ({self.note})" if self.note else text
+
+
+_BLOCKS = tables.COMPONENTS["blocks_per_player"]
+
+# Per-player features, for me then each opponent in turn order.
+PLAYER_FEATURE_SPECS: tuple[Feature, ...] = (
+    Feature("seat present"),
+    Feature("Jade", 20),
+    Feature("Laborers", 10),
+    Feature("Convicts", 10),
+    Feature("Wall Blocks in supply", 10),
+    Feature("Wall Blocks left in stockpile", _BLOCKS),
+    Feature("Buyback Chips", 4),
+    Feature("Treasure", 20),
+    Feature("score", 50),
+    Feature("favor income bonus", 3),
+    Feature("favor petition bonus", 3),
+    Feature("favor cards in hand", 5),
+    Feature("favor cards played", 5),
+    Feature("blocks on the wall", _BLOCKS),
+    Feature("turns taken this round", tables.TURNS_PER_ROUND),
+    Feature("last revealed petition bid", 20),
+    Feature("holds the Governor marker"),
+    Feature("holds an unplaced Governor block"),
+    Feature("is the player to move"),
+    *(Feature(f"role in hand: {r}") for r in A.ROLE_NAMES),
+    *(Feature(f"role on table: {r}") for r in A.ROLE_NAMES),
+    *(Feature(f"Taskmaster in region {r + 1}") for r in range(tables.MAX_REGIONS)),
+    *(Feature(f"blocks in region {r + 1}", 10) for r in range(tables.MAX_REGIONS)),
 )
+PLAYER_FEATURES = tuple(f.label for f in PLAYER_FEATURE_SPECS)
 NUM_PLAYER_FEATURES = len(PLAYER_FEATURES)
 
-GLOBAL_FEATURES = (
-    "round / 12",
-    *(f"{n} players" for n in range(2, MAX_PLAYERS + 1)),
-    *(f"{r} regions" for r in range(2, tables.MAX_REGIONS + 1)),
-    "variant: no Replace",
-    "variant: Favor Trade-in",
-    "unlimited components",
-    "Governor blocks left / 12",
-    "favor deck size / 36",
-    *(f"supply: {k} (fraction of the box)" for k in _SUPPLY_KEYS),
-    *(f"prison {r + 1}: Jade / 5" for r in range(tables.MAX_REGIONS)),
-    *(f"prison {r + 1}: Convicts / 10" for r in range(tables.MAX_REGIONS)),
-    *(f"decision: {name}" for name in DECISION_NAMES),
-    *(f"action in progress: {name}" for name in A.OP_NAMES),
-    "actions taken this turn / 2",
-    "buyback used this turn",
-    "blocks left to place in this build / 2",
-    "Workers this build needs / 16",
-    "Workers to assign / 16",
-    "favor cards left to keep, or bid digits to enter after this one / 3",
-    "my sealed bid this round / 20 (mine only)",
-    "I have bid this round",
+GLOBAL_FEATURE_SPECS: tuple[Feature, ...] = (
+    Feature("round", 12),
+    *(Feature(f"{n} players") for n in range(2, MAX_PLAYERS + 1)),
+    *(Feature(f"{r} regions") for r in range(2, tables.MAX_REGIONS + 1)),
+    Feature("variant: no Replace"),
+    Feature("variant: Favor Trade-in"),
+    Feature("unlimited components"),
+    Feature("Governor blocks left", max(tables.GOVERNOR_BLOCKS_BY_PLAYERS.values())),
+    Feature("favor deck size", tables.MAX_FAVOR_CARDS),
+    *(
+        Feature(f"supply: {k}", tables.COMPONENTS[k], "fraction of the box", show_divisor=False)
+        for k in _SUPPLY_KEYS
+    ),
+    *(Feature(f"prison {r + 1}: Jade", 5) for r in range(tables.MAX_REGIONS)),
+    *(Feature(f"prison {r + 1}: Convicts", 10) for r in range(tables.MAX_REGIONS)),
+    *(Feature(f"decision: {d.label}") for d in Decision),
+    *(Feature(f"action in progress: {name}") for name in A.OP_NAMES),
+    Feature("actions taken this turn", 2),
+    Feature("buyback used this turn"),
+    Feature("blocks left to place in this build", 2),
+    Feature("Workers this build needs", A.MAX_WORKERS),
+    Feature("Workers to assign", A.MAX_WORKERS),
+    Feature("favor cards left to keep, or bid digits to enter after this one", tables.FAVOR_KEEP),
+    Feature("my sealed bid this round", 20, "mine only"),
+    Feature("I have bid this round"),
 )
+GLOBAL_FEATURES = tuple(f.label for f in GLOBAL_FEATURE_SPECS)
 NUM_GLOBAL = len(GLOBAL_FEATURES)
 
 PRIVATE_BLOCKS = (
@@ -123,18 +148,9 @@ PRIVATE_START = [_add(name, size) for name, size in PRIVATE_BLOCKS]
 OBS_SIZE = LAYOUT[-1][1] + LAYOUT[-1][2]
 
 
-def _scale_of(name: str) -> float:
-    """The scale a feature's name states: "Jade / 20" -> 1/20, "supply: jade (fraction of the
-    box)" -> 1/100, anything else (a flag) -> 1."""
-    if name.startswith("supply: "):
-        return 1.0 / tables.COMPONENTS[name.split()[1]]
-    if " / " in name:
-        return 1.0 / float(name.rsplit(" / ", 1)[1].split()[0])
-    return 1.0
-
-
 _SCALE = np.array(
-    [_scale_of(f) for f in PLAYER_FEATURES] * MAX_PLAYERS + [_scale_of(f) for f in GLOBAL_FEATURES],
+    [1.0 / f.divisor for f in PLAYER_FEATURE_SPECS] * MAX_PLAYERS
+    + [1.0 / f.divisor for f in GLOBAL_FEATURE_SPECS],
     dtype=np.float32,
 )
 _ROLE_BITS = [tuple(mask >> c & 1 for c in range(5)) for mask in range(32)]

@@ -59,7 +59,8 @@ def action_to_string(state: State, action: int) -> str:
     if fam.name == "buy_blocks":
         return f"buy {i + 1} Wall Blocks for {tables.PURCHASE_COST[i + 1]} Jade"
     if fam.name == "draw":
-        return ("draw 3 favor cards, keep 2", "draw 5 favor cards, keep 1")[i]
+        draw, keep = tables.FAVOR_DRAW_OPTIONS[i]
+        return f"draw {draw} favor cards, keep {keep}"
     if fam.name == "build_count":
         return "build 1 block" if i == 0 else f"build 2 blocks for {tables.DOUBLE_BUILD_COST} Jade"
     if fam.name == "cell":

@@ -8,8 +8,8 @@ the labels shown to people (``describe.event_to_string``); code compares members
 
 from __future__ import annotations
 
-from enum import StrEnum
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 

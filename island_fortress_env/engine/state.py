@@ -22,7 +22,7 @@ from .config import ConfigError, GameConfig
 from .decisions import ACTION_PHASE_DECISIONS, DECISION_NAMES, Decision
 from .events import EventKind, ScoreReason
 from .favors import FavorDeck, load_deck
-from .wall import STRIDE, WallGeometry, geometry, iter_bits
+from .wall import LEVELS, STRIDE, WallGeometry, geometry, iter_bits
 
 TERMINAL = -4  # OpenSpiel's value for "no player to move"
 UNLIMITED = 10**9  # where the ledger of an unlimited supply starts (docs/RULES.md C7)
@@ -85,6 +85,7 @@ _REPEAT_IDS = tuple(
     tuple(A.REPEAT + op for op in range(A.NUM_OPS) if m >> op & 1) for m in range(1 << A.NUM_OPS)
 )
 _PASS_ONLY = (A.PASS,)
+_SMALLEST_DRAW = min(draw for draw, _ in tables.FAVOR_DRAW_OPTIONS)
 GOVERNOR_OWNER = -1  # owner id of a Governor block in ``owner_at``
 
 
@@ -443,12 +444,12 @@ class State:
     def _end_turn(self) -> None:
         p = self.current
         self.turns_taken[p] += 1
-        if p == self.holder and self.turns_taken[p] == 3 and self.gov_in_hand:
+        if p == self.holder and self.turns_taken[p] == tables.TURNS_PER_ROUND and self.gov_in_hand:
             self.gov_in_hand = False
             self.gov_box += 1
             self._log.append((K_GOVERNOR_LOST, p))
         self.turn_index += 1
-        if self.turn_index == 3 * self.n:
+        if self.turn_index == tables.TURNS_PER_ROUND * self.n:
             if self.gov_stock == 0:
                 self._end_game()
             else:
@@ -584,7 +585,7 @@ class State:
             self.own[p] |= b
         level = bit // STRIDE
         self._log.append((K_PLACE, p, geo.bit_cell[bit], governor))
-        if level == 3:
+        if level == LEVELS - 1:  # a tower cell
             if not governor:
                 self._score(p, tables.TOWER_POINTS, _TOWER)
         else:
@@ -690,7 +691,7 @@ class State:
             ok |= 1 << A.OP_COLLECT_CONVICTS
         if ops >> A.OP_BUY_BLOCKS & 1 and self.stock_blocks[p] >= 1:
             ok |= 1 << A.OP_BUY_BLOCKS
-        if ops >> A.OP_DRAW_FAVORS & 1 and len(self.deck) >= 3:
+        if ops >> A.OP_DRAW_FAVORS & 1 and len(self.deck) >= _SMALLEST_DRAW:
             ok |= 1 << A.OP_DRAW_FAVORS
         if ops >> A.OP_REMOVE_REINFORCEMENT & 1 and self.reinf & region_mask:
             ok |= 1 << A.OP_REMOVE_REINFORCEMENT
@@ -706,7 +707,7 @@ class State:
                 cheapest = (targets & -targets).bit_length() - 1
                 if tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(cheapest) <= workers:
                     ok |= 1 << A.OP_REPLACE
-        if ops >> A.OP_COLLECT_TREASURE & 1 and self.convicts[p] >= 2:
+        if ops >> A.OP_COLLECT_TREASURE & 1 and self.convicts[p] >= tables.TREASURE_CONVICTS:
             ok |= 1 << A.OP_COLLECT_TREASURE
         return ok
 
@@ -767,17 +768,21 @@ class State:
         elif d == D_RECRUIT_COUNT:
             out = [
                 A.RECRUIT_COUNT + k - 1
-                for k in range(1, 6)
+                for k in range(1, tables.MAX_PURCHASE + 1)
                 if (k <= self.sup_laborers or self.unlimited) and tables.PURCHASE_COST[k] <= self.jade[p]
             ]
         elif d == D_BUY_COUNT:
             out = [
                 A.BUY_COUNT + k - 1
-                for k in range(1, 6)
+                for k in range(1, tables.MAX_PURCHASE + 1)
                 if k <= self.stock_blocks[p] and tables.PURCHASE_COST[k] <= self.jade[p]
             ]
         elif d == D_DRAW_COUNT:
-            out = [A.DRAW_COUNT] + ([A.DRAW_COUNT + 1] if len(self.deck) >= 5 else [])
+            out = [
+                A.DRAW_COUNT + i
+                for i, (draw, _) in enumerate(tables.FAVOR_DRAW_OPTIONS)
+                if draw <= len(self.deck)
+            ]
         elif d == D_REMOVE_CELL:
             mask = self.reinf & geo.region_mask[self.region[p]]
             out = sorted(A.CELL + geo.bit_cell[b] for b in iter_bits(mask))
@@ -985,7 +990,7 @@ class State:
         self._finish_action()
 
     def _on_draw(self, p: int, a: int) -> None:
-        draw, keep = ((3, 2), (5, 1))[a - A.DRAW_COUNT]
+        draw, keep = tables.FAVOR_DRAW_OPTIONS[a - A.DRAW_COUNT]
         for _ in range(draw):
             self.drawn[p] |= 1 << self.deck.pop()
         self.keep_left = keep
@@ -1074,7 +1079,7 @@ class State:
 
     def _on_prisons(self, p: int, a: int) -> None:
         r1, r2 = A.PRISON_PAIRS[a - A.PRISON_PAIR]
-        self.convicts[p] -= 2
+        self.convicts[p] -= tables.TREASURE_CONVICTS  # one to each of the two prisons
         self.prison_convicts[r1] += 1
         self.prison_convicts[r2] += 1
         self._log.append((K_TREASURE_COLLECTED, p, r1, r2))

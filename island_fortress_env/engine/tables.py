@@ -41,6 +41,12 @@ GOVERNOR_BLOCKS_BY_PLAYERS: dict[int, int] = {
 }
 COMPONENTS: dict[str, int] = dict(TABLES["components"])
 MAX_BID: int = TABLES["max_bid"]
+TURNS_PER_ROUND: int = TABLES["turns_per_round"]  # action-phase turns of each player a round
+FAVOR_DRAW_OPTIONS: tuple[tuple[int, int], ...] = tuple(
+    (draw, keep) for draw, keep in TABLES["favor_draw_options"]
+)  # Draw Favor Cards: (draw, keep) choices
+TREASURE_CONVICTS: int = TABLES["treasure_convicts"]  # Convicts Collect a Treasure sends to prisons
+MAX_PURCHASE: int = len(PURCHASE_COST) - 1  # Recruit / Buy: 1..MAX_PURCHASE at a time
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 MAX_REGIONS = 4  # three regions for four players, plus the Friendly variant's extra one
