@@ -14,6 +14,7 @@ from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine import DeckError, Game, SeedError, State, load_deck
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.decisions import Decision
+from island_fortress_env.engine.events import EventKind
 from island_fortress_env.engine.favors import DECK_REWARD_LIMITS, REWARD_KINDS, REWARD_LIMITS
 from island_fortress_env.observation import (
     GLOBAL_FEATURES,
@@ -333,3 +334,22 @@ def test_raw_env_used_before_reset_says_to_reset(call):
     env = island_fortress_v0.raw_env(num_players=3)
     with pytest.raises(AttributeError, match=r"before reset\(\)"):
         call(env)
+
+
+# ---------------------------------------------------------------------------- look-ahead API
+
+
+def test_with_block_places_by_the_rules_on_a_copy_only():
+    state = rich_bid_state()
+    cell = 0
+    before = (state.occ, list(state.own), list(state.blocks), len(state.log))
+    seat = 1
+    state.blocks[seat] += 1  # give the seat a block to place (the supply is unlimited)
+    state.invalidate_cache()
+    other = state.with_block(cell, seat)
+    assert (state.occ, list(state.own)) == before[:2], "the original changed"
+    bit = state.geo.cell_bits[cell]
+    assert other.own[seat] == 1 << bit and other.blocks[seat] == state.blocks[seat] - 1
+    assert other.log[-1].kind is EventKind.PLACE and other.log[-1].player == seat
+    governor = state.with_block(cell, seat, governor=True)
+    assert governor.gov_bits == 1 << bit and governor.own == state.own

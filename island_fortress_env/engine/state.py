@@ -267,6 +267,19 @@ class State:
         made here, when the log is read."""
         return ev.typed(self._log)
 
+    def with_block(self, cell: int, player: int, governor: bool = False) -> State:
+        """A copy of this state with a block put on ``cell`` exactly as the rules put one
+        (``player``'s own block from their supply, or a Governor block ``player`` places),
+        scoring what it completes. For look-ahead by agents: the pending decision is this
+        state's, so the copy is for evaluation, not for play."""
+        other = self.clone()
+        bit = self.geo.cell_bits[cell]
+        if not governor:
+            other.blocks[player] -= 1
+        other._place_block(player, bit, governor)
+        other._legal = None
+        return other
+
     def invalidate_cache(self) -> None:
         """Forget the memoised legal actions. Only for code that writes a state's fields
         directly (scenario builders in tests); ``apply_action`` keeps the memo right."""
