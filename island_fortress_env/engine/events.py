@@ -324,3 +324,13 @@ def typed(raw: Iterable[tuple[Any, ...]]) -> list[Event]:
     """Records from the state's raw event tuples (each in its record's field order)."""
     types = RECORD_TYPES
     return [_make(types[e[0]], e) for e in raw]
+
+
+# The kinds bound as module globals for the engine's hot paths (see decisions.py).
+(
+    K_SETUP, K_ROUND, K_INCOME, K_KEPT, K_BID_PLACED, K_PETITION, K_INCENTIVE, K_ROLE, K_RECRUITED,
+    K_BOUGHT, K_DREW, K_REINFORCEMENT_REMOVED, K_BUILD, K_PLACE, K_ROW_COMPLETE, K_WORKERS,
+    K_FAVOR_PLAYED, K_REINFORCED, K_REPLACED, K_TREASURE_COLLECTED, K_PRISON_COLLECTED,
+    K_JADE_COLLECTED, K_MOVED, K_BUYBACK, K_TRADED, K_GOVERNOR_LOST, K_WALL_COMPLETE, K_SCORE, K_PASS,
+    K_GAME_OVER,
+) = EventKind  # fmt: skip
