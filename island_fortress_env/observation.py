@@ -206,8 +206,8 @@ class ObservationEncoder:
         static = [0] * (1 + 2 * (MAX_PLAYERS - 1))
         static[1 + (n - 2)] = 1
         static[1 + (MAX_PLAYERS - 1) + (geo.regions - 2)] = 1
-        self._static_global = static[1:] + [
-            int(cfg.no_replace), int(cfg.favor_trade_in), int(cfg.unlimited_components)
+        self._static_global = [
+            *static[1:], int(cfg.no_replace), int(cfg.favor_trade_in), int(cfg.unlimited_components)
         ]  # fmt: skip
         self._box = tuple(tables.COMPONENTS[k] for k in _SUPPLY_KEYS)
         self._unlimited = cfg.unlimited_components
@@ -245,6 +245,7 @@ class ObservationEncoder:
         columns = list(zip(  # one tuple of plain counts per seat, in PLAYER_FEATURES order
             state.jade, state.laborers, state.convicts, state.blocks, state.stock_blocks,
             state.chips, state.treasure, state.score, state.income_bonus, state.petition_bonus,
+            strict=True,
         ))  # fmt: skip
         holder, current, gov_in_hand = state.holder, state.current, state.gov_in_hand
         last_bids = state.last_bids or self._no_bids

@@ -439,7 +439,7 @@ class HeuristicAgent:
         seen = st.favor_hand[me] | st.drawn[me] | st.favor_discard
         for p in range(st.n):
             seen |= st.favor_played[p]
-        unknown = [c for c in iter_bits(self._g.all_cards & ~seen)]
+        unknown = list(iter_bits(self._g.all_cards & ~seen))
         if not unknown or len(st.deck) < 3:
             return -_BIG
         rem = self._remaining_rounds(st)

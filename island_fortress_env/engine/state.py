@@ -6,6 +6,14 @@ with several choices is a short stack of decisions (``decision`` plus a little c
 The Governor block is just one more family of legal actions at every decision of its
 holder's turns. A pass exists only when nothing else is legal.
 
+Where each rule lives (every decision's legal choices beside its effect, in the rulebook's
+words): ``phases/setup.py`` (the deal and the keep), ``phases/petition.py`` (income and the
+sealed bids), ``phases/action.py`` (turns, the role choice and Taskmaster B's repeat, buyback,
+the Governor block), ``phases/end.py`` (wall completion, Favor Trade-in, final scoring) and
+``roles/`` (one module per role card: each action's start, legal choices and effect). This
+module holds the public API, the dispatch by decision and the moves of components (supplies,
+prisons, blocks on the wall and what they score). Rulings are cited by their docs/RULES.md ids.
+
 No RL imports here: the PettingZoo environment and the observation encoder read this state.
 """
 
@@ -168,7 +176,7 @@ class State(
 ):
     """One moment of a game. ``clone()`` is a shallow copy of flat lists and ints."""
 
-    __slots__ = (
+    __slots__ = (  # noqa: RUF023 - grouped by meaning, not sorted
         "game", "cfg", "geo", "n", "rng",
         # players (one list entry per seat)
         "jade", "laborers", "convicts", "blocks", "stock_blocks", "chips", "treasure",

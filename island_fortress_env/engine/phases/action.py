@@ -18,16 +18,15 @@ from ..events import (
     K_GOVERNOR_LOST,
     K_ROLE,
 )
-from ..wall import WallGeometry, iter_bits
-
-if TYPE_CHECKING:
-    from ..state import State
-
 from ..roles.builder import Builder
 from ..roles.planner import Planner
 from ..roles.recruiter import Recruiter
 from ..roles.taskmaster import Taskmaster
 from ..roles.treasurer import Treasurer
+from ..wall import WallGeometry, iter_bits
+
+if TYPE_CHECKING:
+    from ..state import State
 
 # Collect from Prison, Collect Jade and Move the Taskmaster are always possible (docs/RULES.md E6).
 _ALWAYS_FEASIBLE = (1 << A.OP_COLLECT_PRISON) | (1 << A.OP_COLLECT_JADE) | (1 << A.OP_MOVE_TASKMASTER)
@@ -126,12 +125,18 @@ class ActionPhase:
             ok |= 1 << A.OP_DRAW_FAVORS
         if ops >> A.OP_REMOVE_REINFORCEMENT & 1 and self.reinf & region_mask:
             ok |= 1 << A.OP_REMOVE_REINFORCEMENT
-        if ops >> A.OP_BUILD & 1 and self.blocks[p] >= 1:
-            if self._cheapest_next(self.occ, region_mask) <= workers:
-                ok |= 1 << A.OP_BUILD
-        if ops >> A.OP_PLAY_FAVOR & 1 and self.favor_hand[p]:
-            if self.game.playable_cards(self.favor_hand[p], self.own[p] & ~self.reinf):
-                ok |= 1 << A.OP_PLAY_FAVOR
+        if (
+            ops >> A.OP_BUILD & 1
+            and self.blocks[p] >= 1
+            and self._cheapest_next(self.occ, region_mask) <= workers
+        ):
+            ok |= 1 << A.OP_BUILD
+        if (
+            ops >> A.OP_PLAY_FAVOR & 1
+            and self.favor_hand[p]
+            and self.game.playable_cards(self.favor_hand[p], self.own[p] & ~self.reinf)
+        ):
+            ok |= 1 << A.OP_PLAY_FAVOR
         if ops >> A.OP_REPLACE & 1 and not self.cfg.no_replace and self.blocks[p] >= 1:
             targets = self._replace_targets(p)
             if targets:

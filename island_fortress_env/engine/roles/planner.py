@@ -1,4 +1,7 @@
-"""The Planner card: A Buy Wall Blocks, B Draw Favor Cards (kept with the setup keep), C Remove a Reinforcement."""
+"""The Planner card: A Buy Wall Blocks, B Draw Favor Cards, C Remove a Reinforcement.
+
+The cards drawn by B are kept with the keep decision of the setup (``phases/setup.py``).
+"""
 
 from __future__ import annotations
 

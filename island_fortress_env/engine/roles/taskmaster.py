@@ -1,4 +1,7 @@
-"""The Taskmaster card: A Move the Taskmaster (B, Repeat a Previous Role, is part of the role choice in phases/action.py)."""
+"""The Taskmaster card: A Move the Taskmaster.
+
+B, Repeat a Previous Role, is part of the role choice (``phases/action.py``).
+"""
 
 from __future__ import annotations
 
