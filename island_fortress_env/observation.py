@@ -269,7 +269,7 @@ class ObservationEncoder:
         values.append(state.round)
         extend(self._static_global)
         cfg_unlimited = self._unlimited
-        supplies = (
+        supplies: tuple[int, ...] = (
             state.sup_jade, state.sup_treasure, state.sup_chips,
             state.sup_reinf, state.sup_laborers, state.sup_convicts,
         )  # fmt: skip

@@ -20,6 +20,7 @@ from island_fortress_env.agents.heuristic import HeuristicAgent
 from island_fortress_env.engine import Game
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
+from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.observation import ObservationEncoder, action_mask
 from training.evaluate import evaluate
 
@@ -27,7 +28,7 @@ from training.evaluate import evaluate
 def snapshot(state: S.State) -> dict:
     """Every slot of the state as immutable values (to check that an agent changes nothing)."""
     out = {}
-    for name in S.State.__slots__:
+    for name in StateFields.__slots__:
         value = getattr(state, name)
         if name in ("game", "cfg", "geo"):
             out[name] = id(value)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from island_fortress_env.engine import Game, State
+from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.observation import ObservationEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,7 +34,7 @@ VARIANTS = [
 def slots(state: State) -> dict:
     """Every slot as plain data (lists as tuples; shared per-game objects by identity)."""
     out = {}
-    for name in State.__slots__:
+    for name in StateFields.__slots__:
         value = getattr(state, name)
         if name in ("game", "cfg", "geo"):
             out[name] = id(value)
@@ -151,7 +152,7 @@ _SHARED_BY_DESIGN = ("last_bids", "_legal")
 
 def _scribble(state: State) -> None:
     """Mutate every (unshared) list of a state in place."""
-    for name in State.__slots__:
+    for name in StateFields.__slots__:
         value = getattr(state, name)
         if isinstance(value, list) and name not in _SHARED_BY_DESIGN:
             if value and isinstance(value[0], int):
@@ -192,7 +193,7 @@ def test_clone_shares_no_mutable_list():
     assert isinstance(clone.legal_actions(), tuple)
     shared = [
         name
-        for name in State.__slots__
+        for name in StateFields.__slots__
         if isinstance(getattr(original, name), list) and getattr(original, name) is getattr(clone, name)
     ]
     assert original.legal_actions() == legal, "mutating the clone's legal list changed the original's"

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from island_fortress_env.engine import Game, IllegalActionError, tables
 from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.engine.state import (
     ACTION_PHASE_DECISIONS,
     D_BID,
@@ -219,7 +220,7 @@ def _bits(mask: int):
 
 def _quick_snapshot(state: State) -> dict:
     out = {}
-    for name in State.__slots__:
+    for name in StateFields.__slots__:
         value = getattr(state, name)
         out[name] = tuple(value) if isinstance(value, list) else value
     return out

@@ -9,11 +9,11 @@ the labels shown to people (``describe.event_to_string``); code compares members
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import StrEnum
+from enum import Enum
 from typing import Any, NamedTuple
 
 
-class EventKind(StrEnum):
+class EventKind(str, Enum):
     SETUP = "setup"
     ROUND = "round"
     INCOME = "income"
@@ -46,7 +46,7 @@ class EventKind(StrEnum):
     GAME_OVER = "game_over"
 
 
-class ScoreReason(StrEnum):
+class ScoreReason(str, Enum):
     """Why a score changed. Rows and level majorities name their region/level in the event."""
 
     ROW = "row"  # a row completed during play: its majority scores
@@ -77,7 +77,7 @@ END_BONUS_REASONS = frozenset(
 )
 
 
-class TradeReward(StrEnum):
+class TradeReward(str, Enum):
     JADE = "jade"
     CONVICT = "convict"
 
@@ -102,7 +102,7 @@ class Income(NamedTuple):
 class Kept(NamedTuple):
     kind: EventKind
     player: int
-    count: int
+    cards: int
 
 
 class BidPlaced(NamedTuple):
@@ -134,14 +134,14 @@ class Role(NamedTuple):
 class Recruited(NamedTuple):
     kind: EventKind
     player: int
-    count: int
+    laborers: int
     cost: int
 
 
 class Bought(NamedTuple):
     kind: EventKind
     player: int
-    count: int
+    blocks: int
     cost: int
 
 
@@ -161,7 +161,7 @@ class ReinforcementRemoved(NamedTuple):
 class Build(NamedTuple):
     kind: EventKind
     player: int
-    count: int
+    blocks: int
     cost: int
 
 
@@ -327,10 +327,33 @@ def typed(raw: Iterable[tuple[Any, ...]]) -> list[Event]:
 
 
 # The kinds bound as module globals for the engine's hot paths (see decisions.py).
-(
-    K_SETUP, K_ROUND, K_INCOME, K_KEPT, K_BID_PLACED, K_PETITION, K_INCENTIVE, K_ROLE, K_RECRUITED,
-    K_BOUGHT, K_DREW, K_REINFORCEMENT_REMOVED, K_BUILD, K_PLACE, K_ROW_COMPLETE, K_WORKERS,
-    K_FAVOR_PLAYED, K_REINFORCED, K_REPLACED, K_TREASURE_COLLECTED, K_PRISON_COLLECTED,
-    K_JADE_COLLECTED, K_MOVED, K_BUYBACK, K_TRADED, K_GOVERNOR_LOST, K_WALL_COMPLETE, K_SCORE, K_PASS,
-    K_GAME_OVER,
-) = EventKind  # fmt: skip
+K_SETUP = EventKind.SETUP
+K_ROUND = EventKind.ROUND
+K_INCOME = EventKind.INCOME
+K_KEPT = EventKind.KEPT
+K_BID_PLACED = EventKind.BID_PLACED
+K_PETITION = EventKind.PETITION
+K_INCENTIVE = EventKind.INCENTIVE
+K_ROLE = EventKind.ROLE
+K_RECRUITED = EventKind.RECRUITED
+K_BOUGHT = EventKind.BOUGHT
+K_DREW = EventKind.DREW
+K_REINFORCEMENT_REMOVED = EventKind.REINFORCEMENT_REMOVED
+K_BUILD = EventKind.BUILD
+K_PLACE = EventKind.PLACE
+K_ROW_COMPLETE = EventKind.ROW_COMPLETE
+K_WORKERS = EventKind.WORKERS
+K_FAVOR_PLAYED = EventKind.FAVOR_PLAYED
+K_REINFORCED = EventKind.REINFORCED
+K_REPLACED = EventKind.REPLACED
+K_TREASURE_COLLECTED = EventKind.TREASURE_COLLECTED
+K_PRISON_COLLECTED = EventKind.PRISON_COLLECTED
+K_JADE_COLLECTED = EventKind.JADE_COLLECTED
+K_MOVED = EventKind.MOVED
+K_BUYBACK = EventKind.BUYBACK
+K_TRADED = EventKind.TRADED
+K_GOVERNOR_LOST = EventKind.GOVERNOR_LOST
+K_WALL_COMPLETE = EventKind.WALL_COMPLETE
+K_SCORE = EventKind.SCORE
+K_PASS = EventKind.PASS
+K_GAME_OVER = EventKind.GAME_OVER

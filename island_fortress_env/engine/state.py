@@ -53,8 +53,9 @@ from .decisions import (
     TERMINAL,
     Decision,
 )
-from .events import K_PASS, K_PLACE, K_ROW_COMPLETE, K_SCORE, ScoreReason
+from .events import K_PASS, ScoreReason
 from .favors import FavorDeck, load_deck
+from .fields import StateFields
 from .phases.action import ActionPhase
 from .phases.end import GameEnd
 from .phases.petition import PetitionPhase
@@ -64,7 +65,7 @@ from .roles.planner import Planner
 from .roles.recruiter import Recruiter
 from .roles.taskmaster import Taskmaster
 from .roles.treasurer import Treasurer
-from .wall import LEVELS, STRIDE, WallGeometry, geometry, iter_bits
+from .wall import WallGeometry, geometry, iter_bits
 
 # The decision names are defined in decisions.py; re-exported here for callers of the state.
 __all__ = [
@@ -176,24 +177,7 @@ class State(
 ):
     """One moment of a game. ``clone()`` is a shallow copy of flat lists and ints."""
 
-    __slots__ = (  # noqa: RUF023 - grouped by meaning, not sorted
-        "game", "cfg", "geo", "n", "rng",
-        # players (one list entry per seat)
-        "jade", "laborers", "convicts", "blocks", "stock_blocks", "chips", "treasure",
-        "score", "income_bonus", "petition_bonus", "region", "roles_hand", "roles_table",
-        "favor_hand", "favor_played", "drawn", "turns_taken", "bids", "last_bids",
-        # the wall, as bit sets
-        "occ", "own", "gov_bits", "reinf",
-        # supplies, prisons, favor deck
-        "sup_jade", "sup_treasure", "sup_chips", "sup_reinf", "sup_laborers", "sup_convicts",
-        "gov_stock", "gov_box", "gov_in_hand", "prison_jade", "prison_convicts", "deck",
-        "favor_discard",
-        # turn structure and the pending decision
-        "round", "decision", "current", "holder", "turn_index", "actions_this_turn",
-        "buyback_used", "last_card", "in_action", "keep_left", "op", "build_left",
-        "build_need", "worker_need", "favor_card", "order", "order_pos", "wall_completer",
-        "winners", "_log", "bid_digits_left", "unlimited", "_legal",
-    )  # fmt: skip
+    __slots__ = ()  # the fields are declared by StateFields (fields.py)
 
     def __init__(self, game: Game, seed: int | None = None) -> None:
         cfg = game.config
@@ -354,7 +338,7 @@ class State(
                 return p
         raise AssertionError("occupied cell without owner")
 
-    def component_totals(self) -> dict[str, int]:
+    def component_totals(self) -> dict[str, Any]:
         """Where every component is, summed: must always equal ``game.totals``."""
         n = self.n
         return {
@@ -373,91 +357,6 @@ class State(
             + sum((self.favor_hand[p] | self.favor_played[p] | self.drawn[p]).bit_count() for p in range(n))
             + self.favor_discard.bit_count(),
         }  # fmt: skip
-
-    def _take_jade(self, amount: int) -> int:
-        take = amount if self.unlimited else min(amount, self.sup_jade)
-        self.sup_jade -= take
-        return take
-
-    def _score(self, p: int, points: int, reason: ScoreReason, region: int = -1, level: int = -1) -> None:
-        self.score[p] += points
-        self._log.append((K_SCORE, p, points, reason, region, level))
-
-    def _to_prison(self, region: int, jade: int = 0, convicts: int = 1) -> None:
-        """Send Jade and Convicts from the supply to a prison; an empty supply sends nothing."""
-        if self.unlimited:
-            j, c = jade, convicts
-        else:
-            j = min(jade, self.sup_jade)
-            c = min(convicts, self.sup_convicts)
-        self.sup_jade -= j
-        self.sup_convicts -= c
-        self.prison_jade[region] += j
-        self.prison_convicts[region] += c
-
-    def _gain_chip(self, p: int) -> None:
-        if self.sup_chips > 0 or self.unlimited:
-            self.sup_chips -= 1
-            self.chips[p] += 1
-
-    def _gain_treasure(self, p: int, amount: int, reason: ScoreReason, level: int = -1) -> None:
-        got = amount if self.unlimited else min(amount, self.sup_treasure)
-        if got:
-            self.sup_treasure -= got
-            self.treasure[p] += got
-            self._score(p, got, reason, -1, level)  # every Treasure is worth a victory point
-
-    def _gain_laborers(self, p: int, amount: int) -> None:
-        got = amount if self.unlimited else min(amount, self.sup_laborers)
-        self.sup_laborers -= got
-        self.laborers[p] += got
-
-    def _gain_convicts(self, p: int, amount: int) -> None:
-        got = amount if self.unlimited else min(amount, self.sup_convicts)
-        self.sup_convicts -= got
-        self.convicts[p] += got
-
-    def _place_block(self, p: int, bit: int, governor: bool) -> None:
-        """Put a block on the wall and score what it completes (row, level, tower)."""
-        geo = self.geo
-        b = 1 << bit
-        self.occ |= b
-        if governor:
-            self.gov_bits |= b
-        else:
-            self.own[p] |= b
-        level = bit // STRIDE
-        self._log.append((K_PLACE, p, geo.bit_cell[bit], governor))
-        if level == LEVELS - 1:  # a tower cell
-            if not governor:
-                self._score(p, tables.TOWER_POINTS, _TOWER)
-        else:
-            region = geo.bit_region[bit]
-            row = geo.row_mask[region][level]
-            if self.occ & row == row:
-                self._gain_chip(p)  # the completer's Buyback Chip, Governor block or not
-                self._log.append((K_ROW_COMPLETE, p, region, level))
-                self._score_row(region, level, completed=True)
-                lm = geo.level_mask[level]
-                if self.occ & lm == lm:
-                    self._score_level(level, completed=True)
-        if self.occ == geo.valid:
-            self.wall_completer = p
-
-    def _score_row(self, region: int, level: int, completed: bool) -> None:
-        counts = scoring.blocks_in(self.own, self.geo.row_mask[region][level])
-        reason = _ROW if completed else _ROW_AT_END
-        for p in scoring.majority(counts):
-            self._score(p, tables.ROW_POINTS[level], reason, region, level)
-
-    def _score_level(self, level: int, completed: bool) -> None:
-        counts = scoring.blocks_in(self.own, self.geo.level_mask[level])
-        reason = _LEVEL if completed else _LEVEL_AT_END
-        for p in scoring.majority(counts):
-            self._gain_treasure(p, 1, reason, level)
-
-    def _workers(self, p: int) -> int:
-        return self.laborers[p] + self.convicts[p]
 
     def _compute_legal(self) -> tuple[int, ...]:
         d = self.decision
@@ -545,7 +444,7 @@ _LIST_SLOTS = (
     "deck", "order", "winners", "_log",
 )  # fmt: skip
 _SCALAR_SLOTS = tuple(
-    s for s in State.__slots__ if s not in _LIST_SLOTS
+    s for s in StateFields.__slots__ if s not in _LIST_SLOTS
 )  # (last_bids and the legal actions are tuples: shared like any immutable value)
 
 

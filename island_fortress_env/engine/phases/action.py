@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
 
 from .. import actions as A
 from .. import tables
@@ -18,15 +17,13 @@ from ..events import (
     K_GOVERNOR_LOST,
     K_ROLE,
 )
+from ..fields import StateFields
 from ..roles.builder import Builder
 from ..roles.planner import Planner
 from ..roles.recruiter import Recruiter
 from ..roles.taskmaster import Taskmaster
 from ..roles.treasurer import Treasurer
 from ..wall import WallGeometry, iter_bits
-
-if TYPE_CHECKING:
-    from ..state import State
 
 # Collect from Prison, Collect Jade and Move the Taskmaster are always possible (docs/RULES.md E6).
 _ALWAYS_FEASIBLE = (1 << A.OP_COLLECT_PRISON) | (1 << A.OP_COLLECT_JADE) | (1 << A.OP_MOVE_TASKMASTER)
@@ -54,12 +51,12 @@ _REPEAT_IDS = tuple(
 _SMALLEST_DRAW = min(draw for draw, _ in tables.FAVOR_DRAW_OPTIONS)
 
 
-class ActionPhase:
+class ActionPhase(StateFields):
     """Turn structure; which role actions can be started; buyback; Governor block placement."""
 
     __slots__ = ()
 
-    def _start_turn(self: State, p: int) -> None:
+    def _start_turn(self, p: int) -> None:
         self.current = p
         self.decision = D_ROLE
         self.actions_this_turn = 0
@@ -67,7 +64,7 @@ class ActionPhase:
         self.last_card = -1
         self.in_action = False
 
-    def _end_turn(self: State) -> None:
+    def _end_turn(self) -> None:
         p = self.current
         self.turns_taken[p] += 1
         if p == self.holder and self.turns_taken[p] == tables.TURNS_PER_ROUND and self.gov_in_hand:
@@ -83,7 +80,7 @@ class ActionPhase:
         else:
             self._start_turn((self.holder + self.turn_index) % self.n)
 
-    def _finish_action(self: State) -> None:
+    def _finish_action(self) -> None:
         self.in_action = False
         self.actions_this_turn += 1
         if self.wall_completer >= 0:
@@ -93,7 +90,7 @@ class ActionPhase:
         if len(self._turn_end_options()) == 1:  # nothing to choose but ending the turn
             self._end_turn()
 
-    def _legal_role(self: State, p: int) -> Sequence[int]:
+    def _legal_role(self, p: int) -> Sequence[int]:
         """The role actions of the cards in hand, and (holding the Taskmaster) Taskmaster B's
         repeats of cards on the table the player can pay for, that can be carried out."""
         hand = self.roles_hand[p]
@@ -102,7 +99,7 @@ class ActionPhase:
         feasible = self._feasible_ops(p, in_hand | repeatable)
         return _ROLE_IDS[feasible & in_hand] + _REPEAT_IDS[feasible & repeatable]
 
-    def _feasible_ops(self: State, p: int, ops: int) -> int:
+    def _feasible_ops(self, p: int, ops: int) -> int:
         """Which of the role actions in bit set ``ops`` can be carried out to the end.
 
         None depends on Jade (every action's cheapest form is free; the Repeat cost is checked
@@ -147,7 +144,7 @@ class ActionPhase:
             ok |= 1 << A.OP_COLLECT_TREASURE
         return ok
 
-    def _on_role(self: State, p: int, a: int) -> None:
+    def _on_role(self, p: int, a: int) -> None:
         if a >= A.REPEAT:
             op = a - A.REPEAT
             card = A.TASKMASTER
@@ -166,7 +163,7 @@ class ActionPhase:
         self._log.append((K_ROLE, p, op, a >= A.REPEAT, cost))
         _ROLE_START[op](self, p)
 
-    def _turn_end_options(self: State) -> list[int]:
+    def _turn_end_options(self) -> list[int]:
         p = self.current
         out = [A.END_TURN]
         if self.actions_this_turn == 1 and not self.buyback_used:
@@ -180,10 +177,10 @@ class ActionPhase:
             out.append(A.GOVERNOR)  # placeholder: any legal Governor cell
         return out
 
-    def _legal_turn_end(self: State, p: int) -> Sequence[int]:
+    def _legal_turn_end(self, p: int) -> Sequence[int]:
         return [a for a in self._turn_end_options() if a != A.GOVERNOR]
 
-    def _on_turn_end(self: State, p: int, a: int) -> None:
+    def _on_turn_end(self, p: int, a: int) -> None:
         if a == A.END_TURN:
             self._end_turn()
             return
@@ -200,7 +197,7 @@ class ActionPhase:
         self._log.append((K_BUYBACK, p, card, a == A.BUYBACK_CHIP))
         self.decision = D_ROLE
 
-    def _governor_bits(self: State) -> list[int]:
+    def _governor_bits(self) -> list[int]:
         """Legal Governor placements at this decision of the holder's turn."""
         geo = self.geo
         cells = list(iter_bits(geo.buildable(self.occ)))
@@ -219,7 +216,7 @@ class ActionPhase:
             ]
         return cells
 
-    def _place_governor(self: State, p: int, bit: int) -> None:
+    def _place_governor(self, p: int, bit: int) -> None:
         self.gov_in_hand = False
         self._place_block(p, bit, governor=True)
         if self.wall_completer >= 0 and not self.in_action:
@@ -228,7 +225,7 @@ class ActionPhase:
             self._end_turn()
 
 
-_ROLE_START = (  # indexed by actions.OP_*
+_ROLE_START: tuple[Callable[..., None], ...] = (  # indexed by actions.OP_*
     Recruiter._start_recruit,
     Recruiter._collect_convicts,
     Recruiter._collect_prison,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .. import actions as A
 from .. import scoring
@@ -18,17 +17,15 @@ from ..events import (
     K_WALL_COMPLETE,
     TradeReward,
 )
-
-if TYPE_CHECKING:
-    from ..state import State
+from ..fields import StateFields
 
 
-class GameEnd:
+class GameEnd(StateFields):
     """Game end (docs/RULES.md C15, E17-E21)."""
 
     __slots__ = ()
 
-    def _end_game(self: State) -> None:
+    def _end_game(self) -> None:
         if self.gov_in_hand:
             self.gov_in_hand = False
             self.gov_box += 1
@@ -50,7 +47,7 @@ class GameEnd:
         else:
             self._final_scoring()
 
-    def _next_trader(self: State) -> None:
+    def _next_trader(self) -> None:
         self.order_pos += 1
         while self.order_pos < self.n and not self.favor_hand[self.order[self.order_pos]]:
             self.order_pos += 1
@@ -60,7 +57,7 @@ class GameEnd:
             self.decision = D_TRADE_IN
             self.current = self.order[self.order_pos]
 
-    def _legal_trade(self: State, p: int) -> Sequence[int]:
+    def _legal_trade(self, p: int) -> Sequence[int]:
         """Favor Trade-in: a card for 1 Jade or 1 Convict while the supply has one; or stop."""
         out = []
         if self.sup_jade > 0 or self.unlimited:
@@ -70,7 +67,7 @@ class GameEnd:
         out.append(A.TRADE_DONE)
         return out
 
-    def _on_trade(self: State, p: int, a: int) -> None:
+    def _on_trade(self, p: int, a: int) -> None:
         if a == A.TRADE_DONE:
             self._next_trader()
             return
@@ -86,7 +83,7 @@ class GameEnd:
         if not self.favor_hand[p]:
             self._next_trader()
 
-    def _final_scoring(self: State) -> None:
+    def _final_scoring(self) -> None:
         geo = self.geo
         for r in range(geo.regions):  # uncompleted rows and levels score as if completed
             for level in range(3):

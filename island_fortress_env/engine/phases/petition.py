@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import actions as A
 from .. import rng, tables
 from ..decisions import (
@@ -17,19 +15,17 @@ from ..events import (
     K_ROUND,
     ScoreReason,
 )
-
-if TYPE_CHECKING:
-    from ..state import State
+from ..fields import StateFields
 
 BID_BASE = tables.MAX_BID + 1  # a bid above 100 Jade is entered as base-101 digits
 
 
-class PetitionPhase:
+class PetitionPhase(StateFields):
     """Round start (income), bids entered one digit at a time, and their resolution."""
 
     __slots__ = ()
 
-    def _start_round(self: State) -> None:
+    def _start_round(self) -> None:
         self.round += 1
         self._log.append((K_ROUND, self.round))
         start = max(self.holder, 0)
@@ -44,7 +40,7 @@ class PetitionPhase:
         self.decision = D_BID
         self._begin_bid(self.order[0])
 
-    def _begin_bid(self: State, p: int) -> None:
+    def _begin_bid(self, p: int) -> None:
         """``p`` seals a bid: one decision per base-101 digit of the Jade held (one decision
         for up to 100 Jade), most significant first (docs/RULES.md E3)."""
         self.current = p
@@ -55,13 +51,13 @@ class PetitionPhase:
             digits += 1
         self.bid_digits_left = digits
 
-    def _legal_bid_digits(self: State, p: int) -> range:
+    def _legal_bid_digits(self, p: int) -> range:
         """Digits that keep the bid, completed with zeros, within the Jade held."""
         place = BID_BASE**self.bid_digits_left
         high = min(self.jade[p] // place - self.bids[p] * BID_BASE, tables.MAX_BID)
         return range(A.BID, A.BID + high + 1)
 
-    def _on_bid(self: State, p: int, a: int) -> None:
+    def _on_bid(self, p: int, a: int) -> None:
         self.bids[p] = self.bids[p] * BID_BASE + a - A.BID
         if self.bid_digits_left:
             self.bid_digits_left -= 1
@@ -73,7 +69,7 @@ class PetitionPhase:
         else:
             self._resolve_petition()
 
-    def _resolve_petition(self: State) -> None:
+    def _resolve_petition(self) -> None:
         n = self.n
         bids = self.bids
         totals = [bids[p] + self.petition_bonus[p] for p in range(n)]
@@ -110,7 +106,7 @@ class PetitionPhase:
         self.turn_index = 0
         self._start_turn(winner)
 
-    def _first_round_incentive(self: State, p: int) -> None:
+    def _first_round_incentive(self, p: int) -> None:
         kind = self.cfg.first_round_incentive
         if kind == "wall_block":
             if self.stock_blocks[p] > 0:

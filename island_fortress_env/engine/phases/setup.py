@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .. import actions as A
 from .. import rng, tables
@@ -14,18 +13,16 @@ from ..events import (
     K_KEPT,
     K_SETUP,
 )
+from ..fields import StateFields
 from ..wall import iter_bits
 
-if TYPE_CHECKING:
-    from ..state import State
 
-
-class SetupPhase:
+class SetupPhase(StateFields):
     """Dealing and keeping favor cards (the keep decision also ends Planner B)."""
 
     __slots__ = ()
 
-    def _setup(self: State) -> None:
+    def _setup(self) -> None:
         cfg = self.cfg
         deck = list(range(len(self.game.deck)))
         self.rng = rng.shuffle(self.rng, deck)
@@ -45,10 +42,10 @@ class SetupPhase:
         self.current = 0
         self.keep_left = tables.FAVOR_KEEP
 
-    def _legal_keep(self: State, p: int) -> Sequence[int]:
+    def _legal_keep(self, p: int) -> Sequence[int]:
         return [A.KEEP_FAVOR + i for i in iter_bits(self.drawn[p])]
 
-    def _on_keep(self: State, p: int, a: int) -> None:
+    def _on_keep(self, p: int, a: int) -> None:
         card = a - A.KEEP_FAVOR
         self.drawn[p] &= ~(1 << card)
         self.favor_hand[p] |= 1 << card

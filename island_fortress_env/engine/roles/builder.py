@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .. import actions as A
 from .. import tables
@@ -23,28 +22,26 @@ from ..events import (
     K_WORKERS,
     ScoreReason,
 )
+from ..fields import StateFields
 from ..wall import WallGeometry, iter_bits
-
-if TYPE_CHECKING:
-    from ..state import State
 
 _FAVOR_CARD = ScoreReason.FAVOR_CARD
 
 
-class Builder:
+class Builder(StateFields):
     """Each action: how it starts, its legal choices and their effect; Workers pay for A and C."""
 
     __slots__ = ()
 
-    def _start_build(self: State, p: int) -> None:
+    def _start_build(self, p: int) -> None:
         """Builder A (Build Wall): a Convict goes to the prison, then 1 or 2 blocks."""
         self._to_prison(self.region[p])
         self.decision = D_BUILD_COUNT
 
-    def _legal_build_count(self: State, p: int) -> Sequence[int]:
+    def _legal_build_count(self, p: int) -> Sequence[int]:
         return [A.BUILD_COUNT + c - 1 for c in (1, 2) if self._can_build(p, c, self.jade[p])]
 
-    def _on_build_count(self: State, p: int, a: int) -> None:
+    def _on_build_count(self, p: int, a: int) -> None:
         count = a - A.BUILD_COUNT + 1
         if count == 2:
             self.jade[p] -= tables.DOUBLE_BUILD_COST
@@ -54,11 +51,11 @@ class Builder:
         self._log.append((K_BUILD, p, count, tables.DOUBLE_BUILD_COST if count == 2 else 0))
         self.decision = D_BUILD_CELL
 
-    def _legal_build_cell(self: State, p: int) -> Sequence[int]:
+    def _legal_build_cell(self, p: int) -> Sequence[int]:
         bits = self._build_cells(self.occ, p, self._workers(p) - self.build_need, self.build_left)
         return sorted(A.CELL + self.geo.bit_cell[b] for b in bits)
 
-    def _on_build_cell(self: State, p: int, a: int) -> None:
+    def _on_build_cell(self, p: int, a: int) -> None:
         bit = self.geo.cell_bits[a - A.CELL]
         self.blocks[p] -= 1
         self.build_need += WallGeometry.workers_for(bit)
@@ -68,18 +65,18 @@ class Builder:
             self.worker_need = self.build_need
             self.decision = D_LABORERS
 
-    def _legal_laborers(self: State, p: int) -> Sequence[int]:
+    def _legal_laborers(self, p: int) -> Sequence[int]:
         """How many of the Workers needed are Laborers (the rest are Convicts)."""
         need = self.worker_need
         low = max(0, need - self.convicts[p])
         high = min(need, self.laborers[p])
         return range(A.LABORERS + low, A.LABORERS + high + 1)
 
-    def _on_laborers(self: State, p: int, a: int) -> None:
+    def _on_laborers(self, p: int, a: int) -> None:
         self._pay_workers(p, a - A.LABORERS)
         self._finish_action()
 
-    def _pay_workers(self: State, p: int, laborers: int) -> None:
+    def _pay_workers(self, p: int, laborers: int) -> None:
         """All assigned Convicts and half the assigned Laborers (rounded up) die."""
         convicts = self.worker_need - laborers
         dead_laborers = (laborers + 1) // 2
@@ -89,7 +86,7 @@ class Builder:
         self.sup_laborers += dead_laborers
         self._log.append((K_WORKERS, p, laborers, convicts, dead_laborers))
 
-    def _build_cells(self: State, occ: int, p: int, budget: int, left: int) -> list[int]:
+    def _build_cells(self, occ: int, p: int, budget: int, left: int) -> list[int]:
         """Cells (bit indexes) where the next block of a build may go so the build can finish."""
         geo = self.geo
         region_mask = geo.region_mask[self.region[p]]
@@ -103,7 +100,7 @@ class Builder:
                 out.append(bit)
         return out
 
-    def _cheapest_next(self: State, occ: int, region_mask: int) -> int:
+    def _cheapest_next(self, occ: int, region_mask: int) -> int:
         """Workers for the cheapest block buildable in the region (a big number if none).
 
         A Governor block never makes a build possible that was not possible without it: a
@@ -114,19 +111,19 @@ class Builder:
             return 1 << 30
         return WallGeometry.workers_for((candidates & -candidates).bit_length() - 1)
 
-    def _can_build(self: State, p: int, count: int, jade: int) -> bool:
+    def _can_build(self, p: int, count: int, jade: int) -> bool:
         if self.blocks[p] < count or (count == 2 and jade < tables.DOUBLE_BUILD_COST):
             return False
         return bool(self._build_cells(self.occ, p, self._workers(p), count))
 
-    def _start_favor(self: State, p: int) -> None:
+    def _start_favor(self, p: int) -> None:
         """Builder B (Play a Completed Favor Card)."""
         self.decision = D_FAVOR_CARD
 
-    def _legal_favor(self: State, p: int) -> Sequence[int]:
+    def _legal_favor(self, p: int) -> Sequence[int]:
         return [A.PLAY_FAVOR + i for i in self._playable_favors(p)]
 
-    def _on_favor(self: State, p: int, a: int) -> None:
+    def _on_favor(self, p: int, a: int) -> None:
         card = a - A.PLAY_FAVOR
         self.favor_hand[p] &= ~(1 << card)
         self.favor_played[p] |= 1 << card  # laid on the table: public from now on
@@ -137,18 +134,18 @@ class Builder:
         else:  # no Reinforcement left in the stockpile: none is placed (docs/RULES.md C7)
             self._favor_rewards(p, card)
 
-    def _legal_reinforce(self: State, p: int) -> Sequence[int]:
+    def _legal_reinforce(self, p: int) -> Sequence[int]:
         mask = self._favor_cells(p, self.favor_card)
         return sorted(A.CELL + self.geo.bit_cell[b] for b in iter_bits(mask))
 
-    def _on_reinforce(self: State, p: int, a: int) -> None:
+    def _on_reinforce(self, p: int, a: int) -> None:
         bit = self.geo.cell_bits[a - A.CELL]
         self.reinf |= 1 << bit
         self.sup_reinf -= 1
         self._log.append((K_REINFORCED, p, a - A.CELL))
         self._favor_rewards(p, self.favor_card)
 
-    def _favor_rewards(self: State, p: int, card: int) -> None:
+    def _favor_rewards(self, p: int, card: int) -> None:
         r = self.game.deck.cards[card].rewards
         self.income_bonus[p] += r["income"]
         self.petition_bonus[p] += r["petition"]
@@ -167,24 +164,24 @@ class Builder:
         self.favor_card = -1
         self._finish_action()
 
-    def _playable_favors(self: State, p: int) -> list[int]:
+    def _playable_favors(self, p: int) -> list[int]:
         return list(iter_bits(self.game.playable_cards(self.favor_hand[p], self.own[p] & ~self.reinf)))
 
-    def _favor_cells(self: State, p: int, card: int) -> int:
+    def _favor_cells(self, p: int, card: int) -> int:
         fav = self.game.deck.cards[card]
         cells = 0
         for anchor in iter_bits(fav.matches(self.own[p] & ~self.reinf)):
             cells |= fav.cells_at(anchor)
         return cells
 
-    def _start_replace(self: State, p: int) -> None:
+    def _start_replace(self, p: int) -> None:
         """Builder C (Replace a Built Block)."""
         self.decision = D_REPLACE_CELL
 
-    def _legal_replace(self: State, p: int) -> Sequence[int]:
+    def _legal_replace(self, p: int) -> Sequence[int]:
         return sorted(A.CELL + self.geo.bit_cell[b] for b in iter_bits(self._replace_cells(p)))
 
-    def _on_replace(self: State, p: int, a: int) -> None:
+    def _on_replace(self, p: int, a: int) -> None:
         bit = self.geo.cell_bits[a - A.CELL]
         b = 1 << bit
         victim = next(q for q in range(self.n) if self.own[q] & b)
@@ -196,12 +193,12 @@ class Builder:
         self.worker_need = tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(bit)
         self.decision = D_LABORERS
 
-    def _replace_targets(self: State, p: int) -> int:
+    def _replace_targets(self, p: int) -> int:
         """Other players' unreinforced blocks in the region of ``p``'s Taskmaster."""
         mine_or_fixed = self.own[p] | self.gov_bits | self.reinf
         return self.occ & ~mine_or_fixed & self.geo.region_mask[self.region[p]]
 
-    def _replace_cells(self: State, p: int) -> int:
+    def _replace_cells(self, p: int) -> int:
         """Replace targets ``p`` has the (double) Workers for."""
         budget = self._workers(p)
         out = 0

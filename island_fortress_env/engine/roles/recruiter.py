@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .. import actions as A
 from .. import tables
@@ -14,22 +13,20 @@ from ..events import (
     K_PRISON_COLLECTED,
     K_RECRUITED,
 )
-
-if TYPE_CHECKING:
-    from ..state import State
+from ..fields import StateFields
 
 
-class Recruiter:
+class Recruiter(StateFields):
     """Each action: how it starts, its legal choices and their effect."""
 
     __slots__ = ()
 
-    def _start_recruit(self: State, p: int) -> None:
+    def _start_recruit(self, p: int) -> None:
         """Recruiter A (Recruit Laborers): a Convict goes to the prison, then choose how many."""
         self._to_prison(self.region[p])
         self.decision = D_RECRUIT_COUNT
 
-    def _legal_recruit(self: State, p: int) -> Sequence[int]:
+    def _legal_recruit(self, p: int) -> Sequence[int]:
         """Recruiter A: 1..5 Laborers the supply holds and the player can pay for."""
         return [
             A.RECRUIT_COUNT + k - 1
@@ -37,7 +34,7 @@ class Recruiter:
             if (k <= self.sup_laborers or self.unlimited) and tables.PURCHASE_COST[k] <= self.jade[p]
         ]
 
-    def _on_recruit(self: State, p: int, a: int) -> None:
+    def _on_recruit(self, p: int, a: int) -> None:
         k = a - A.RECRUIT_COUNT + 1
         cost = tables.PURCHASE_COST[k]
         self.jade[p] -= cost
@@ -47,14 +44,14 @@ class Recruiter:
         self._log.append((K_RECRUITED, p, k, cost))
         self._finish_action()
 
-    def _collect_convicts(self: State, p: int) -> None:
+    def _collect_convicts(self, p: int) -> None:
         """Recruiter B (Collect 6 Convicts): pay 2 Laborers to the supply, take 6 Convicts."""
         self.laborers[p] -= tables.LABORERS_FOR_CONVICTS
         self.sup_laborers += tables.LABORERS_FOR_CONVICTS
         self._gain_convicts(p, tables.CONVICTS_COLLECTED)
         self._finish_action()
 
-    def _collect_prison(self: State, p: int) -> None:
+    def _collect_prison(self, p: int) -> None:
         """Recruiter C (Collect from Prison): everything in the prison of the Taskmaster's region."""
         region = self.region[p]
         self.jade[p] += self.prison_jade[region]
