@@ -353,3 +353,11 @@ def test_with_block_places_by_the_rules_on_a_copy_only():
     assert other.log[-1].kind is EventKind.PLACE and other.log[-1].player == seat
     governor = state.with_block(cell, seat, governor=True)
     assert governor.gov_bits == 1 << bit and governor.own == state.own
+
+
+def test_the_text_render_shows_an_unlimited_supply_as_unlimited():
+    from island_fortress_env.render import render_text
+
+    game = Game(num_players=2, unlimited_components=True, extra_jade=10**9, start_laborers=10**9)
+    assert "supply: unlimited" in render_text(game.new_initial_state(1))
+    assert "45 Laborers" in render_text(Game(num_players=2).new_initial_state(1))
