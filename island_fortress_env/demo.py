@@ -5,6 +5,7 @@ from __future__ import annotations
 from .agents import make_agent
 from .engine.describe import event_to_string
 from .engine.events import EventKind
+from .island_fortress_v0 import env as make_env
 
 _SHOWN = frozenset(
     (
@@ -16,7 +17,6 @@ _SHOWN = frozenset(
         EventKind.GAME_OVER,
     )
 )
-from .island_fortress_v0 import env as make_env
 
 
 def run_demo(

@@ -1,4 +1,4 @@
-"""One or more tests per rule of Island Fortress (rulebook + CLARIFICATIONS.md rulings).
+"""One or more tests per rule of Island Fortress (the rulebook and the rulings of docs/RULES.md).
 
 Scenario states come from ``scenario.py``: a real game played to the round-1 action phase,
 then edited through helpers that keep every component accounted for (``do`` checks the
