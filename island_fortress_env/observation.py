@@ -116,7 +116,9 @@ GLOBAL_FEATURE_SPECS: tuple[Feature, ...] = (
     Feature("blocks left to place in this build", 2),
     Feature("Workers this build needs", A.MAX_WORKERS),
     Feature("Workers to assign", A.MAX_WORKERS),
-    Feature("favor cards left to keep, or bid digits to enter after this one", tables.FAVOR_KEEP),
+    # Also the base-101 digits of a sealed bid still to enter after this one (docs/RULES.md E3);
+    # the label stays as it was so trained policies keep their layout signature.
+    Feature("favor cards left to keep", tables.FAVOR_KEEP),
     Feature("my sealed bid this round", 20, "mine only"),
     Feature("I have bid this round"),
 )

@@ -25,9 +25,7 @@ from island_fortress_env.observation import (
 )
 
 SEALED_BID = GLOBAL_START + GLOBAL_FEATURES.index("my sealed bid this round / 20 (mine only)")
-DIGITS_LEFT = GLOBAL_START + GLOBAL_FEATURES.index(
-    "favor cards left to keep, or bid digits to enter after this one / 3"
-)
+DIGITS_LEFT = GLOBAL_START + GLOBAL_FEATURES.index("favor cards left to keep / 3")  # also bid digits
 
 
 def write_deck(tmp_path: Path, cards: list[dict], name: str = "deck.json") -> Path:
