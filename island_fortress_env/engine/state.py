@@ -53,7 +53,7 @@ from .decisions import (
     TERMINAL,
     Decision,
 )
-from .events import K_PASS, ScoreReason
+from .events import K_PASS
 from .favors import FavorDeck, load_deck
 from .fields import StateFields
 from .phases.action import ActionPhase
@@ -102,9 +102,6 @@ __all__ = [
 
 UNLIMITED = 10**9  # where the ledger of an unlimited supply starts (docs/RULES.md C7)
 
-_ROW, _ROW_AT_END = ScoreReason.ROW, ScoreReason.ROW_AT_END
-_LEVEL, _LEVEL_AT_END = ScoreReason.LEVEL, ScoreReason.LEVEL_AT_END
-_TOWER, _FAVOR_CARD = ScoreReason.TOWER, ScoreReason.FAVOR_CARD
 _PASS_ONLY = (A.PASS,)
 GOVERNOR_OWNER = -1  # owner id of a Governor block in ``owner_at``
 

@@ -30,8 +30,10 @@ _ALWAYS_FEASIBLE = (1 << A.OP_COLLECT_PRISON) | (1 << A.OP_COLLECT_JADE) | (1 <<
 _REPEAT_COST = tuple(
     tables.REPEAT_ROLE_COST.get(A.ROLE_KEYS[A.OP_CARD[op]], 1 << 30) for op in range(A.NUM_OPS)
 )  # Repeat cost per action; the Taskmaster's own action cannot be repeated
+_MAX_REPEAT_COST = max(tables.REPEAT_ROLE_COST.values())
 # Lookup tables for the role choice: which actions a hand of role cards offers, which a table
-# of played cards offers to Taskmaster B given 0..3+ Jade, and the action ids of a set of actions.
+# of played cards offers to Taskmaster B given 0 up to the dearest Repeat cost in Jade, and the
+# action ids of a set of actions.
 _HAND_OPS = tuple(sum(1 << op for op in range(A.NUM_OPS) if hand >> A.OP_CARD[op] & 1) for hand in range(32))
 _TABLE_OPS = tuple(
     tuple(
@@ -40,7 +42,7 @@ _TABLE_OPS = tuple(
             for op in range(A.NUM_REPEATABLE)
             if table >> A.OP_CARD[op] & 1 and jade >= _REPEAT_COST[op]
         )
-        for jade in range(4)
+        for jade in range(_MAX_REPEAT_COST + 1)
     )
     for table in range(32)
 )
@@ -95,7 +97,11 @@ class ActionPhase(StateFields):
         repeats of cards on the table the player can pay for, that can be carried out."""
         hand = self.roles_hand[p]
         in_hand = _HAND_OPS[hand]
-        repeatable = _TABLE_OPS[self.roles_table[p]][min(self.jade[p], 3)] if hand >> A.TASKMASTER & 1 else 0
+        repeatable = (
+            _TABLE_OPS[self.roles_table[p]][min(self.jade[p], _MAX_REPEAT_COST)]
+            if hand >> A.TASKMASTER & 1
+            else 0
+        )
         feasible = self._feasible_ops(p, in_hand | repeatable)
         return _ROLE_IDS[feasible & in_hand] + _REPEAT_IDS[feasible & repeatable]
 
