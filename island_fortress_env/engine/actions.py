@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .tables import (
+    BID_BASE,
     CONVICTS_COLLECTED,
     DOUBLE_BUILD_COST,
     FAVOR_DRAW_OPTIONS,
@@ -111,7 +112,7 @@ KEEP_FAVOR = _family("keep_favor", MAX_FAVOR_CARDS, "Keep favor card #i (setup d
 BID = _family(
     "bid",
     MAX_BID + 1,
-    f"Petition bid of b Jade (sealed); above {MAX_BID} Jade held, one base-{MAX_BID + 1} digit of the bid",
+    f"Petition bid of b Jade (sealed); above {MAX_BID} Jade held, one base-{BID_BASE} digit of the bid",
 )
 ROLE = _family("role", NUM_OPS, "Play the role card and take this action (card, option A/B/C)")
 REPEAT = _family(

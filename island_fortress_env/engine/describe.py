@@ -43,7 +43,7 @@ def action_to_string(state: State, action: int) -> str:
     if fam.name == "bid":
         if state.decision != Decision.PETITION_BID:
             return f"bid {i} Jade"
-        base = tables.MAX_BID + 1  # above 100 Jade a bid is entered as base-101 digits
+        base = tables.BID_BASE  # above MAX_BID Jade a bid is entered as digits in this base
         place = base**state.bid_digits_left
         so_far = state.bids[state.current] * base * place
         if place > 1:

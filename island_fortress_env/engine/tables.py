@@ -40,7 +40,8 @@ GOVERNOR_BLOCKS_BY_PLAYERS: dict[int, int] = {
     int(k): v for k, v in TABLES["governor_blocks_by_players"].items()
 }
 COMPONENTS: dict[str, int] = dict(TABLES["components"])
-MAX_BID: int = TABLES["max_bid"]
+MAX_BID: int = TABLES["max_bid"]  # the largest one-decision bid (the BID action family: 0..MAX_BID)
+BID_BASE: int = MAX_BID + 1  # a bid above MAX_BID Jade is entered as digits in this base
 TURNS_PER_ROUND: int = TABLES["turns_per_round"]  # action-phase turns of each player a round
 FAVOR_DRAW_OPTIONS: tuple[tuple[int, int], ...] = tuple(
     (draw, keep) for draw, keep in TABLES["favor_draw_options"]

@@ -6,17 +6,8 @@ from collections.abc import Callable, Sequence
 
 from .. import actions as A
 from .. import tables
-from ..decisions import (
-    D_BUILD_CELL,
-    D_BUILD_COUNT,
-    D_ROLE,
-    D_TURN_END,
-)
-from ..events import (
-    K_BUYBACK,
-    K_GOVERNOR_LOST,
-    K_ROLE,
-)
+from ..decisions import D_BUILD_CELL, D_BUILD_COUNT, D_ROLE, D_TURN_END
+from ..events import K_BUYBACK, K_GOVERNOR_LOST, K_ROLE
 from ..fields import StateFields
 from ..roles.builder import Builder
 from ..roles.planner import Planner

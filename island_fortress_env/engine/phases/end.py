@@ -6,17 +6,8 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import scoring
-from ..decisions import (
-    D_GAME_OVER,
-    D_TRADE_IN,
-    TERMINAL,
-)
-from ..events import (
-    K_GAME_OVER,
-    K_TRADED,
-    K_WALL_COMPLETE,
-    TradeReward,
-)
+from ..decisions import D_GAME_OVER, D_TRADE_IN, TERMINAL
+from ..events import K_GAME_OVER, K_TRADED, K_WALL_COMPLETE, TradeReward
 from ..fields import StateFields
 
 

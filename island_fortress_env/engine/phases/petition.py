@@ -4,20 +4,9 @@ from __future__ import annotations
 
 from .. import actions as A
 from .. import rng, tables
-from ..decisions import (
-    D_BID,
-)
-from ..events import (
-    K_BID_PLACED,
-    K_INCENTIVE,
-    K_INCOME,
-    K_PETITION,
-    K_ROUND,
-    ScoreReason,
-)
+from ..decisions import D_BID
+from ..events import K_BID_PLACED, K_INCENTIVE, K_INCOME, K_PETITION, K_ROUND, ScoreReason
 from ..fields import StateFields
-
-BID_BASE = tables.MAX_BID + 1  # a bid above 100 Jade is entered as base-101 digits
 
 
 class PetitionPhase(StateFields):
@@ -47,18 +36,18 @@ class PetitionPhase(StateFields):
         jade = self.jade[p]
         digits = 0
         while jade > tables.MAX_BID:
-            jade //= BID_BASE
+            jade //= tables.BID_BASE
             digits += 1
         self.bid_digits_left = digits
 
     def _legal_bid_digits(self, p: int) -> range:
         """Digits that keep the bid, completed with zeros, within the Jade held."""
-        place = BID_BASE**self.bid_digits_left
-        high = min(self.jade[p] // place - self.bids[p] * BID_BASE, tables.MAX_BID)
+        place = tables.BID_BASE**self.bid_digits_left
+        high = min(self.jade[p] // place - self.bids[p] * tables.BID_BASE, tables.MAX_BID)
         return range(A.BID, A.BID + high + 1)
 
     def _on_bid(self, p: int, a: int) -> None:
-        self.bids[p] = self.bids[p] * BID_BASE + a - A.BID
+        self.bids[p] = self.bids[p] * tables.BID_BASE + a - A.BID
         if self.bid_digits_left:
             self.bid_digits_left -= 1
             return

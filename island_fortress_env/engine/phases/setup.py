@@ -6,13 +6,8 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import rng, tables
-from ..decisions import (
-    D_KEEP_SETUP,
-)
-from ..events import (
-    K_KEPT,
-    K_SETUP,
-)
+from ..decisions import D_KEEP_SETUP
+from ..events import K_KEPT, K_SETUP
 from ..fields import StateFields
 from ..wall import iter_bits
 

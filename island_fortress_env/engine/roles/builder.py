@@ -14,14 +14,7 @@ from ..decisions import (
     D_REINFORCE_CELL,
     D_REPLACE_CELL,
 )
-from ..events import (
-    K_BUILD,
-    K_FAVOR_PLAYED,
-    K_REINFORCED,
-    K_REPLACED,
-    K_WORKERS,
-    ScoreReason,
-)
+from ..events import K_BUILD, K_FAVOR_PLAYED, K_REINFORCED, K_REPLACED, K_WORKERS, ScoreReason
 from ..fields import StateFields
 from ..wall import WallGeometry, iter_bits
 

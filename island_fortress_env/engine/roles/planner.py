@@ -9,17 +9,8 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import tables
-from ..decisions import (
-    D_BUY_COUNT,
-    D_DRAW_COUNT,
-    D_KEEP_DRAWN,
-    D_REMOVE_CELL,
-)
-from ..events import (
-    K_BOUGHT,
-    K_DREW,
-    K_REINFORCEMENT_REMOVED,
-)
+from ..decisions import D_BUY_COUNT, D_DRAW_COUNT, D_KEEP_DRAWN, D_REMOVE_CELL
+from ..events import K_BOUGHT, K_DREW, K_REINFORCEMENT_REMOVED
 from ..fields import StateFields
 from ..wall import iter_bits
 

@@ -6,13 +6,8 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import tables
-from ..decisions import (
-    D_RECRUIT_COUNT,
-)
-from ..events import (
-    K_PRISON_COLLECTED,
-    K_RECRUITED,
-)
+from ..decisions import D_RECRUIT_COUNT
+from ..events import K_PRISON_COLLECTED, K_RECRUITED
 from ..fields import StateFields
 
 

@@ -8,12 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import actions as A
-from ..decisions import (
-    D_MOVE_REGION,
-)
-from ..events import (
-    K_MOVED,
-)
+from ..decisions import D_MOVE_REGION
+from ..events import K_MOVED
 from ..fields import StateFields
 
 

@@ -6,14 +6,8 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import tables
-from ..decisions import (
-    D_PRISON_PAIR,
-)
-from ..events import (
-    K_JADE_COLLECTED,
-    K_TREASURE_COLLECTED,
-    ScoreReason,
-)
+from ..decisions import D_PRISON_PAIR
+from ..events import K_JADE_COLLECTED, K_TREASURE_COLLECTED, ScoreReason
 from ..fields import StateFields
 
 
