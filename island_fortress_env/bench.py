@@ -219,11 +219,6 @@ def measure_interleaved(
     return results
 
 
-def measure_games(play: Callable[[int], int], seconds: float, repeats: int) -> dict:
-    """One item alone: whole games for ``seconds / repeats`` per repeat; medians."""
-    return measure_interleaved({"item": play}, seconds, repeats)["item"]
-
-
 def time_per_call(fn: Callable[[Any], Any], items: Sequence[Any], seconds: float, repeats: int) -> dict:
     """timeit-style: call ``fn`` on every item, again and again for ``seconds / repeats``;
     µs per call, median (and best) of the repeats."""
@@ -267,8 +262,8 @@ def sample_states(num_players: int, seed: int, games: int, per_game: int) -> lis
     return samples
 
 
-def _fresh_legal_actions(state: Any) -> list[int]:
-    state._legal = None  # drop the engine's per-state cache: time the real computation
+def _fresh_legal_actions(state: Any) -> tuple[int, ...]:
+    state.invalidate_cache()  # drop the engine's per-state memo: time the real computation
     return state.legal_actions()
 
 
@@ -285,7 +280,7 @@ def measure_micro(num_players: int, seed: int, seconds: float, repeats: int, qui
     out["encode"] = time_per_call(lambda s: encode(s, s.current_player()), states, seconds, repeats)
     out["mask"] = time_per_call(action_mask, states, seconds, repeats)
     probe = states[0]
-    if hasattr(probe, "_legal"):
+    if hasattr(probe, "invalidate_cache"):
         out["legal_actions"] = time_per_call(
             _fresh_legal_actions, [s.clone() for s in states], seconds, repeats
         )

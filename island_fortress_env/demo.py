@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from .agents import make_agent
 from .engine.describe import event_to_string
+from .engine.events import EventKind
 from .island_fortress_v0 import env as make_env
+
+_SHOWN = frozenset(
+    (
+        EventKind.PETITION,
+        EventKind.ROLE,
+        EventKind.SCORE,
+        EventKind.WALL_COMPLETE,
+        EventKind.GOVERNOR_LOST,
+        EventKind.GAME_OVER,
+    )
+)
 
 
 def run_demo(
@@ -40,7 +52,7 @@ def run_demo(
             print(f"  {agent}: {raw.action_to_string(action)}")
         env.step(action)
         for event in raw.game_state.log[shown:]:
-            if event[0] in ("petition", "role", "score", "wall_complete", "governor_lost", "game_over"):
+            if event.kind in _SHOWN:
                 print("  " + event_to_string(event))
         shown = len(raw.game_state.log)
     print()

@@ -59,6 +59,9 @@ REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 SCORE_SCALE = 50.0
 INFO_KEYS = ("score", "won")  # every agent's info has exactly these (numeric) keys at every step
+_SET_BY_RESET = frozenset(
+    ("agents", "rewards", "_cumulative_rewards", "terminations", "truncations", "infos", "agent_selection")
+)
 
 
 def env(illegal_action: str = "raise", **kwargs: Any) -> AECEnv:
@@ -161,8 +164,16 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for an attribute that does not exist: before reset(), the game's.
+        if name in _SET_BY_RESET:
+            raise AttributeError(f"{name} cannot be accessed before reset(); call env.reset() first")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         state = self.game_state
+        if state is None:
+            raise AttributeError("observe() cannot be called before reset(); call env.reset() first")
         obs = self.encoder.encode(state, self.agent_name_mapping[agent])  # within the Box
         if agent == self.agent_selection and not state.is_terminal():
             mask = action_mask(state)

@@ -12,13 +12,14 @@ by someone else not at all. ``LAYOUT`` names every slice (the README's table is 
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .engine import actions as A
 from .engine import tables
-from .engine.state import DECISION_NAMES, NUM_DECISIONS, State
+from .engine.decisions import NUM_DECISIONS, Decision
+from .engine.state import State
 from .engine.wall import LEVELS, STRIDE
 
 MAX_PLAYERS = tables.MAX_PLAYERS
@@ -44,57 +45,84 @@ WALL_PLANES = (
 )
 NUM_PLANES = len(WALL_PLANES)
 
-# Per-player features (scaled), for me then each opponent in turn order.
-PLAYER_FEATURES = (
-    "seat present",
-    "Jade / 20",
-    "Laborers / 10",
-    "Convicts / 10",
-    "Wall Blocks in supply / 10",
-    "Wall Blocks left in stockpile / 18",
-    "Buyback Chips / 4",
-    "Treasure / 20",
-    "score / 50",
-    "favor income bonus / 3",
-    "favor petition bonus / 3",
-    "favor cards in hand / 5",
-    "favor cards played / 5",
-    "blocks on the wall / 18",
-    "turns taken this round / 3",
-    "last revealed petition bid / 20",
-    "holds the Governor marker",
-    "holds an unplaced Governor block",
-    "is the player to move",
-    *(f"role in hand: {r}" for r in A.ROLE_NAMES),
-    *(f"role on table: {r}" for r in A.ROLE_NAMES),
-    *(f"Taskmaster in region {r + 1}" for r in range(tables.MAX_REGIONS)),
-    *(f"blocks in region {r + 1} / 10" for r in range(tables.MAX_REGIONS)),
+
+class Feature(NamedTuple):
+    """One scaled number of the observation: the raw count divided by ``divisor`` (1 for a
+    flag or a one-hot). The label (README table, tests) is derived from the fields."""
+
+    name: str
+    divisor: int = 1
+    note: str = ""  # shown in parentheses after the label
+    show_divisor: bool = True  # False: the note says what the divisor is
+
+    @property
+    def label(self) -> str:
+        text = self.name
+        if self.divisor != 1 and self.show_divisor:
+            text += f" / {self.divisor}"
+        return f"{text} ({self.note})" if self.note else text
+
+
+_BLOCKS = tables.COMPONENTS["blocks_per_player"]
+
+# Per-player features, for me then each opponent in turn order.
+PLAYER_FEATURE_SPECS: tuple[Feature, ...] = (
+    Feature("seat present"),
+    Feature("Jade", 20),
+    Feature("Laborers", 10),
+    Feature("Convicts", 10),
+    Feature("Wall Blocks in supply", 10),
+    Feature("Wall Blocks left in stockpile", _BLOCKS),
+    Feature("Buyback Chips", 4),
+    Feature("Treasure", 20),
+    Feature("score", 50),
+    Feature("favor income bonus", 3),
+    Feature("favor petition bonus", 3),
+    Feature("favor cards in hand", 5),
+    Feature("favor cards played", 5),
+    Feature("blocks on the wall", _BLOCKS),
+    Feature("turns taken this round", tables.TURNS_PER_ROUND),
+    Feature("last revealed petition bid", 20),
+    Feature("holds the Governor marker"),
+    Feature("holds an unplaced Governor block"),
+    Feature("is the player to move"),
+    *(Feature(f"role in hand: {r}") for r in A.ROLE_NAMES),
+    *(Feature(f"role on table: {r}") for r in A.ROLE_NAMES),
+    *(Feature(f"Taskmaster in region {r + 1}") for r in range(tables.MAX_REGIONS)),
+    *(Feature(f"blocks in region {r + 1}", 10) for r in range(tables.MAX_REGIONS)),
 )
+PLAYER_FEATURES = tuple(f.label for f in PLAYER_FEATURE_SPECS)
 NUM_PLAYER_FEATURES = len(PLAYER_FEATURES)
 
-GLOBAL_FEATURES = (
-    "round / 12",
-    *(f"{n} players" for n in range(2, MAX_PLAYERS + 1)),
-    *(f"{r} regions" for r in range(2, tables.MAX_REGIONS + 1)),
-    "variant: no Replace",
-    "variant: Favor Trade-in",
-    "unlimited components",
-    "Governor blocks left / 12",
-    "favor deck size / 36",
-    *(f"supply: {k} (fraction of the box)" for k in _SUPPLY_KEYS),
-    *(f"prison {r + 1}: Jade / 5" for r in range(tables.MAX_REGIONS)),
-    *(f"prison {r + 1}: Convicts / 10" for r in range(tables.MAX_REGIONS)),
-    *(f"decision: {name}" for name in DECISION_NAMES),
-    *(f"action in progress: {name}" for name in A.OP_NAMES),
-    "actions taken this turn / 2",
-    "buyback used this turn",
-    "blocks left to place in this build / 2",
-    "Workers this build needs / 16",
-    "Workers to assign / 16",
-    "favor cards left to keep / 3",
-    "my sealed bid this round / 20 (mine only)",
-    "I have bid this round",
+GLOBAL_FEATURE_SPECS: tuple[Feature, ...] = (
+    Feature("round", 12),
+    *(Feature(f"{n} players") for n in range(2, MAX_PLAYERS + 1)),
+    *(Feature(f"{r} regions") for r in range(2, tables.MAX_REGIONS + 1)),
+    Feature("variant: no Replace"),
+    Feature("variant: Favor Trade-in"),
+    Feature("unlimited components"),
+    Feature("Governor blocks left", max(tables.GOVERNOR_BLOCKS_BY_PLAYERS.values())),
+    Feature("favor deck size", tables.MAX_FAVOR_CARDS),
+    *(
+        Feature(f"supply: {k}", tables.COMPONENTS[k], "fraction of the box", show_divisor=False)
+        for k in _SUPPLY_KEYS
+    ),
+    *(Feature(f"prison {r + 1}: Jade", 5) for r in range(tables.MAX_REGIONS)),
+    *(Feature(f"prison {r + 1}: Convicts", 10) for r in range(tables.MAX_REGIONS)),
+    *(Feature(f"decision: {d.label}") for d in Decision),
+    *(Feature(f"action in progress: {name}") for name in A.OP_NAMES),
+    Feature("actions taken this turn", 2),
+    Feature("buyback used this turn"),
+    Feature("blocks left to place in this build", 2),
+    Feature("Workers this build needs", A.MAX_WORKERS),
+    Feature("Workers to assign", A.MAX_WORKERS),
+    # Also the base-101 digits of a sealed bid still to enter after this one (docs/RULES.md E3);
+    # the label stays as it was so trained policies keep their layout signature.
+    Feature("favor cards left to keep", tables.FAVOR_KEEP),
+    Feature("my sealed bid this round", 20, "mine only"),
+    Feature("I have bid this round"),
 )
+GLOBAL_FEATURES = tuple(f.label for f in GLOBAL_FEATURE_SPECS)
 NUM_GLOBAL = len(GLOBAL_FEATURES)
 
 PRIVATE_BLOCKS = (
@@ -122,18 +150,9 @@ PRIVATE_START = [_add(name, size) for name, size in PRIVATE_BLOCKS]
 OBS_SIZE = LAYOUT[-1][1] + LAYOUT[-1][2]
 
 
-def _scale_of(name: str) -> float:
-    """The scale a feature's name states: "Jade / 20" -> 1/20, "supply: jade (fraction of the
-    box)" -> 1/100, anything else (a flag) -> 1."""
-    if name.startswith("supply: "):
-        return 1.0 / tables.COMPONENTS[name.split()[1]]
-    if " / " in name:
-        return 1.0 / float(name.rsplit(" / ", 1)[1].split()[0])
-    return 1.0
-
-
 _SCALE = np.array(
-    [_scale_of(f) for f in PLAYER_FEATURES] * MAX_PLAYERS + [_scale_of(f) for f in GLOBAL_FEATURES],
+    [1.0 / f.divisor for f in PLAYER_FEATURE_SPECS] * MAX_PLAYERS
+    + [1.0 / f.divisor for f in GLOBAL_FEATURE_SPECS],
     dtype=np.float32,
 )
 _ROLE_BITS = [tuple(mask >> c & 1 for c in range(5)) for mask in range(32)]
@@ -142,6 +161,8 @@ _REGION_ONE_HOT = [tuple(int(r == k) for k in range(tables.MAX_REGIONS)) for r i
 _NBYTES = GRID // 8  # 80 bits -> 10 bytes
 _CARD_BYTES = (CARDS + 7) // 8
 _MIDDLE = slice(PLAYERS_START, PRIVATE_START[0])  # the scaled numbers between wall and cards
+_PETITION_BID = Decision.PETITION_BID
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _CACHE_LIMIT = 8192  # entries per encoder cache; a full cache is cleared (memory stays bounded)
 # One byte of a bit set -> its 8 bits as float32 0.0/1.0 (little-endian bit order), as bytes.
 _BYTE_TO_FLOATS = [np.unpackbits(np.uint8(b), bitorder="little").astype("<f4").tobytes() for b in range(256)]
@@ -187,12 +208,16 @@ class ObservationEncoder:
         static = [0] * (1 + 2 * (MAX_PLAYERS - 1))
         static[1 + (n - 2)] = 1
         static[1 + (MAX_PLAYERS - 1) + (geo.regions - 2)] = 1
-        self._static_global = static[1:] + [
-            int(cfg.no_replace), int(cfg.favor_trade_in), int(cfg.unlimited_components)
+        self._static_global = [
+            *static[1:], int(cfg.no_replace), int(cfg.favor_trade_in), int(cfg.unlimited_components)
         ]  # fmt: skip
-        self._box = [tables.COMPONENTS[k] for k in _SUPPLY_KEYS]
+        self._box = tuple(tables.COMPONENTS[k] for k in _SUPPLY_KEYS)
+        self._unlimited = cfg.unlimited_components
         self._zero_decision = [0] * (NUM_DECISIONS + A.NUM_OPS)
-        self._clip = cfg.unlimited_components  # only then can a count outgrow the Box
+        # With the box's components and the shipped deck every feature is inside the Box
+        # (Jade, Treasure, Workers are capped by their supplies; a score stays under 500).
+        # Unlimited supplies or another deck can take a count past it: then clip.
+        self._clip = cfg.unlimited_components or cfg.favor_deck is not None
         self._no_bids = [0] * n
         self._pad_prisons = [0] * (tables.MAX_REGIONS - geo.regions)
         self._region_counts: dict[int, tuple[int, ...]] = {}
@@ -222,6 +247,7 @@ class ObservationEncoder:
         columns = list(zip(  # one tuple of plain counts per seat, in PLAYER_FEATURES order
             state.jade, state.laborers, state.convicts, state.blocks, state.stock_blocks,
             state.chips, state.treasure, state.score, state.income_bonus, state.petition_bonus,
+            strict=True,
         ))  # fmt: skip
         holder, current, gov_in_hand = state.holder, state.current, state.gov_in_hand
         last_bids = state.last_bids or self._no_bids
@@ -244,12 +270,13 @@ class ObservationEncoder:
         extend(self._pad_players)
         values.append(state.round)
         extend(self._static_global)
-        supplies = (
+        cfg_unlimited = self._unlimited
+        supplies: tuple[int, ...] = (
             state.sup_jade, state.sup_treasure, state.sup_chips,
             state.sup_reinf, state.sup_laborers, state.sup_convicts,
         )  # fmt: skip
-        if self._clip:  # unlimited supplies: show at most a box's worth
-            supplies = tuple(min(v, b) for v, b in zip(supplies, self._box))
+        if cfg_unlimited:  # an unlimited supply never runs out: shown as a full box
+            supplies = self._box
         extend((state.gov_stock, len(state.deck), *supplies))
         extend(state.prison_jade)
         extend(self._pad_prisons)
@@ -260,10 +287,14 @@ class ObservationEncoder:
         if state.in_action and state.op >= 0:
             decision[NUM_DECISIONS + state.op] = 1
         extend(decision)
-        my_bid = state.decision == 1 and seat in state.order[: state.order_pos]  # D_BID
+        bidding = state.decision == _PETITION_BID
+        my_bid = bidding and seat in state.order[: state.order_pos]
+        # A sealed bid, complete or partly entered (one base-101 digit at a time), is shown
+        # to its bidder only; how many digits are left is public (it follows from the Jade).
+        sealed = state.bids[seat] if bidding and (my_bid or seat == current) else 0
         extend((
             state.actions_this_turn, state.buyback_used, state.build_left, state.build_need,
-            state.worker_need, state.keep_left, state.bids[seat] if my_bid else 0, my_bid,
+            state.worker_need, state.keep_left + state.bid_digits_left, sealed, my_bid,
         ))  # fmt: skip
 
         # This seat's card sets and the public played cards (cached by the sets).
@@ -284,11 +315,19 @@ class ObservationEncoder:
         try:  # every number fits a byte in all but extreme games: the cheapest conversion
             raw = np.frombuffer(bytes(values), dtype=np.uint8)
         except ValueError:
-            raw = np.frombuffer(self._pack(*values), dtype=np.int32)
+            raw = np.frombuffer(self._pack_wide(values), dtype=np.int32)
         np.multiply(raw, self._scale, out=obs[_MIDDLE], dtype=np.float32, casting="unsafe")  # exact ints
         if self._clip:
             np.clip(obs, OBS_LOW, OBS_HIGH, out=obs)
         return obs
+
+    def _pack_wide(self, values: list[int]) -> bytes:
+        """Pack as int32; a count beyond int32 (unlimited components) is first clamped to it,
+        which changes nothing after scaling and clipping to the Box."""
+        try:
+            return self._pack(*values)
+        except struct.error:
+            return self._pack(*[min(max(v, _INT32_MIN), _INT32_MAX) for v in values])
 
     def _wall(self, state: State, seats: tuple[int, ...]) -> bytes:
         geo = self.geo
@@ -313,7 +352,7 @@ _MASK_CACHE_LIMIT = 4096
 def action_mask(state: State, out: np.ndarray | None = None) -> np.ndarray:
     """int8 mask over the whole action table: 1 where the action is legal now (a fresh
     array, or written into ``out``)."""
-    legal = tuple(state.legal_actions())
+    legal = state.legal_actions()
     mask = _MASKS.get(legal)
     if mask is None:
         bits = np.zeros(A.NUM_ACTIONS, dtype=np.int8)

@@ -86,11 +86,16 @@ def render_text(state: State, last_events: int = 0) -> str:
             f"Round {state.round}: player {PLAYER_MARKS[state.current]}({state.current}) "
             f"to move: {state.decision_name()}"
         )
+    if state.unlimited:  # an unlimited supply's count is a ledger, not what is left
+        supply = "supply: unlimited"
+    else:
+        supply = (
+            f"supply: {state.sup_laborers} Laborers, {state.sup_convicts} Convicts, "
+            f"{state.sup_reinf} Reinforcements"
+        )
     lines = [
         status,
-        f"Governor blocks left {state.gov_stock} · favor deck {len(state.deck)} · "
-        f"supply: {state.sup_laborers} Laborers, {state.sup_convicts} Convicts, "
-        f"{state.sup_reinf} Reinforcements",
+        f"Governor blocks left {state.gov_stock} · favor deck {len(state.deck)} · {supply}",
         "",
         *render_wall(state),
         "  (A-D: players' blocks, lower case = reinforced, G: Governor, .: empty)",

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from island_fortress_env.engine import Game, State
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
+from island_fortress_env.engine.events import EventKind, Score, ScoreReason
 from island_fortress_env.engine.wall import COLUMNS_PER_REGION, STRIDE, bit_of
 
 ADAM, BILL, CHARLES = 0, 1, 2
@@ -29,13 +30,13 @@ GOV = S.GOVERNOR_OWNER  # owner id of a Governor block
 
 def legal(state: State) -> list[int]:
     """Legal actions, recomputed (direct edits to a state leave the engine's cache stale)."""
-    state._legal = None
-    return state.legal_actions()
+    state.invalidate_cache()
+    return list(state.legal_actions())
 
 
 def do(state: State, *actions: int) -> State:
     """Apply each action in turn, asserting it is legal and that no component leaks."""
-    state._legal = None  # the test may have edited fields since the last action
+    state.invalidate_cache()  # the test may have edited fields since the last action
     for a in actions:
         options = state.legal_actions()
         assert a in options, (
@@ -138,7 +139,7 @@ def put_block(state: State, who: int, region: int, level: int, col: int, reinfor
     state.occ |= mask
     if reinforced:
         reinforce(state, region, level, col)
-    state._legal = None
+    state.invalidate_cache()
 
 
 def fill_row(state: State, region: int, level: int, owners: Iterable[int | None]) -> None:
@@ -154,7 +155,7 @@ def reinforce(state: State, region: int, level: int, col: int) -> None:
     assert state.sup_reinf > 0
     state.sup_reinf -= 1
     state.reinf |= 1 << b
-    state._legal = None
+    state.invalidate_cache()
 
 
 # ---------------------------------------------------------------- resources
@@ -194,7 +195,7 @@ def set_player(state: State, p: int, **values: int) -> None:
             getattr(state, key)[p] = value
         else:
             raise KeyError(key)
-    state._legal = None
+    state.invalidate_cache()
 
 
 def set_all(state: State, **values: int) -> None:
@@ -218,7 +219,7 @@ def set_prison(state: State, region: int, jade: int = 0, convicts: int = 0) -> N
     state.sup_convicts -= dc
     state.prison_jade[region] = jade
     state.prison_convicts[region] = convicts
-    state._legal = None
+    state.invalidate_cache()
 
 
 def clear_prisons(state: State) -> None:
@@ -231,7 +232,7 @@ def drop_governor(state: State) -> None:
     if state.gov_in_hand:
         state.gov_in_hand = False
         state.gov_stock += 1
-    state._legal = None
+    state.invalidate_cache()
 
 
 def favor_index(game: Game, name: str) -> int:
@@ -252,7 +253,7 @@ def give_favor(state: State, p: int, name: str) -> int:
         state.favor_hand[q] &= ~mask
         state.favor_hand[q] |= 1 << state.deck.pop(0)
     state.favor_hand[p] |= mask
-    state._legal = None
+    state.invalidate_cache()
     return i
 
 
@@ -262,7 +263,7 @@ def empty_hand(state: State, p: int) -> None:
         if state.favor_hand[p] >> i & 1:
             state.deck.insert(0, i)
     state.favor_hand[p] = 0
-    state._legal = None
+    state.invalidate_cache()
 
 
 # ---------------------------------------------------------------- reaching phases
@@ -336,7 +337,7 @@ def exhaust_governor_stock(state: State) -> None:
     """Move the Governor stockpile to the box, so the game ends at the end of this round."""
     state.gov_box += state.gov_stock
     state.gov_stock = 0
-    state._legal = None
+    state.invalidate_cache()
 
 
 def end_game(state: State) -> None:
@@ -345,25 +346,48 @@ def end_game(state: State) -> None:
     finish_round(state)
 
 
-def score_events(state: State, reason: str | None = None, since: int = 0) -> list[tuple[int, int, str]]:
-    """(player, points, reason) of every score change logged (from log index ``since``),
-    optionally only those whose reason contains ``reason``."""
+ROWS = (ScoreReason.ROW, ScoreReason.ROW_AT_END)  # a row, scored during play or at the end
+LEVELS = (ScoreReason.LEVEL, ScoreReason.LEVEL_AT_END)
+AT_END = (ScoreReason.ROW_AT_END, ScoreReason.LEVEL_AT_END)
+
+
+def score_events(
+    state: State,
+    reasons: ScoreReason | Iterable[ScoreReason] | None = None,
+    since: int = 0,
+    region: int | None = None,
+    level: int | None = None,
+) -> list[Score]:
+    """Every score event logged (from log index ``since``), optionally only those for
+    ``reasons`` (one ScoreReason or several) and of one region / level (0-based)."""
+    if isinstance(reasons, ScoreReason):
+        reasons = (reasons,)
+    wanted = None if reasons is None else frozenset(reasons)
     return [
-        (e[1], e[2], e[3])
+        e
         for e in state.log[since:]
-        if e[0] == "score" and (reason is None or reason in e[3])
+        if isinstance(e, Score)
+        and (wanted is None or e.reason in wanted)
+        and (region is None or e.region == region)
+        and (level is None or e.level == level)
     ]
 
 
-def points_by(state: State, reason: str, since: int = 0) -> dict[int, int]:
+def points_by(
+    state: State,
+    reasons: ScoreReason | Iterable[ScoreReason] | None = None,
+    since: int = 0,
+    region: int | None = None,
+    level: int | None = None,
+) -> dict[int, int]:
     out: dict[int, int] = {}
-    for p, pts, _ in score_events(state, reason, since):
-        out[p] = out.get(p, 0) + pts
+    for e in score_events(state, reasons, since, region, level):
+        out[e.player] = out.get(e.player, 0) + e.points
     return out
 
 
-def events(state: State, kind: str, since: int = 0) -> list[tuple]:
-    return [e for e in state.log[since:] if e[0] == kind]
+def events(state: State, kind: EventKind, since: int = 0) -> list:
+    return [e for e in state.log[since:] if e.kind is kind]
 
 
 def shrink_deck(state: State, leave: int, seat: int) -> None:
@@ -371,7 +395,7 @@ def shrink_deck(state: State, leave: int, seat: int) -> None:
     ``seat``'s hand (a seat the test does not look at)."""
     while len(state.deck) > leave:
         state.favor_hand[seat] |= 1 << state.deck.pop()
-    state._legal = None
+    state.invalidate_cache()
 
 
 def fill_wall_except(state: State, *holes: tuple[int, int, int]) -> None:

@@ -20,6 +20,7 @@ from island_fortress_env.agents.heuristic import HeuristicAgent
 from island_fortress_env.engine import Game
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
+from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.observation import ObservationEncoder, action_mask
 from training.evaluate import evaluate
 
@@ -27,7 +28,7 @@ from training.evaluate import evaluate
 def snapshot(state: S.State) -> dict:
     """Every slot of the state as immutable values (to check that an agent changes nothing)."""
     out = {}
-    for name in S.State.__slots__:
+    for name in StateFields.__slots__:
         value = getattr(state, name)
         if name in ("game", "cfg", "geo"):
             out[name] = id(value)
@@ -161,7 +162,7 @@ def _hide_differently(state: S.State, seat: int, rng: np.random.Generator) -> tu
             if q != seat and state.jade[q] > 0:
                 other.bids[q] = (state.bids[q] + 1 + int(rng.integers(state.jade[q]))) % (state.jade[q] + 1)
                 changed.append(f"bids[{q}]")
-    other._legal = None
+    other.invalidate_cache()
     return other, changed
 
 
@@ -205,7 +206,7 @@ def test_heuristic_ignores_hidden_information(players, options):
 
 
 def _choose(state: S.State, seed: int = 0) -> int:
-    state._legal = None
+    state.invalidate_cache()
     return HeuristicAgent(seed=seed).act(None, action_mask(state), state)
 
 

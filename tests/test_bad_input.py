@@ -22,6 +22,7 @@ from island_fortress_env.engine import (
     load_deck,
 )
 from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.engine.state import D_BID, D_KEEP_SETUP, D_ROLE
 
 # --------------------------------------------------------------------------- configuration
@@ -240,7 +241,7 @@ def test_valid_user_deck_is_loaded_and_used(tmp_path):
 def _snapshot(state) -> dict:
     state.legal_actions()  # fill the (benign) cache first, so before/after compare like with like
     out = {}
-    for name in type(state).__slots__:
+    for name in StateFields.__slots__:
         value = getattr(state, name)
         out[name] = tuple(value) if isinstance(value, list) else value
     return out

@@ -79,7 +79,7 @@ def test_every_island_fortress_figure_is_positive_and_printed(no_anchors):
             ("encode", f"observation encode {n}p µs"),
             ("mask", f"action_mask {n}p µs"),
         ]
-        if "_legal" in State.__slots__:  # the engine's legal-action cache, which the figure bypasses
+        if hasattr(State, "invalidate_cache"):  # the engine's legal-action memo, which the figure bypasses
             items.append(("legal_actions", f"legal_actions {n}p µs"))
         for key, row in items:
             assert _positive(micro[key]["us"]) and _positive(micro[key]["best_us"]), (n, key)

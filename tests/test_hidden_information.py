@@ -73,7 +73,7 @@ def interesting_states(n: int, seed: int, **options) -> list[State]:
 
 def _fresh(state: State) -> State:
     c = state.clone()
-    c._legal = None  # the cached legal list must be recomputed for the changed state
+    c.invalidate_cache()  # the cached legal list must be recomputed for the changed state
     return c
 
 

@@ -92,7 +92,7 @@ def test_agent_names_and_engine_state(n):
     assert state.n == n
     assert env.agent_selection == f"player_{state.current_player()}"
     obs, *_ = env.last()
-    assert np.flatnonzero(obs["action_mask"]).tolist() == state.legal_actions()
+    assert np.flatnonzero(obs["action_mask"]).tolist() == list(state.legal_actions())
     env.step(state.legal_actions()[0])
     assert env.unwrapped.game_state is state, "the engine state object is replaced on step"
     assert env.agent_selection == f"player_{state.current_player()}"

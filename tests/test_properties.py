@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from island_fortress_env.engine import Game, IllegalActionError, tables
 from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.engine.state import (
     ACTION_PHASE_DECISIONS,
     D_BID,
@@ -122,7 +123,7 @@ def check_invariants(state: State) -> None:
     # Never an empty choice before the end, nothing after it.
     if state.is_terminal():
         assert state.decision == D_GAME_OVER
-        assert state.legal_actions() == []
+        assert state.legal_actions() == ()
         assert state.current_player() == TERMINAL
     else:
         legal = state.legal_actions()
@@ -219,7 +220,7 @@ def _bits(mask: int):
 
 def _quick_snapshot(state: State) -> dict:
     out = {}
-    for name in State.__slots__:
+    for name in StateFields.__slots__:
         value = getattr(state, name)
         out[name] = tuple(value) if isinstance(value, list) else value
     return out
@@ -353,7 +354,7 @@ def test_legal_actions_are_sorted(n):
         chooser = random.Random(seed)
         while not state.is_terminal():
             legal = state.legal_actions()
-            assert legal == sorted(legal), (
+            assert list(legal) == sorted(legal), (
                 f"unsorted legal actions at '{state.decision_name()}' (round {state.round}): {legal[:8]}"
             )
             state.apply_action(chooser.choice(legal))

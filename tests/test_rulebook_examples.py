@@ -12,6 +12,8 @@ from scenario import (
     BILL,
     CHARLES,
     GOV,
+    LEVELS,
+    ROWS,
     action_phase_state,
     at,
     bid_all,
@@ -38,6 +40,7 @@ from scenario import (
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import scoring
 from island_fortress_env.engine import state as S
+from island_fortress_env.engine.events import EventKind, ScoreReason
 from island_fortress_env.engine.wall import geometry
 
 # ---------------------------------------------------------------- income and petition
@@ -54,7 +57,7 @@ def test_income_example_extra_income_from_a_favor():
     finish_round(s)  # quiet turns move no Jade; the next round starts with income
     assert s.decision == S.D_BID and s.round == 2
     assert [s.jade[p] - before[p] for p in range(3)] == [4, 3, 3]
-    assert {e[1]: e[2] for e in events(s, "income", mark)} == {ADAM: 4, BILL: 3, CHARLES: 3}
+    assert {e[1]: e[2] for e in events(s, EventKind.INCOME, mark)} == {ADAM: 4, BILL: 3, CHARLES: 3}
 
 
 def _round_two_bids(holder: int):
@@ -73,7 +76,7 @@ def test_petition_example_tie_on_total_broken_by_jade_in_hand():
     set_player(s, ADAM, petition_bonus=2)
     set_player(s, CHARLES, petition_bonus=3)
     bid_all(s, {ADAM: 3, BILL: 4, CHARLES: 2})
-    petition = events(s, "petition")[-1]
+    petition = events(s, EventKind.PETITION)[-1]
     assert petition[2] == (5, 4, 5)
     assert petition[3] == ADAM and s.holder == ADAM
     assert s.jade == [7, 10, 10]
@@ -89,7 +92,7 @@ def test_petition_second_example_tie_on_hand_jade_goes_clockwise_from_last_holde
     set_player(s, BILL, petition_bonus=2)
     set_player(s, CHARLES, petition_bonus=3)
     bid_all(s, {ADAM: 3, BILL: 3, CHARLES: 0})
-    petition = events(s, "petition")[-1]
+    petition = events(s, EventKind.PETITION)[-1]
     assert petition[2] == (5, 5, 3)
     assert s.holder == BILL
     assert s.jade == [10, 7, 10]
@@ -319,7 +322,7 @@ def test_row_example_two_two_one_both_score_three():
     do(s, role(A.OP_BUILD), A.BUILD_COUNT, at(s, 0, 1, 4), A.LABORERS + 2)
     assert s.chips == [1, 0, 0]
     assert s.score == [3, 3, 0]
-    assert points_by(s, "row 1 of region 1") == {ADAM: 3, BILL: 3}
+    assert points_by(s, ROWS, region=0, level=0) == {ADAM: 3, BILL: 3}
 
 
 def test_row_second_example_governor_heavy_row_one_one_both_score_six():
@@ -333,7 +336,7 @@ def test_row_second_example_governor_heavy_row_one_one_both_score_six():
     do(s, role(A.OP_BUILD), A.BUILD_COUNT, at(s, 0, 2, 4), A.LABORERS + 4)
     assert s.chips == [0, 1, 0]
     assert s.score == [0, 6, 6]
-    assert points_by(s, "row 2") == {BILL: 6, CHARLES: 6}
+    assert points_by(s, ROWS, level=1) == {BILL: 6, CHARLES: 6}
 
 
 def test_level_example_completing_level_one():
@@ -349,8 +352,8 @@ def test_level_example_completing_level_one():
     assert s.chips == [0, 0, 1]
     assert s.treasure == [1, 0, 0]
     assert s.score == [1, 0, 3]
-    assert points_by(s, "row 1 of region 1") == {CHARLES: 3}
-    assert points_by(s, "level 1 majority") == {ADAM: 1}
+    assert points_by(s, ROWS, region=0, level=0) == {CHARLES: 3}
+    assert points_by(s, LEVELS, level=0) == {ADAM: 1}
 
 
 # ---------------------------------------------------------------- end-game scoring
@@ -375,7 +378,7 @@ def test_least_built_region_examples():
     fill_row(s, 1, 1, [ADAM, ADAM, ADAM, ADAM, None])
     end_game(s)
     assert s.is_terminal()
-    assert points_by(s, "least-built region") == {ADAM: 12}
+    assert points_by(s, ScoreReason.LEAST_BUILT_REGION) == {ADAM: 12}
 
 
 def test_workers_end_game_example():
@@ -392,5 +395,5 @@ def test_workers_end_game_example():
     set_player(s, CHARLES, laborers=6, convicts=3)
     end_game(s)
     assert s.is_terminal()
-    assert points_by(s, "most workers") == {BILL: 3, CHARLES: 3}
+    assert points_by(s, ScoreReason.MOST_WORKERS) == {BILL: 3, CHARLES: 3}
     assert (s.laborers, s.convicts) == ([2, 1, 6], [2, 8, 3])

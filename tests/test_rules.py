@@ -1,4 +1,4 @@
-"""One or more tests per rule of Island Fortress (rulebook + CLARIFICATIONS.md rulings).
+"""One or more tests per rule of Island Fortress (the rulebook and the rulings of docs/RULES.md).
 
 Scenario states come from ``scenario.py``: a real game played to the round-1 action phase,
 then edited through helpers that keep every component accounted for (``do`` checks the
@@ -12,9 +12,12 @@ import json
 import pytest
 from scenario import (
     ADAM,
+    AT_END,
     BILL,
     CHARLES,
     GOV,
+    LEVELS,
+    ROWS,
     action_phase_state,
     assert_consistent,
     at,
@@ -56,6 +59,7 @@ from scenario import (
 from island_fortress_env.engine import ConfigError, Game, IllegalActionError, scoring
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
+from island_fortress_env.engine.events import EventKind, ScoreReason
 from island_fortress_env.engine.wall import bit_of, geometry
 
 
@@ -122,7 +126,7 @@ def test_setup_each_player_keeps_three_of_five_privately_and_returns_two():
     assert sorted(s.deck) == sorted(unshuffled) and s.deck != unshuffled  # reshuffled
     assert s.drawn == [0, 0, 0]
     assert len(s.deck) == 36 - 9 and set(returned) <= set(s.deck)
-    assert events(s, "kept") == [("kept", p, 3) for p in range(3)]
+    assert events(s, EventKind.KEPT) == [("kept", p, 3) for p in range(3)]
 
 
 # ================================================================ income
@@ -134,7 +138,7 @@ def test_income_is_three_in_round_one_and_treasure_gives_no_income():
     s = Game(num_players=3).new_initial_state(0)
     keep_setup(s)
     assert s.jade == [15, 15, 15]
-    assert [e[1:] for e in events(s, "income")] == [(0, 3), (1, 3), (2, 3)]
+    assert [e[1:] for e in events(s, EventKind.INCOME)] == [(0, 3), (1, 3), (2, 3)]
 
     s = action_phase_state(holder=ADAM)
     clear_prisons(s)
@@ -155,7 +159,7 @@ def test_income_from_a_short_treasury_is_paid_in_turn_order_from_the_holder():
     mark = len(s.log)
     quiet_turn(s)
     assert s.decision == S.D_BID and s.round == 2
-    assert [e[1:] for e in events(s, "income", mark)] == [(BILL, 3), (CHARLES, 1), (ADAM, 0)]
+    assert [e[1:] for e in events(s, EventKind.INCOME, mark)] == [(BILL, 3), (CHARLES, 1), (ADAM, 0)]
     assert [s.jade[p] - before[p] for p in range(3)] == [0, 3, 1]
     assert s.sup_jade == 0
 
@@ -190,7 +194,7 @@ def test_bids_are_placed_in_turn_order_from_the_holder_and_logged_sealed():
         ("bid_placed", ADAM),
         ("bid_placed", BILL),
     ]
-    assert events(s, "petition", mark)[0][1] == (1, 2, 3)
+    assert events(s, EventKind.PETITION, mark)[0][1] == (1, 2, 3)
 
 
 def test_petition_winner_alone_pays_takes_marker_governor_block_and_fills_own_prison():
@@ -349,7 +353,7 @@ def test_recruit_cost_table(count, cost):
 
 
 def test_recruit_counts_limited_by_jade():
-    """Recruiter A: a count whose cost cannot be paid is illegal (ruling 7)."""
+    """Recruiter A: a count whose cost cannot be paid is illegal (docs/RULES.md C7)."""
     s = action_phase_state(holder=ADAM, governor=False)
     set_player(s, ADAM, jade=3)
     do(s, role(A.OP_RECRUIT))
@@ -432,7 +436,7 @@ def test_buy_blocks_cost_table(count, cost):
 
 def test_buy_blocks_limited_by_the_colours_stockpile():
     """Planner A: only blocks left in the colour's stockpile can be bought; none left makes the
-    action illegal (ruling 7: wall blocks are finite)."""
+    action illegal (docs/RULES.md C7: wall blocks are finite)."""
     s = action_phase_state(holder=ADAM, governor=False)
     set_player(s, ADAM, jade=10, blocks=16)
     do(s, role(A.OP_BUY_BLOCKS))
@@ -577,7 +581,7 @@ def test_build_worker_assignment_and_deaths():
     assert legal(s) == [A.LABORERS + 3, A.LABORERS + 4]  # 6 Workers, at most 3 Convicts
     do(s, A.LABORERS + 3)
     assert (s.laborers[ADAM], s.convicts[ADAM]) == (4 - 2, 0)
-    assert events(s, "workers")[-1] == ("workers", ADAM, 3, 3, 2)
+    assert events(s, EventKind.WORKERS)[-1] == ("workers", ADAM, 3, 3, 2)
 
 
 def test_build_two_blocks_costs_one_jade_and_two_blocks():
@@ -662,7 +666,7 @@ def test_favor_pattern_at_any_height_including_the_towers():
 
 def test_favor_pattern_needs_own_unreinforced_blocks_not_governor_blocks():
     """Play a Favor: every marked block must be the player's own, without a Reinforcement;
-    Governor blocks never count (FAQ, ruling 4)."""
+    Governor blocks never count (FAQ, docs/RULES.md C4)."""
     for others in ([ADAM, GOV, ADAM], [ADAM, BILL, ADAM]):
         s, (rampart,) = _favor_state("Short Rampart")
         fill_row(s, 0, 1, others)
@@ -726,7 +730,7 @@ def test_favor_rewards_one_time_and_persistent(tmp_path):
     finish_round(s)
     assert s.jade == [4, 3, 3]  # persistent extra income
     bid_all(s, {ADAM: 2, BILL: 3})
-    assert events(s, "petition")[-1][2] == (4, 3, 0)  # persistent petition bonus
+    assert events(s, EventKind.PETITION)[-1][2] == (4, 3, 0)  # persistent petition bonus
     assert s.holder == ADAM
 
 
@@ -820,7 +824,7 @@ def test_collect_a_treasure_sends_two_own_convicts_to_two_different_prisons():
     do(s, A.PRISON_PAIR + A.PRISON_PAIRS.index((1, 2)))
     assert s.convicts[ADAM] == 1 and s.prison_convicts == [0, 1, 1]
     assert s.treasure[ADAM] == 1 and s.score[ADAM] == 1
-    assert score_events(s) == [(ADAM, 1, "collect a treasure")]
+    assert [e[1:4] for e in score_events(s)] == [(ADAM, 1, ScoreReason.COLLECT_TREASURE)]
 
 
 def test_collect_jade_three_plus_one_per_three_treasures():
@@ -869,7 +873,7 @@ def test_repeat_role_costs(first, op, cost):
     assert op in repeat_ops(s)
     mark = len(s.log)
     do(s, repeat(op))
-    assert events(s, "role", mark) == [("role", ADAM, op, True, cost)]
+    assert events(s, EventKind.ROLE, mark) == [("role", ADAM, op, True, cost)]
     assert s.jade[ADAM] == 10 - cost and s.decision != S.D_ROLE  # paid, action under way
     assert s.roles_table[ADAM] >> A.TASKMASTER & 1
 
@@ -958,7 +962,7 @@ def test_governor_block_placed_at_the_turn_end_decision_ends_the_turn():
 
 
 def test_governor_block_never_blocks_the_build_under_way():
-    """Governor block (ruling 11): during a two-block build it may be placed between the
+    """Governor block (docs/RULES.md C11): during a two-block build it may be placed between the
     blocks, but not where it would leave the second block nowhere to go."""
     s = action_phase_state(holder=CHARLES)
     fill_row(s, 0, 1, [ADAM, BILL, ADAM, None, None])
@@ -983,7 +987,7 @@ def test_governor_block_lost_after_the_holders_third_turn():
 
 def test_governor_block_completing_a_row_gives_the_chip_but_never_counts_for_majority():
     """Governor block: completing a row with it earns the placer a Buyback Chip and the row
-    is scored without it (FAQ, ruling 6)."""
+    is scored without it (FAQ, docs/RULES.md C6)."""
     s = action_phase_state(holder=CHARLES)
     fill_row(s, 1, 1, [ADAM, ADAM, BILL, GOV, None])
     do(s, gov_at(s, 1, 1, 4))
@@ -1012,7 +1016,7 @@ def test_governor_block_completing_a_level_never_counts_for_the_level_majority()
     fill_row(s, 1, 1, [GOV, GOV, ADAM, BILL, None])
     do(s, gov_at(s, 1, 1, 4))
     assert s.treasure == [1, 1, 0]
-    assert points_by(s, "level 1 majority") == {ADAM: 1, BILL: 1}
+    assert points_by(s, LEVELS, level=0) == {ADAM: 1, BILL: 1}
 
 
 # ================================================================ mid-game scoring
@@ -1049,7 +1053,7 @@ def test_own_level_four_block_scores_five():
         put_block(s, BILL, 1, level, 4)
     set_player(s, ADAM, region=1, blocks=1, laborers=8)
     do(s, role(A.OP_BUILD), A.BUILD_COUNT, at(s, 1, 4, 4), A.LABORERS + 8)
-    assert score_events(s) == [(ADAM, 5, "level-4 block")]
+    assert [e[1:4] for e in score_events(s)] == [(ADAM, 5, ScoreReason.TOWER)]
     assert s.chips == [0, 0, 0] and s.treasure == [0, 0, 0]
 
 
@@ -1076,8 +1080,8 @@ def test_completed_level_tie_gives_every_tied_player_a_treasure():
     set_player(s, CHARLES, blocks=1, laborers=2, region=1)
     do(s, role(A.OP_BUILD), A.BUILD_COUNT, at(s, 1, 1, 4), A.LABORERS + 2)
     assert s.treasure == [1, 1, 0]
-    assert points_by(s, "level 1") == {ADAM: 1, BILL: 1}
-    assert points_by(s, "row 1 of region 2") == {ADAM: 3, BILL: 3}
+    assert points_by(s, LEVELS, level=0) == {ADAM: 1, BILL: 1}
+    assert points_by(s, ROWS, region=1, level=0) == {ADAM: 3, BILL: 3}
 
 
 # ================================================================ end of the game
@@ -1092,11 +1096,11 @@ def test_wall_completion_ends_the_game_and_the_completer_takes_every_prison():
     set_prison(s, 1, jade=1, convicts=1)
     set_player(s, ADAM, region=1, jade=5, blocks=1, laborers=8, convicts=0, chips=1)
     do(s, role(A.OP_BUILD), A.BUILD_COUNT, at(s, 1, 4, 4), A.LABORERS + 8)
-    assert s.is_terminal() and s.legal_actions() == []
+    assert s.is_terminal() and s.legal_actions() == ()
     assert ("wall_complete", ADAM, 3, 5) in s.log  # including Builder A's own Convict
     assert s.jade[ADAM] == 8 and s.convicts[ADAM] == 5
     assert s.prison_jade == [0, 0] and s.prison_convicts == [0, 0]
-    assert score_events(s, "(end)") == []  # every row and level was complete
+    assert score_events(s, AT_END) == []  # every row and level was complete
 
 
 def test_wall_completed_by_the_governor_block_mid_action_ends_after_the_action():
@@ -1112,7 +1116,7 @@ def test_wall_completed_by_the_governor_block_mid_action_ends_after_the_action()
     assert s.is_terminal()
     assert s.laborers[CHARLES] == 2 and s.convicts[CHARLES] == 1  # the Recruit's own Convict
     assert ("wall_complete", CHARLES, 0, 1) in s.log
-    assert points_by(s, "level-4 block") == {}
+    assert points_by(s, ScoreReason.TOWER) == {}
 
 
 def test_wall_completed_by_the_governor_between_actions_ends_at_once():
@@ -1170,11 +1174,11 @@ def test_end_game_scores_uncompleted_rows_and_levels():
     fill_row(s, 0, 2, [CHARLES, None, None, None, None])
     fill_row(s, 1, 1, [GOV, GOV, None, None, None])
     end_game(s)
-    assert points_by(s, "row 1 of region 1 (end)") == {ADAM: 3}
-    assert points_by(s, "row 2 of region 1 (end)") == {CHARLES: 6}
-    assert points_by(s, "region 2 (end)") == {}
-    assert points_by(s, "level 1 majority (end)") == {ADAM: 1}
-    assert points_by(s, "level 2 majority (end)") == {CHARLES: 1}
+    assert points_by(s, ScoreReason.ROW_AT_END, region=0, level=0) == {ADAM: 3}
+    assert points_by(s, ScoreReason.ROW_AT_END, region=0, level=1) == {CHARLES: 6}
+    assert points_by(s, ScoreReason.ROW_AT_END, region=1) == {}
+    assert points_by(s, ScoreReason.LEVEL_AT_END, level=0) == {ADAM: 1}
+    assert points_by(s, ScoreReason.LEVEL_AT_END, level=1) == {CHARLES: 1}
     assert s.treasure == [1, 0, 1]
 
 
@@ -1188,7 +1192,7 @@ def test_end_game_buyback_chips(chips, points):
     for p in range(3):
         set_player(s, p, chips=chips[p])
     end_game(s)
-    assert points_by(s, "buyback chips") == points
+    assert points_by(s, ScoreReason.BUYBACK_CHIPS) == points
     assert [scoring.buyback_chip_points(c) for c in range(6)] == [0, 1, 3, 6, 10, 10]
 
 
@@ -1199,7 +1203,7 @@ def test_end_game_least_built_region_three_regions():
     fill_row(s, 1, 1, [ADAM, BILL, None, None, None])
     fill_row(s, 2, 1, [ADAM, ADAM, ADAM, BILL, BILL])
     end_game(s)
-    assert points_by(s, "least-built region") == {ADAM: 3, BILL: 3}
+    assert points_by(s, ScoreReason.LEAST_BUILT_REGION) == {ADAM: 3, BILL: 3}
 
 
 @pytest.mark.parametrize(
@@ -1211,15 +1215,15 @@ def test_end_game_least_built_region_three_regions():
     ],
 )
 def test_end_game_treasure_most_and_fewest(treasure, plus, minus):
-    """End-game scoring: most Treasure +3, fewest -3; all tied get both (ruling 16)."""
+    """End-game scoring: most Treasure +3, fewest -3; all tied get both (docs/RULES.md C16)."""
     s = action_phase_state(holder=ADAM, governor=False)
     for p in range(3):
         set_player(s, p, treasure=treasure[p])
     end_game(s)
-    assert {p for p, pts, _ in score_events(s, "most treasure")} == plus
-    assert {p for p, pts, _ in score_events(s, "fewest treasure")} == minus
-    assert all(pts == 3 for _, pts, _ in score_events(s, "most treasure"))
-    assert all(pts == -3 for _, pts, _ in score_events(s, "fewest treasure"))
+    assert {p for _, p, pts, *_ in score_events(s, ScoreReason.MOST_TREASURE)} == plus
+    assert {p for _, p, pts, *_ in score_events(s, ScoreReason.FEWEST_TREASURE)} == minus
+    assert all(pts == 3 for _, _, pts, *_ in score_events(s, ScoreReason.MOST_TREASURE))
+    assert all(pts == -3 for _, _, pts, *_ in score_events(s, ScoreReason.FEWEST_TREASURE))
 
 
 @pytest.mark.parametrize("jade, winners", [([4, 9, 9], {BILL, CHARLES}), ([10, 2, 3], {ADAM})])
@@ -1230,7 +1234,7 @@ def test_end_game_most_jade_ties_all_score(jade, winners):
     for p in range(3):
         set_player(s, p, jade=jade[p])
     end_game(s)
-    assert points_by(s, "most jade") == dict.fromkeys(winners, 3)
+    assert points_by(s, ScoreReason.MOST_JADE) == dict.fromkeys(winners, 3)
 
 
 def test_end_game_most_workers_counts_laborers_and_convicts():
@@ -1241,7 +1245,7 @@ def test_end_game_most_workers_counts_laborers_and_convicts():
     set_player(s, BILL, laborers=0, convicts=5)
     set_player(s, CHARLES, laborers=2, convicts=2)
     end_game(s)
-    assert points_by(s, "most workers") == {ADAM: 3, BILL: 3}
+    assert points_by(s, ScoreReason.MOST_WORKERS) == {ADAM: 3, BILL: 3}
 
 
 def test_every_score_change_is_logged():
@@ -1252,14 +1256,14 @@ def test_every_score_change_is_logged():
     set_player(s, CHARLES, treasure=2, chips=2)
     end_game(s)
     totals = [0, 0, 0]
-    for p, pts, _ in score_events(s):
+    for _, p, pts, *_ in score_events(s):
         totals[p] += pts
     assert totals == s.score
 
 
 def test_winner_tie_breaks():
     """Winner: highest score; ties broken by blocks built, then Jade, then Treasure; a tie
-    that remains is shared (ruling 17)."""
+    that remains is shared (docs/RULES.md C17)."""
     w = scoring.winners
     assert w([10, 12, 11], [0, 0, 0], [0, 0, 0], [0, 0, 0]) == [1]
     assert w([12, 12, 11], [3, 4, 9], [9, 0, 0], [9, 0, 0]) == [1]
@@ -1461,8 +1465,8 @@ def test_favor_trade_in_order_and_rates():
     for _ in range(cards):
         do(s, A.TRADE_JADE)
     assert s.is_terminal() and s.jade[ADAM] == 5 + cards
-    assert points_by(s, "most jade") == {ADAM: 3}  # the traded Jade counts
-    assert points_by(s, "most workers") == {BILL: 3}
+    assert points_by(s, ScoreReason.MOST_JADE) == {ADAM: 3}  # the traded Jade counts
+    assert points_by(s, ScoreReason.MOST_WORKERS) == {BILL: 3}
 
 
 def test_favor_trade_in_off_by_default():

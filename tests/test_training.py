@@ -20,6 +20,7 @@ from island_fortress_env.agents.checkpoint import (
     space_signature,
 )
 from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.events import EventKind, Score, ScoreReason
 from training.config import TrainConfigError, load_config
 from training.selfplay import SelfPlayEnv, jade_spent, score_components
 
@@ -79,13 +80,16 @@ def test_jade_spent_counts_every_payment():
 
 
 def test_score_components_group_the_score_events():
+    def score(player: int, points: int, reason: ScoreReason) -> Score:
+        return Score(EventKind.SCORE, player, points, reason)
+
     log = [
-        ("score", 0, 3, "row 1 of region 1"),
-        ("score", 0, 5, "level-4 block"),
-        ("score", 0, 2, "favor card"),
-        ("score", 0, 1, "level 1 majority"),
-        ("score", 0, -3, "fewest treasure"),
-        ("score", 1, 9, "row 1 of region 1"),
+        score(0, 3, ScoreReason.ROW),
+        score(0, 5, ScoreReason.TOWER),
+        score(0, 2, ScoreReason.FAVOR_CARD),
+        score(0, 1, ScoreReason.LEVEL),
+        score(0, -3, ScoreReason.FEWEST_TREASURE),
+        score(1, 9, ScoreReason.ROW),
     ]
     comps = score_components(log, 0)
     assert comps["rows"] == 3 and comps["towers"] == 5 and comps["favors"] == 2

@@ -24,50 +24,58 @@ import numpy as np
 
 from island_fortress_env.agents import RandomAgent
 from island_fortress_env.engine import tables
+from island_fortress_env.engine.events import (
+    END_BONUS_REASONS,
+    Bought,
+    Build,
+    Buyback,
+    Event,
+    Petition,
+    Recruited,
+    Role,
+    Score,
+    ScoreReason,
+)
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.island_fortress_v0 import SCORE_SCALE, raw_env
 from island_fortress_env.observation import action_mask
 
 OPPONENT_KINDS = ("self", "random", "heuristic")
 
-# Score-event reasons grouped into the components logged to TensorBoard.
-SCORE_COMPONENTS = {
-    "row": "rows",
-    "level": "levels",
-    "level-4": "towers",
-    "favor": "favors",
-    "collect": "treasure",
-    "first": "treasure",
-    "buyback": "end_bonus",
-    "least": "end_bonus",
-    "most": "end_bonus",
-    "fewest": "end_bonus",
+# Score reasons grouped into the components logged to TensorBoard.
+SCORE_COMPONENTS: dict[ScoreReason, str] = {
+    ScoreReason.ROW: "rows",
+    ScoreReason.ROW_AT_END: "rows",
+    ScoreReason.LEVEL: "levels",
+    ScoreReason.LEVEL_AT_END: "levels",
+    ScoreReason.TOWER: "towers",
+    ScoreReason.FAVOR_CARD: "favors",
+    ScoreReason.COLLECT_TREASURE: "treasure",
+    ScoreReason.FIRST_ROUND_INCENTIVE: "treasure",
+    **dict.fromkeys(END_BONUS_REASONS, "end_bonus"),
 }
 
 
-def score_components(log: Sequence[tuple], seat: int) -> dict[str, int]:
+def score_components(log: Sequence[Event], seat: int) -> dict[str, int]:
     out = dict.fromkeys(sorted(set(SCORE_COMPONENTS.values())), 0)
     for event in log:
-        if event[0] == "score" and event[1] == seat:
-            first_word = event[3].split()[0]
-            out[SCORE_COMPONENTS.get(first_word, "end_bonus")] += event[2]
+        if isinstance(event, Score) and event.player == seat:
+            out[SCORE_COMPONENTS[event.reason]] += event.points
     return out
 
 
-def jade_spent(log: Sequence[tuple], seat: int) -> int:
+def jade_spent(log: Sequence[Event], seat: int) -> int:
     """Jade paid to the treasury: petition bids, purchases, double builds, repeats, buybacks."""
     spent = 0
     for event in log:
-        kind = event[0]
-        if kind == "petition" and event[3] == seat:
-            spent += event[1][seat]
-        elif event[1:2] == (seat,):
-            if kind in ("recruited", "bought"):
-                spent += event[3]
-            elif kind == "build" or kind == "role":
-                spent += event[-1]
-            elif kind == "buyback" and not event[3]:  # the Taskmaster's, not a chip
-                spent += tables.TASKMASTER_BUYBACK_COST
+        if isinstance(event, Petition):
+            if event.winner == seat:
+                spent += event.bids[seat]
+        elif isinstance(event, (Recruited, Bought, Build, Role)):
+            if event.player == seat:
+                spent += event.cost
+        elif isinstance(event, Buyback) and event.player == seat and not event.chip:
+            spent += tables.TASKMASTER_BUYBACK_COST  # the Taskmaster's, not a chip
     return spent
 
 

@@ -48,7 +48,6 @@ import numpy as np
 from ..engine import actions as A
 from ..engine import state as S
 from ..engine import tables
-from ..engine.scoring import majority
 from ..engine.wall import MAX_CELLS, STRIDE, iter_bits
 
 _BIG = 1e9
@@ -404,31 +403,6 @@ class HeuristicAgent:
             st.apply_action(a)
         return st
 
-    def _virtual_place(self, st: Any, bit: int, owner: int) -> Any:
-        """A clone with a block put at ``bit`` directly (owner -1: a Governor block placed by this
-        seat), scoring what it completes (row majority, tower, the completer's chip). Used only
-        to *estimate* placements that are not legal actions right now."""
-        c = st.clone()
-        b = 1 << bit
-        c.occ |= b
-        if owner < 0:
-            c.gov_bits |= b
-        else:
-            c.own[owner] |= b
-            c.blocks[owner] -= 1
-        level = bit // STRIDE
-        if level == 3:
-            if owner >= 0:
-                c.score[owner] += tables.TOWER_POINTS
-        else:
-            row = st.geo.row_mask[st.geo.bit_region[bit]][level]
-            if c.occ & row == row:
-                c.chips[self._me] += 1
-                counts = [(o & row).bit_count() for o in c.own]
-                for p in majority(counts):
-                    c.score[p] += tables.ROW_POINTS[level]
-        return c
-
     def _opportunity(self, st: Any, region: int) -> float:
         """What building this seat's next two blocks in ``region`` is worth (estimate)."""
         me = self._me
@@ -444,7 +418,7 @@ class HeuristicAgent:
         cells = st.geo.buildable(st.occ) & self._g.region_masks[region]
         for bit in iter_bits(cells):
             if tables.WORKERS_PER_LEVEL[bit // STRIDE] <= workers:
-                gains.append(self._value(self._virtual_place(st, bit, me)) - base)
+                gains.append(self._value(st.with_block(st.geo.bit_cell[bit], me)) - base)
         gains.sort(reverse=True)
         got = sum(x for x in gains[:2] if x > 0)
         if len(self._opp_cache) > 20_000:
@@ -465,7 +439,7 @@ class HeuristicAgent:
         seen = st.favor_hand[me] | st.drawn[me] | st.favor_discard
         for p in range(st.n):
             seen |= st.favor_played[p]
-        unknown = [c for c in iter_bits(self._g.all_cards & ~seen)]
+        unknown = list(iter_bits(self._g.all_cards & ~seen))
         if not unknown or len(st.deck) < 3:
             return -_BIG
         rem = self._remaining_rounds(st)
@@ -599,7 +573,7 @@ class HeuristicAgent:
         base = self._value(st)
         gain = 0.0
         for bit in iter_bits(st.geo.buildable(st.occ)):
-            gain = max(gain, self._value(self._virtual_place(st, bit, -1)) - base)
+            gain = max(gain, self._value(st.with_block(st.geo.bit_cell[bit], me, governor=True)) - base)
         worth = 1.0 + gain
         vj = self.JADE_BASE + self.JADE_FADING * min(1.0, self._remaining_rounds(st) / 3.0)
         bid = int(min(worth / (2.0 * vj), jade // 3, 5))

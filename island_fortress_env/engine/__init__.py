@@ -9,6 +9,7 @@ while not state.is_terminal():
 from .actions import ACTION_FAMILIES, NUM_ACTIONS
 from .config import ConfigError, GameConfig
 from .favors import DeckError, FavorCard, FavorDeck, load_deck
+from .rng import SeedError
 from .state import TERMINAL, Game, IllegalActionError, State, play_random_game
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "Game",
     "GameConfig",
     "IllegalActionError",
+    "SeedError",
     "State",
     "load_deck",
     "play_random_game",

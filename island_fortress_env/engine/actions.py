@@ -11,7 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .tables import MAX_BID, MAX_FAVOR_CARDS, MAX_REGIONS
+from .tables import (
+    BID_BASE,
+    CONVICTS_COLLECTED,
+    DOUBLE_BUILD_COST,
+    FAVOR_DRAW_OPTIONS,
+    MAX_BID,
+    MAX_FAVOR_CARDS,
+    MAX_PURCHASE,
+    MAX_REGIONS,
+    PURCHASE_COST,
+    TASKMASTER_BUYBACK_COST,
+    TREASURE_CONVICTS,
+)
 from .wall import MAX_CELLS
 
 # Role cards, in the order of the printed set.
@@ -47,7 +59,7 @@ OP_CARD = (
 OP_LETTER = ("A", "B", "C", "A", "B", "C", "A", "B", "C", "A", "B", "A")
 OP_NAMES = (
     "Recruit Laborers",
-    "Collect 6 Convicts",
+    f"Collect {CONVICTS_COLLECTED} Convicts",
     "Collect from Prison",
     "Buy Wall Blocks",
     "Draw Favor Cards",
@@ -89,30 +101,43 @@ def _family(name: str, size: int, meaning: str) -> int:
 PASS = _family("pass", 1, "Pass: only when nothing else is legal (never seen in a normal game)")
 END_TURN = _family("end_turn", 1, "End the turn (declining buyback / Governor block placement)")
 BUYBACK_TASKMASTER = _family(
-    "buyback_taskmaster", 1, "Pay 3 Jade to take the Taskmaster card back and act again"
+    "buyback_taskmaster",
+    1,
+    f"Pay {TASKMASTER_BUYBACK_COST} Jade to take the Taskmaster card back and act again",
 )
 BUYBACK_CHIP = _family(
     "buyback_chip", 1, "Spend a Buyback Chip to take the card just played back and act again"
 )
 KEEP_FAVOR = _family("keep_favor", MAX_FAVOR_CARDS, "Keep favor card #i (setup deal or Draw Favor Cards)")
-BID = _family("bid", MAX_BID + 1, "Petition bid of b Jade (sealed)")
+BID = _family(
+    "bid",
+    MAX_BID + 1,
+    f"Petition bid of b Jade (sealed); above {MAX_BID} Jade held, one base-{BID_BASE} digit of the bid",
+)
 ROLE = _family("role", NUM_OPS, "Play the role card and take this action (card, option A/B/C)")
 REPEAT = _family(
     "repeat",
     NUM_REPEATABLE,
     "Taskmaster B: pay the Repeat cost and repeat this action of a card on the table",
 )
-RECRUIT_COUNT = _family("recruit", 5, "Recruit k Laborers (k = 1..5, cost 0/1/2/4/6 Jade)")
-BUY_COUNT = _family("buy_blocks", 5, "Buy k Wall Blocks (k = 1..5, cost 0/1/2/4/6 Jade)")
-DRAW_COUNT = _family("draw", 2, "Declare the draw: 3 keep 2, or 5 keep 1")
-BUILD_COUNT = _family("build_count", 2, "Build 1 block, or 2 blocks for 1 Jade")
+_COUNTS = f"k = 1..{MAX_PURCHASE}, cost {'/'.join(map(str, PURCHASE_COST[1:]))} Jade"
+RECRUIT_COUNT = _family("recruit", MAX_PURCHASE, f"Recruit k Laborers ({_COUNTS})")
+BUY_COUNT = _family("buy_blocks", MAX_PURCHASE, f"Buy k Wall Blocks ({_COUNTS})")
+DRAW_COUNT = _family(
+    "draw",
+    len(FAVOR_DRAW_OPTIONS),
+    "Declare the draw: " + ", or ".join(f"{d} keep {k}" for d, k in FAVOR_DRAW_OPTIONS),
+)
+BUILD_COUNT = _family("build_count", 2, f"Build 1 block, or 2 blocks for {DOUBLE_BUILD_COST} Jade")
 CELL = _family(
     "cell", MAX_CELLS, "A wall cell (build, replace, remove or place a reinforcement): region*17 + k"
 )
 GOVERNOR = _family("governor", MAX_CELLS, "Place the Governor block on this cell (free, any region)")
 LABORERS = _family("laborers", MAX_WORKERS + 1, "Use L Laborers (the rest of the Workers are Convicts)")
 MOVE_REGION = _family("move", MAX_REGIONS, "Move the Taskmaster to region r")
-PRISON_PAIR = _family("prisons", len(PRISON_PAIRS), "Send the 2 Convicts to this pair of prisons")
+PRISON_PAIR = _family(
+    "prisons", len(PRISON_PAIRS), f"Send the {TREASURE_CONVICTS} Convicts to this pair of prisons"
+)
 PLAY_FAVOR = _family("play_favor", MAX_FAVOR_CARDS, "Play completed favor card #i")
 TRADE_JADE = _family("trade_jade", 1, "Favor Trade-in: discard a favor card for 1 Jade")
 TRADE_CONVICT = _family("trade_convict", 1, "Favor Trade-in: discard a favor card for 1 Convict")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -52,8 +53,13 @@ class GameConfig:
             value = getattr(self, f.name)
             if f.type == "bool" and not isinstance(value, bool):
                 fail(f.name, "must be true or false")
-            if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-                fail(f.name, "must be an integer")
+            if f.type == "int":
+                try:  # any integer type (numpy's included), never a bool, float or string
+                    if isinstance(value, bool):
+                        raise TypeError
+                    object.__setattr__(self, f.name, operator.index(value))
+                except TypeError:
+                    fail(f.name, "must be an integer")
         if not tables.MIN_PLAYERS <= self.num_players <= tables.MAX_PLAYERS:
             fail("num_players", f"Island Fortress is for {tables.MIN_PLAYERS}-{tables.MAX_PLAYERS} players")
         if self.extra_region and self.num_regions > self.num_players:

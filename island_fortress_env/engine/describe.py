@@ -6,15 +6,17 @@ from typing import TYPE_CHECKING
 
 from . import actions as A
 from . import tables
+from .decisions import Decision
+from .events import Event, Petition, Role, Score, ScoreReason
 
 if TYPE_CHECKING:
     from .state import State
 
 _CELL_VERB = {
-    "remove which reinforcement": "remove the reinforcement at",
-    "build where": "build at",
-    "reinforce which block": "reinforce",
-    "replace which block": "replace the block at",
+    Decision.REMOVE_REINFORCEMENT_CELL: "remove the reinforcement at",
+    Decision.BUILD_CELL: "build at",
+    Decision.REINFORCE_CELL: "reinforce",
+    Decision.REPLACE_CELL: "replace the block at",
 }
 
 
@@ -39,7 +41,14 @@ def action_to_string(state: State, action: int) -> str:
         name = deck.cards[i].describe() if i < len(deck) else f"#{i} (not in this deck)"
         return f"{'keep' if fam.name == 'keep_favor' else 'play'} favor {name}"
     if fam.name == "bid":
-        return f"bid {i} Jade"
+        if state.decision != Decision.PETITION_BID:
+            return f"bid {i} Jade"
+        base = tables.BID_BASE  # above MAX_BID Jade a bid is entered as digits in this base
+        place = base**state.bid_digits_left
+        so_far = state.bids[state.current] * base * place
+        if place > 1:
+            return f"bid digit {i}: {so_far + i * place} Jade so far"
+        return f"bid {so_far + i} Jade"
     if fam.name == "role":
         return f"play {A.op_label(i)}"
     if fam.name == "repeat":
@@ -50,11 +59,12 @@ def action_to_string(state: State, action: int) -> str:
     if fam.name == "buy_blocks":
         return f"buy {i + 1} Wall Blocks for {tables.PURCHASE_COST[i + 1]} Jade"
     if fam.name == "draw":
-        return ("draw 3 favor cards, keep 2", "draw 5 favor cards, keep 1")[i]
+        draw, keep = tables.FAVOR_DRAW_OPTIONS[i]
+        return f"draw {draw} favor cards, keep {keep}"
     if fam.name == "build_count":
         return "build 1 block" if i == 0 else f"build 2 blocks for {tables.DOUBLE_BUILD_COST} Jade"
     if fam.name == "cell":
-        verb = _CELL_VERB.get(state.decision_name(), "cell")
+        verb = _CELL_VERB.get(state.decision, "cell")
         return f"{verb} {cell_name(state, i)}"
     if fam.name == "governor":
         return f"place the Governor block at {cell_name(state, i)}"
@@ -69,17 +79,29 @@ def action_to_string(state: State, action: int) -> str:
     raise AssertionError(fam.name)  # pragma: no cover
 
 
-def event_to_string(event: tuple) -> str:
+def score_reason_text(event: Score) -> str:
+    """ "row 2 of region 1", "level 3 majority (end)", "favor card" ..."""
+    reason = event.reason
+    if reason is ScoreReason.ROW or reason is ScoreReason.ROW_AT_END:
+        end = " (end)" if reason is ScoreReason.ROW_AT_END else ""
+        return f"row {event.level + 1} of region {event.region + 1}{end}"
+    if reason is ScoreReason.LEVEL or reason is ScoreReason.LEVEL_AT_END:
+        end = " (end)" if reason is ScoreReason.LEVEL_AT_END else ""
+        return f"level {event.level + 1} majority{end}"
+    return reason.value
+
+
+def event_to_string(event: Event) -> str:
     """One public log event as text."""
+    if isinstance(event, Role):
+        how = f" (Taskmaster B, repeat for {event.cost} Jade)" if event.repeat else ""
+        return f"player {event.player} plays {A.op_label(event.op)}{how}"
+    if isinstance(event, Score):
+        return f"player {event.player} scores {event.points:+d} ({score_reason_text(event)})"
+    if isinstance(event, Petition):
+        return (
+            f"bids revealed {list(event.bids)} (with favors {list(event.totals)}): "
+            f"player {event.winner} wins the petition"
+        )
     kind, *args = event
-    if kind == "role":
-        p, op, repeat, cost = args
-        how = f" (Taskmaster B, repeat for {cost} Jade)" if repeat else ""
-        return f"player {p} plays {A.op_label(op)}{how}"
-    if kind == "score":
-        p, points, reason = args
-        return f"player {p} scores {points:+d} ({reason})"
-    if kind == "petition":
-        bids, totals, winner = args
-        return f"bids revealed {list(bids)} (with favors {list(totals)}): player {winner} wins the petition"
-    return f"{kind} " + " ".join(str(a) for a in args)
+    return f"{kind.value} " + " ".join(str(a) for a in args)

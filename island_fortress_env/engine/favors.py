@@ -7,6 +7,7 @@ the player's unreinforced blocks" is one AND per marked cell over the whole wall
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -26,7 +27,23 @@ REWARD_KINDS = (
     "laborers",
     "wall_blocks",
 )
-PERSISTENT_REWARDS = ("income", "petition")
+# The most one card may give of each reward, and the most a whole deck may give of the
+# persistent ones (income and petition bonuses are added every round, so their deck totals
+# bound the bonus a player can hold: 30 keeps "bonus / 3" inside the observation's Box).
+# Every count stays a small int, so observations are exact; the encoder clips to the Box
+# whatever a game reaches.
+REWARD_LIMITS: dict[str, int] = {
+    "income": 3,
+    "petition": 3,
+    "jade": 10,
+    "vp": 10,
+    "treasure": 3,
+    "buyback_chips": 2,
+    "convicts": 6,
+    "laborers": 6,
+    "wall_blocks": 3,
+}
+DECK_REWARD_LIMITS: dict[str, int] = {"income": 30, "petition": 30}
 PATTERN_SIZE = 3  # patterns were designed within a 3x3 grid
 _ALL_BITS = (1 << (LEVELS * STRIDE)) - 1
 
@@ -43,10 +60,6 @@ class FavorCard:
     rewards: dict[str, int]
     offsets: tuple[int, ...]  # bit offsets of the marked cells from the bottom-left corner
     anchor_mask: int  # bottom-left positions where the pattern fits without wrapping rows
-
-    @property
-    def cells(self) -> int:
-        return len(self.offsets)
 
     def matches(self, blocks: int) -> int:
         """Bottom-left anchors at which every marked cell is in ``blocks``."""
@@ -112,6 +125,8 @@ def _parse_card(index: int, raw: Any, where: str) -> FavorCard:
     for kind, amount in rewards.items():
         if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
             raise fail(f"reward {kind!r} must be a non-negative integer, not {amount!r}")
+        if amount > REWARD_LIMITS[kind]:
+            raise fail(f"reward {kind!r} is {amount}, above the limit of {REWARD_LIMITS[kind]} per card")
     if not any(rewards.values()):
         raise fail("'rewards' gives nothing")
     # Normalise to the bottom-left corner of the marked cells.
@@ -140,21 +155,38 @@ def parse_deck(data: Any, where: str = "favor deck") -> FavorDeck:
     if not 1 <= len(raw_cards) <= MAX_FAVOR_CARDS:
         raise DeckError(f"{where}: must hold 1-{MAX_FAVOR_CARDS} cards, not {len(raw_cards)}")
     cards = tuple(_parse_card(i, raw, where) for i, raw in enumerate(raw_cards))
+    for i, raw in enumerate(raw_cards):  # (an unnamed copy has a different default name)
+        first = raw_cards.index(raw)
+        if first != i:
+            raise DeckError(f"{where}: card {i} is an identical copy of card {first}")
+    seen_names: dict[str, int] = {}
+    for card in cards:
+        first = seen_names.setdefault(card.name, card.index)
+        if first != card.index:
+            raise DeckError(f"{where}: card {card.index}: the name {card.name!r} is card {first}'s too")
+    for kind, limit in DECK_REWARD_LIMITS.items():
+        total = sum(card.rewards[kind] for card in cards)
+        if total > limit:
+            raise DeckError(
+                f"{where}: the cards give {total} {kind!r} in all, above the deck limit of {limit}"
+            )
     return FavorDeck(
         name=str(data.get("name", where)), stand_in=bool(data.get("stand_in", False)), cards=cards
     )
 
 
-def load_deck(path: str | Path | None = None) -> FavorDeck:
-    """Load a deck file; ``None`` gives the shipped stand-in deck."""
+def load_deck(path: str | os.PathLike[str] | None = None) -> FavorDeck:
+    """Load a deck file (UTF-8 JSON); ``None`` gives the shipped stand-in deck."""
     if path is None:
         text = resources.files(__package__).joinpath("data/favor_deck.json").read_text("utf-8")
         return parse_deck(json.loads(text), "stand-in favor deck")
-    where = f"favor deck {str(path)!r}"
+    where = f"favor deck {os.fspath(path)!r}"
     try:
         text = Path(path).read_text("utf-8")
     except OSError as exc:
         raise DeckError(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise DeckError(f"{where}: is not UTF-8 text (byte {exc.start})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

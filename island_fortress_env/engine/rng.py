@@ -7,12 +7,31 @@ reproducible byte for byte from its seed.
 
 from __future__ import annotations
 
+import operator
+from typing import SupportsIndex
+
 _MASK = (1 << 64) - 1
 
 
-def seed_state(seed: int | None) -> int:
-    """Turn any int seed (or None, meaning 0) into a 64-bit generator state."""
-    return (0 if seed is None else int(seed)) & _MASK
+class SeedError(ValueError):
+    """A seed that is not an integer in [0, 2**64) or None."""
+
+
+def seed_state(seed: SupportsIndex | None) -> int:
+    """A seed (an integer in [0, 2**64), a numpy integer included, or None meaning 0) as the
+    generator's 64-bit state. Anything else (a string, a float, a bool, a negative or too
+    large number) raises ``SeedError`` instead of being coerced."""
+    if seed is None:
+        return 0
+    try:
+        if isinstance(seed, bool):
+            raise TypeError
+        value = operator.index(seed)
+    except TypeError:
+        raise SeedError(f"invalid seed {seed!r}: must be an integer in [0, 2**64) or None") from None
+    if not 0 <= value <= _MASK:
+        raise SeedError(f"invalid seed {value}: must be in [0, 2**64)")
+    return value
 
 
 def next_u64(state: int) -> tuple[int, int]:

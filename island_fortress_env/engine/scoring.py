@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import tables
+from .events import ScoreReason
 
 
 def majority(counts: Sequence[int]) -> list[int]:
@@ -49,26 +50,26 @@ def end_bonuses(
     treasure: Sequence[int],
     jade: Sequence[int],
     workers: Sequence[int],
-) -> list[tuple[int, int, str]]:
-    """The five end-game categories as (player, points, reason) events, in rulebook order."""
-    events: list[tuple[int, int, str]] = []
+) -> list[tuple[int, int, ScoreReason]]:
+    """The five end-game categories as (player, points, reason) triples, in rulebook order."""
+    events: list[tuple[int, int, ScoreReason]] = []
     n = len(chips)
     for p in range(n):
         pts = buyback_chip_points(chips[p])
         if pts:
-            events.append((p, pts, "buyback chips"))
+            events.append((p, pts, ScoreReason.BUYBACK_CHIPS))
     for p in range(n):
         pts = least_region_points(own[p], region_masks)
         if pts:
-            events.append((p, pts, "least-built region"))
+            events.append((p, pts, ScoreReason.LEAST_BUILT_REGION))
     for p in most(treasure):
-        events.append((p, tables.TREASURE_BONUS, "most treasure"))
+        events.append((p, tables.TREASURE_BONUS, ScoreReason.MOST_TREASURE))
     for p in fewest(treasure):
-        events.append((p, -tables.TREASURE_BONUS, "fewest treasure"))
+        events.append((p, -tables.TREASURE_BONUS, ScoreReason.FEWEST_TREASURE))
     for p in most(jade):
-        events.append((p, tables.JADE_BONUS, "most jade"))
+        events.append((p, tables.JADE_BONUS, ScoreReason.MOST_JADE))
     for p in most(workers):
-        events.append((p, tables.WORKERS_BONUS, "most workers"))
+        events.append((p, tables.WORKERS_BONUS, ScoreReason.MOST_WORKERS))
     return events
 
 

@@ -6,89 +6,103 @@ with several choices is a short stack of decisions (``decision`` plus a little c
 The Governor block is just one more family of legal actions at every decision of its
 holder's turns. A pass exists only when nothing else is legal.
 
+Where each rule lives (every decision's legal choices beside its effect, in the rulebook's
+words): ``phases/setup.py`` (the deal and the keep), ``phases/petition.py`` (income and the
+sealed bids), ``phases/action.py`` (turns, the role choice and Taskmaster B's repeat, buyback,
+the Governor block), ``phases/end.py`` (wall completion, Favor Trade-in, final scoring) and
+``roles/`` (one module per role card: each action's start, legal choices and effect). This
+module holds the public API, the dispatch by decision and the moves of components (supplies,
+prisons, blocks on the wall and what they score). Rulings are cited by their docs/RULES.md ids.
+
 No RL imports here: the PettingZoo environment and the observation encoder read this state.
 """
 
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import actions as A
+from . import events as ev
 from . import rng, scoring, tables
 from .config import ConfigError, GameConfig
-from .favors import FavorDeck, load_deck
-from .wall import STRIDE, WallGeometry, geometry, iter_bits
-
-TERMINAL = -4  # OpenSpiel's value for "no player to move"
-UNLIMITED = 10**9  # the supply size of an unlimited component
-
-# Decision kinds.
-(
-    D_KEEP_SETUP,
+from .decisions import (
+    ACTION_PHASE_DECISIONS,
     D_BID,
-    D_ROLE,
-    D_RECRUIT_COUNT,
+    D_BUILD_CELL,
+    D_BUILD_COUNT,
     D_BUY_COUNT,
     D_DRAW_COUNT,
-    D_KEEP_DRAWN,
-    D_REMOVE_CELL,
-    D_BUILD_COUNT,
-    D_BUILD_CELL,
-    D_LABORERS,
     D_FAVOR_CARD,
-    D_REINFORCE_CELL,
-    D_REPLACE_CELL,
-    D_PRISON_PAIR,
-    D_MOVE_REGION,
-    D_TURN_END,
-    D_TRADE_IN,
     D_GAME_OVER,
-) = range(19)
-NUM_DECISIONS = 19
-DECISION_NAMES = (
-    "keep setup favors",
-    "petition bid",
-    "choose role action",
-    "recruit how many Laborers",
-    "buy how many blocks",
-    "draw 3 or 5 favors",
-    "keep drawn favors",
-    "remove which reinforcement",
-    "build 1 or 2 blocks",
-    "build where",
-    "how many Laborers",
-    "play which favor",
-    "reinforce which block",
-    "replace which block",
-    "which two prisons",
-    "move the Taskmaster where",
-    "buyback or end turn",
-    "favor trade-in",
-    "game over",
+    D_KEEP_DRAWN,
+    D_KEEP_SETUP,
+    D_LABORERS,
+    D_MOVE_REGION,
+    D_PRISON_PAIR,
+    D_RECRUIT_COUNT,
+    D_REINFORCE_CELL,
+    D_REMOVE_CELL,
+    D_REPLACE_CELL,
+    D_ROLE,
+    D_TRADE_IN,
+    D_TURN_END,
+    DECISION_NAMES,
+    NUM_DECISIONS,
+    TERMINAL,
+    Decision,
 )
-ACTION_PHASE_DECISIONS = frozenset(range(D_ROLE, D_TURN_END + 1))
-# Collect from Prison, Collect Jade and Move the Taskmaster are always possible (docs/RULES.md E6).
-_ALWAYS_FEASIBLE = (1 << A.OP_COLLECT_PRISON) | (1 << A.OP_COLLECT_JADE) | (1 << A.OP_MOVE_TASKMASTER)
-_REPEAT_COST = tuple(
-    tables.REPEAT_ROLE_COST.get(A.ROLE_KEYS[A.OP_CARD[op]], 1 << 30) for op in range(A.NUM_OPS)
-)  # Repeat cost per action; the Taskmaster's own action cannot be repeated
-# Lookup tables for the role choice: which actions a hand of role cards offers, which a table
-# of played cards offers to Taskmaster B given 0..3+ Jade, and the action ids of a set of actions.
-_HAND_OPS = tuple(sum(1 << op for op in range(A.NUM_OPS) if hand >> A.OP_CARD[op] & 1) for hand in range(32))
-_TABLE_OPS = tuple(
-    tuple(
-        sum(
-            1 << op
-            for op in range(A.NUM_REPEATABLE)
-            if table >> A.OP_CARD[op] & 1 and jade >= _REPEAT_COST[op]
-        )
-        for jade in range(4)
-    )
-    for table in range(32)
-)
-_ROLE_IDS = tuple([A.ROLE + op for op in range(A.NUM_OPS) if m >> op & 1] for m in range(1 << A.NUM_OPS))
-_REPEAT_IDS = tuple([A.REPEAT + op for op in range(A.NUM_OPS) if m >> op & 1] for m in range(1 << A.NUM_OPS))
+from .events import K_PASS
+from .favors import FavorDeck, load_deck
+from .fields import StateFields
+from .phases.action import ActionPhase
+from .phases.end import GameEnd
+from .phases.petition import PetitionPhase
+from .phases.setup import SetupPhase
+from .roles.builder import Builder
+from .roles.planner import Planner
+from .roles.recruiter import Recruiter
+from .roles.taskmaster import Taskmaster
+from .roles.treasurer import Treasurer
+from .wall import WallGeometry, geometry, iter_bits
+
+# The decision names are defined in decisions.py; re-exported here for callers of the state.
+__all__ = [
+    "ACTION_PHASE_DECISIONS",
+    "DECISION_NAMES",
+    "D_BID",
+    "D_BUILD_CELL",
+    "D_BUILD_COUNT",
+    "D_BUY_COUNT",
+    "D_DRAW_COUNT",
+    "D_FAVOR_CARD",
+    "D_GAME_OVER",
+    "D_KEEP_DRAWN",
+    "D_KEEP_SETUP",
+    "D_LABORERS",
+    "D_MOVE_REGION",
+    "D_PRISON_PAIR",
+    "D_RECRUIT_COUNT",
+    "D_REINFORCE_CELL",
+    "D_REMOVE_CELL",
+    "D_REPLACE_CELL",
+    "D_ROLE",
+    "D_TRADE_IN",
+    "D_TURN_END",
+    "GOVERNOR_OWNER",
+    "NUM_DECISIONS",
+    "TERMINAL",
+    "UNLIMITED",
+    "Game",
+    "IllegalActionError",
+    "State",
+    "play_random_game",
+]
+
+UNLIMITED = 10**9  # where the ledger of an unlimited supply starts (docs/RULES.md C7)
+
+_PASS_ONLY = (A.PASS,)
 GOVERNOR_OWNER = -1  # owner id of a Governor block in ``owner_at``
 
 
@@ -155,27 +169,12 @@ class Game:
         return f"Game({self.config!r})"
 
 
-class State:
+class State(
+    SetupPhase, PetitionPhase, ActionPhase, GameEnd, Recruiter, Planner, Builder, Treasurer, Taskmaster
+):
     """One moment of a game. ``clone()`` is a shallow copy of flat lists and ints."""
 
-    __slots__ = (
-        "game", "cfg", "geo", "n", "rng",
-        # players (one list entry per seat)
-        "jade", "laborers", "convicts", "blocks", "stock_blocks", "chips", "treasure",
-        "score", "income_bonus", "petition_bonus", "region", "roles_hand", "roles_table",
-        "favor_hand", "favor_played", "drawn", "turns_taken", "bids", "last_bids",
-        # the wall, as bit sets
-        "occ", "own", "gov_bits", "reinf",
-        # supplies, prisons, favor deck
-        "sup_jade", "sup_treasure", "sup_chips", "sup_reinf", "sup_laborers", "sup_convicts",
-        "gov_stock", "gov_box", "gov_in_hand", "prison_jade", "prison_convicts", "deck",
-        "favor_discard",
-        # turn structure and the pending decision
-        "round", "decision", "current", "holder", "turn_index", "actions_this_turn",
-        "buyback_used", "last_card", "in_action", "keep_left", "op", "build_left",
-        "build_need", "worker_need", "favor_card", "order", "order_pos", "wall_completer",
-        "winners", "log", "_legal",
-    )  # fmt: skip
+    __slots__ = ()  # the fields are declared by StateFields (fields.py)
 
     def __init__(self, game: Game, seed: int | None = None) -> None:
         cfg = game.config
@@ -239,11 +238,11 @@ class State:
         self.order_pos = 0
         self.wall_completer = -1
         self.winners: list[int] = []
-        self.log: list[tuple] = []
-        self._legal: list[int] | None = None
+        self._log: list[tuple[Any, ...]] = []  # raw records, typed by ``log`` when read
+        self.bid_digits_left = 0  # base-101 digits of the sealed bid still to enter after this one
+        self.unlimited = cfg.unlimited_components  # supplies that never run out
+        self._legal: tuple[int, ...] | None = None
         self._setup()
-
-    # ------------------------------------------------------------------ public API
 
     def current_player(self) -> int:
         return self.current
@@ -251,11 +250,40 @@ class State:
     def is_terminal(self) -> bool:
         return self.decision == D_GAME_OVER
 
-    def legal_actions(self) -> list[int]:
-        """Sorted legal action ids for the current player (never empty before the end)."""
+    def legal_actions(self) -> tuple[int, ...]:
+        """Sorted legal action ids for the current player (never empty before the end).
+
+        A tuple: the state keeps it for the next call, and nobody can change it."""
         if self._legal is None:
             self._legal = self._compute_legal()
         return self._legal
+
+    @property
+    def log(self) -> list[ev.Event]:
+        """The public event log, oldest first, as typed records (``events.Event``).
+
+        The state stores each event as a plain tuple in its record's field order (a
+        NamedTuple costs several times a tuple to build, on every step); the records are
+        made here, when the log is read."""
+        return ev.typed(self._log)
+
+    def with_block(self, cell: int, player: int, governor: bool = False) -> State:
+        """A copy of this state with a block put on ``cell`` exactly as the rules put one
+        (``player``'s own block from their supply, or a Governor block ``player`` places),
+        scoring what it completes. For look-ahead by agents: the pending decision is this
+        state's, so the copy is for evaluation, not for play."""
+        other = self.clone()
+        bit = self.geo.cell_bits[cell]
+        if not governor:
+            other.blocks[player] -= 1
+        other._place_block(player, bit, governor)
+        other._legal = None
+        return other
+
+    def invalidate_cache(self) -> None:
+        """Forget the memoised legal actions. Only for code that writes a state's fields
+        directly (scenario builders in tests); ``apply_action`` keeps the memo right."""
+        self._legal = None
 
     def apply_action(self, action: int) -> None:
         """Apply one legal action; an illegal one raises and changes nothing."""
@@ -278,8 +306,6 @@ class State:
             setattr(other, name, getattr(self, name))
         for name in _LIST_SLOTS:
             setattr(other, name, getattr(self, name)[:])
-        legal = self._legal  # the memo is copied too: callers may mutate the list they get
-        other._legal = None if legal is None else legal[:]
         return other
 
     def returns(self) -> list[float]:
@@ -309,7 +335,7 @@ class State:
                 return p
         raise AssertionError("occupied cell without owner")
 
-    def component_totals(self) -> dict[str, int]:
+    def component_totals(self) -> dict[str, Any]:
         """Where every component is, summed: must always equal ``game.totals``."""
         n = self.n
         return {
@@ -329,488 +355,18 @@ class State:
             + self.favor_discard.bit_count(),
         }  # fmt: skip
 
-    def __str__(self) -> str:
-        from ..render import render_text  # local import: rendering is outside the engine
-
-        return render_text(self)
-
-    # ------------------------------------------------------------------ setup and rounds
-
-    def _setup(self) -> None:
-        cfg = self.cfg
-        deck = list(range(len(self.game.deck)))
-        self.rng = rng.shuffle(self.rng, deck)
-        self.deck = deck
-        for p in range(self.n):
-            self.jade[p] = self._take_jade(tables.STARTING_JADE + cfg.extra_jade)
-            take = min(cfg.start_laborers, self.sup_laborers)
-            self.sup_laborers -= take
-            self.laborers[p] = take
-            take = min(cfg.start_convicts, self.sup_convicts)
-            self.sup_convicts -= take
-            self.convicts[p] = take
-            self.stock_blocks[p] -= cfg.start_blocks
-            self.blocks[p] = cfg.start_blocks
-            hand = 0
-            for _ in range(tables.FAVOR_DEAL):
-                hand |= 1 << self.deck.pop()
-            self.drawn[p] = hand
-        self.log.append(("setup", self.n, self.geo.regions))
-        self.decision = D_KEEP_SETUP
-        self.current = 0
-        self.keep_left = tables.FAVOR_KEEP
-
-    def _take_jade(self, amount: int) -> int:
-        take = min(amount, self.sup_jade)
-        self.sup_jade -= take
-        return take
-
-    def _start_round(self) -> None:
-        self.round += 1
-        self.log.append(("round", self.round))
-        start = max(self.holder, 0)
-        for i in range(self.n):  # income, paid in turn order from the marker (ruling 8)
-            p = (start + i) % self.n
-            got = self._take_jade(tables.INCOME + self.income_bonus[p])
-            self.jade[p] += got
-            self.log.append(("income", p, got))
-        self.bids = [0] * self.n
-        self.order = [(start + i) % self.n for i in range(self.n)]
-        self.order_pos = 0
-        self.decision = D_BID
-        self.current = self.order[0]
-
-    def _resolve_petition(self) -> None:
-        n = self.n
-        bids = self.bids
-        totals = [bids[p] + self.petition_bonus[p] for p in range(n)]
-        best = max(totals)
-        tied = [p for p in range(n) if totals[p] == best]
-        if len(tied) > 1:
-            most_jade = max(bids[p] for p in tied)
-            tied = [p for p in tied if bids[p] == most_jade]
-        if len(tied) == 1:
-            winner = tied[0]
-        elif self.holder < 0:  # round 1: the tie is split at random
-            self.rng, i = rng.below(self.rng, len(tied))
-            winner = tied[i]
-        else:  # the marker moves clockwise and never stays with its holder
-            winner = next((self.holder + k) % n for k in range(1, n) if (self.holder + k) % n in tied)
-        self.last_bids = tuple(bids)
-        self.bids = [0] * n
-        self.log.append(("petition", self.last_bids, tuple(totals), winner))
-        paid = bids[winner]
-        self.jade[winner] -= paid
-        self.sup_jade += paid
-        self.holder = winner
-        if self.gov_stock > 0:
-            self.gov_stock -= 1
-            self.gov_in_hand = True
-        r = self.region[winner]
-        self._to_prison(r, jade=1)
-        if self.round == 1 and self.cfg.first_round_incentive:
-            self._first_round_incentive(winner)
-        for p in range(n):
-            self.roles_hand[p] = A.ALL_ROLES
-            self.roles_table[p] = 0
-            self.turns_taken[p] = 0
-        self.turn_index = 0
-        self._start_turn(winner)
-
-    def _first_round_incentive(self, p: int) -> None:
-        kind = self.cfg.first_round_incentive
-        if kind == "wall_block":
-            if self.stock_blocks[p] > 0:
-                self.stock_blocks[p] -= 1
-                self.blocks[p] += 1
-        elif kind == "buyback_chip":
-            self._gain_chip(p)
-        elif kind == "treasure":
-            self._gain_treasure(p, 1, "first round incentive")
-        self.log.append(("incentive", p, kind))
-
-    def _start_turn(self, p: int) -> None:
-        self.current = p
-        self.decision = D_ROLE
-        self.actions_this_turn = 0
-        self.buyback_used = False
-        self.last_card = -1
-        self.in_action = False
-
-    def _end_turn(self) -> None:
-        p = self.current
-        self.turns_taken[p] += 1
-        if p == self.holder and self.turns_taken[p] == 3 and self.gov_in_hand:
-            self.gov_in_hand = False
-            self.gov_box += 1
-            self.log.append(("governor_lost", p))
-        self.turn_index += 1
-        if self.turn_index == 3 * self.n:
-            if self.gov_stock == 0:
-                self._end_game()
-            else:
-                self._start_round()
-        else:
-            self._start_turn((self.holder + self.turn_index) % self.n)
-
-    def _finish_action(self) -> None:
-        self.in_action = False
-        self.actions_this_turn += 1
-        if self.wall_completer >= 0:
-            self._end_game()
-            return
-        self.decision = D_TURN_END
-        if len(self._turn_end_options()) == 1:  # nothing to choose but ending the turn
-            self._end_turn()
-
-    # ------------------------------------------------------------------ end of game
-
-    def _end_game(self) -> None:
-        if self.gov_in_hand:
-            self.gov_in_hand = False
-            self.gov_box += 1
-        w = self.wall_completer
-        if w >= 0:  # the builder of the last block empties every prison
-            got_jade = sum(self.prison_jade)
-            got_convicts = sum(self.prison_convicts)
-            self.jade[w] += got_jade
-            self.convicts[w] += got_convicts
-            self.prison_jade = [0] * self.geo.regions
-            self.prison_convicts = [0] * self.geo.regions
-            self.log.append(("wall_complete", w, got_jade, got_convicts))
-        self.in_action = False
-        if self.cfg.favor_trade_in:
-            start = max(self.holder, 0)
-            self.order = [(start + i) % self.n for i in range(self.n)]
-            self.order_pos = -1
-            self._next_trader()
-        else:
-            self._final_scoring()
-
-    def _next_trader(self) -> None:
-        self.order_pos += 1
-        while self.order_pos < self.n and not self.favor_hand[self.order[self.order_pos]]:
-            self.order_pos += 1
-        if self.order_pos == self.n:
-            self._final_scoring()
-        else:
-            self.decision = D_TRADE_IN
-            self.current = self.order[self.order_pos]
-
-    def _final_scoring(self) -> None:
-        geo = self.geo
-        for r in range(geo.regions):  # uncompleted rows and levels score as if completed
-            for level in range(3):
-                mask = geo.row_mask[r][level]
-                if self.occ & mask != mask:
-                    self._score_row(r, level, completed=False)
-        for level in range(3):
-            mask = geo.level_mask[level]
-            if self.occ & mask != mask:
-                self._score_level(level, completed=False)
-        workers = [self.laborers[p] + self.convicts[p] for p in range(self.n)]
-        for p, pts, reason in scoring.end_bonuses(
-            self.chips, self.own, geo.region_mask, self.treasure, self.jade, workers
-        ):
-            self._score(p, pts, reason)
-        self.winners = scoring.winners(
-            self.score, [o.bit_count() for o in self.own], self.jade, self.treasure
-        )
-        self.log.append(("game_over", tuple(self.score), tuple(self.winners)))
-        self.decision = D_GAME_OVER
-        self.current = TERMINAL
-
-    # ------------------------------------------------------------------ moving components
-
-    def _score(self, p: int, points: int, reason: str) -> None:
-        self.score[p] += points
-        self.log.append(("score", p, points, reason))
-
-    def _to_prison(self, region: int, jade: int = 0, convicts: int = 1) -> None:
-        """Send Jade and Convicts from the supply to a prison; an empty supply sends nothing."""
-        j = min(jade, self.sup_jade)
-        c = min(convicts, self.sup_convicts)
-        self.sup_jade -= j
-        self.sup_convicts -= c
-        self.prison_jade[region] += j
-        self.prison_convicts[region] += c
-
-    def _gain_chip(self, p: int) -> None:
-        if self.sup_chips > 0:
-            self.sup_chips -= 1
-            self.chips[p] += 1
-
-    def _gain_treasure(self, p: int, amount: int, reason: str) -> None:
-        got = min(amount, self.sup_treasure)
-        if got:
-            self.sup_treasure -= got
-            self.treasure[p] += got
-            self._score(p, got, reason)  # every Treasure is worth a victory point
-
-    def _gain_laborers(self, p: int, amount: int) -> None:
-        got = min(amount, self.sup_laborers)
-        self.sup_laborers -= got
-        self.laborers[p] += got
-
-    def _gain_convicts(self, p: int, amount: int) -> None:
-        got = min(amount, self.sup_convicts)
-        self.sup_convicts -= got
-        self.convicts[p] += got
-
-    def _pay_workers(self, p: int, laborers: int) -> None:
-        """All assigned Convicts and half the assigned Laborers (rounded up) die."""
-        convicts = self.worker_need - laborers
-        dead_laborers = (laborers + 1) // 2
-        self.convicts[p] -= convicts
-        self.sup_convicts += convicts
-        self.laborers[p] -= dead_laborers
-        self.sup_laborers += dead_laborers
-        self.log.append(("workers", p, laborers, convicts, dead_laborers))
-
-    def _place_block(self, p: int, bit: int, governor: bool) -> None:
-        """Put a block on the wall and score what it completes (row, level, tower)."""
-        geo = self.geo
-        b = 1 << bit
-        self.occ |= b
-        if governor:
-            self.gov_bits |= b
-        else:
-            self.own[p] |= b
-        level = bit // STRIDE
-        self.log.append(("place", p, geo.bit_cell[bit], governor))
-        if level == 3:
-            if not governor:
-                self._score(p, tables.TOWER_POINTS, "level-4 block")
-        else:
-            region = geo.bit_region[bit]
-            row = geo.row_mask[region][level]
-            if self.occ & row == row:
-                self._gain_chip(p)  # the completer's Buyback Chip, Governor block or not
-                self.log.append(("row_complete", p, region, level))
-                self._score_row(region, level, completed=True)
-                lm = geo.level_mask[level]
-                if self.occ & lm == lm:
-                    self._score_level(level, completed=True)
-        if self.occ == geo.valid:
-            self.wall_completer = p
-
-    def _score_row(self, region: int, level: int, completed: bool) -> None:
-        counts = scoring.blocks_in(self.own, self.geo.row_mask[region][level])
-        reason = f"row {level + 1} of region {region + 1}" + ("" if completed else " (end)")
-        for p in scoring.majority(counts):
-            self._score(p, tables.ROW_POINTS[level], reason)
-
-    def _score_level(self, level: int, completed: bool) -> None:
-        counts = scoring.blocks_in(self.own, self.geo.level_mask[level])
-        reason = f"level {level + 1} majority" + ("" if completed else " (end)")
-        for p in scoring.majority(counts):
-            self._gain_treasure(p, 1, reason)
-
-    # ------------------------------------------------------------------ legality helpers
-
-    def _workers(self, p: int) -> int:
-        return self.laborers[p] + self.convicts[p]
-
-    def _build_cells(self, occ: int, p: int, budget: int, left: int) -> list[int]:
-        """Cells (bit indexes) where the next block of a build may go so the build can finish."""
-        geo = self.geo
-        region_mask = geo.region_mask[self.region[p]]
-        candidates = geo.buildable(occ) & region_mask
-        out = []
-        for bit in iter_bits(candidates):
-            need = WallGeometry.workers_for(bit)
-            if need > budget:
-                break  # bits ascend by level, so every later cell costs at least as much
-            if left == 1 or self._cheapest_next(occ | (1 << bit), region_mask) <= budget - need:
-                out.append(bit)
-        return out
-
-    def _cheapest_next(self, occ: int, region_mask: int) -> int:
-        """Workers for the cheapest block buildable in the region (a big number if none).
-
-        A Governor block never makes a build possible that was not possible without it: a
-        cell it supports is always dearer than the cell it stands on.
-        """
-        candidates = self.geo.buildable(occ) & region_mask
-        if not candidates:
-            return 1 << 30
-        return WallGeometry.workers_for((candidates & -candidates).bit_length() - 1)
-
-    def _can_build(self, p: int, count: int, jade: int) -> bool:
-        if self.blocks[p] < count or (count == 2 and jade < tables.DOUBLE_BUILD_COST):
-            return False
-        return bool(self._build_cells(self.occ, p, self._workers(p), count))
-
-    def _replace_targets(self, p: int) -> int:
-        """Other players' unreinforced blocks in the region of ``p``'s Taskmaster."""
-        mine_or_fixed = self.own[p] | self.gov_bits | self.reinf
-        return self.occ & ~mine_or_fixed & self.geo.region_mask[self.region[p]]
-
-    def _replace_cells(self, p: int) -> int:
-        """Replace targets ``p`` has the (double) Workers for."""
-        budget = self._workers(p)
-        out = 0
-        for bit in iter_bits(self._replace_targets(p)):
-            if tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(bit) <= budget:
-                out |= 1 << bit
-        return out
-
-    def _playable_favors(self, p: int) -> list[int]:
-        return list(iter_bits(self.game.playable_cards(self.favor_hand[p], self.own[p] & ~self.reinf)))
-
-    def _favor_cells(self, p: int, card: int) -> int:
-        fav = self.game.deck.cards[card]
-        cells = 0
-        for anchor in iter_bits(fav.matches(self.own[p] & ~self.reinf)):
-            cells |= fav.cells_at(anchor)
-        return cells
-
-    def _feasible_ops(self, p: int, ops: int) -> int:
-        """Which of the role actions in bit set ``ops`` can be carried out to the end.
-
-        None depends on Jade (every action's cheapest form is free; the Repeat cost is checked
-        by the caller), and each test is an existence check: the lowest set bit of a cell set is
-        its cheapest level, so "enough Workers for some cell" is one comparison.
-        """
-        geo = self.geo
-        region_mask = geo.region_mask[self.region[p]]
-        workers = self._workers(p)
-        ok = ops & _ALWAYS_FEASIBLE
-        if ops >> A.OP_RECRUIT & 1 and self.sup_laborers >= 1:  # one Laborer costs nothing
-            ok |= 1 << A.OP_RECRUIT
-        if ops >> A.OP_COLLECT_CONVICTS & 1 and self.laborers[p] >= tables.LABORERS_FOR_CONVICTS:
-            ok |= 1 << A.OP_COLLECT_CONVICTS
-        if ops >> A.OP_BUY_BLOCKS & 1 and self.stock_blocks[p] >= 1:
-            ok |= 1 << A.OP_BUY_BLOCKS
-        if ops >> A.OP_DRAW_FAVORS & 1 and len(self.deck) >= 3:
-            ok |= 1 << A.OP_DRAW_FAVORS
-        if ops >> A.OP_REMOVE_REINFORCEMENT & 1 and self.reinf & region_mask:
-            ok |= 1 << A.OP_REMOVE_REINFORCEMENT
-        if ops >> A.OP_BUILD & 1 and self.blocks[p] >= 1:
-            if self._cheapest_next(self.occ, region_mask) <= workers:
-                ok |= 1 << A.OP_BUILD
-        if ops >> A.OP_PLAY_FAVOR & 1 and self.favor_hand[p]:
-            if self.game.playable_cards(self.favor_hand[p], self.own[p] & ~self.reinf):
-                ok |= 1 << A.OP_PLAY_FAVOR
-        if ops >> A.OP_REPLACE & 1 and not self.cfg.no_replace and self.blocks[p] >= 1:
-            targets = self._replace_targets(p)
-            if targets:
-                cheapest = (targets & -targets).bit_length() - 1
-                if tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(cheapest) <= workers:
-                    ok |= 1 << A.OP_REPLACE
-        if ops >> A.OP_COLLECT_TREASURE & 1 and self.convicts[p] >= 2:
-            ok |= 1 << A.OP_COLLECT_TREASURE
-        return ok
-
-    def _turn_end_options(self) -> list[int]:
-        p = self.current
-        out = [A.END_TURN]
-        if self.actions_this_turn == 1 and not self.buyback_used:
-            # The hand after a buyback always holds Recruiter, Treasurer or Taskmaster
-            # (three or more cards), so a second action is always possible.
-            if self.last_card == A.TASKMASTER and self.jade[p] >= tables.TASKMASTER_BUYBACK_COST:
-                out.append(A.BUYBACK_TASKMASTER)
-            if self.chips[p] > 0:
-                out.append(A.BUYBACK_CHIP)
-        if self.gov_in_hand and p == self.holder:
-            out.append(A.GOVERNOR)  # placeholder: any legal Governor cell
-        return out
-
-    def _governor_bits(self) -> list[int]:
-        """Legal Governor placements at this decision of the holder's turn."""
-        geo = self.geo
-        cells = list(iter_bits(geo.buildable(self.occ)))
-        if self.decision == D_BUILD_COUNT or self.decision == D_BUILD_CELL:
-            # Keep only placements after which the started build can still be finished.
-            p = self.current
-            region_mask = geo.region_mask[self.region[p]]
-            if self.decision == D_BUILD_COUNT:
-                budget, left = self._workers(p), 1
-            else:
-                budget, left = self._workers(p) - self.build_need, self.build_left
-            cells = [
-                bit
-                for bit in cells
-                if not (1 << bit) & region_mask or self._build_cells(self.occ | (1 << bit), p, budget, left)
-            ]
-        return cells
-
-    # ------------------------------------------------------------------ legal actions
-
-    def _compute_legal(self) -> list[int]:
+    def _compute_legal(self) -> tuple[int, ...]:
         d = self.decision
         if d == D_GAME_OVER:
-            return []
+            return ()
         p = self.current
-        geo = self.geo
-        out: list[int]
-        if d == D_KEEP_SETUP or d == D_KEEP_DRAWN:
-            out = [A.KEEP_FAVOR + i for i in iter_bits(self.drawn[p])]
-        elif d == D_BID:
-            out = list(range(A.BID, A.BID + min(self.jade[p], tables.MAX_BID) + 1))
-        elif d == D_ROLE:
-            hand = self.roles_hand[p]
-            in_hand = _HAND_OPS[hand]
-            repeatable = (
-                _TABLE_OPS[self.roles_table[p]][min(self.jade[p], 3)] if hand >> A.TASKMASTER & 1 else 0
-            )
-            feasible = self._feasible_ops(p, in_hand | repeatable)
-            out = _ROLE_IDS[feasible & in_hand] + _REPEAT_IDS[feasible & repeatable]
-        elif d == D_RECRUIT_COUNT:
-            out = [
-                A.RECRUIT_COUNT + k - 1
-                for k in range(1, 6)
-                if k <= self.sup_laborers and tables.PURCHASE_COST[k] <= self.jade[p]
-            ]
-        elif d == D_BUY_COUNT:
-            out = [
-                A.BUY_COUNT + k - 1
-                for k in range(1, 6)
-                if k <= self.stock_blocks[p] and tables.PURCHASE_COST[k] <= self.jade[p]
-            ]
-        elif d == D_DRAW_COUNT:
-            out = [A.DRAW_COUNT] + ([A.DRAW_COUNT + 1] if len(self.deck) >= 5 else [])
-        elif d == D_REMOVE_CELL:
-            mask = self.reinf & geo.region_mask[self.region[p]]
-            out = sorted(A.CELL + geo.bit_cell[b] for b in iter_bits(mask))
-        elif d == D_BUILD_COUNT:
-            out = [A.BUILD_COUNT + c - 1 for c in (1, 2) if self._can_build(p, c, self.jade[p])]
-        elif d == D_BUILD_CELL:
-            bits = self._build_cells(self.occ, p, self._workers(p) - self.build_need, self.build_left)
-            out = sorted(A.CELL + geo.bit_cell[b] for b in bits)
-        elif d == D_LABORERS:
-            need = self.worker_need
-            low = max(0, need - self.convicts[p])
-            high = min(need, self.laborers[p])
-            out = list(range(A.LABORERS + low, A.LABORERS + high + 1))
-        elif d == D_FAVOR_CARD:
-            out = [A.PLAY_FAVOR + i for i in self._playable_favors(p)]
-        elif d == D_REINFORCE_CELL:
-            mask = self._favor_cells(p, self.favor_card)
-            out = sorted(A.CELL + geo.bit_cell[b] for b in iter_bits(mask))
-        elif d == D_REPLACE_CELL:
-            out = sorted(A.CELL + geo.bit_cell[b] for b in iter_bits(self._replace_cells(p)))
-        elif d == D_PRISON_PAIR:
-            out = [A.PRISON_PAIR + i for i, (a, b) in enumerate(A.PRISON_PAIRS) if b < geo.regions]
-        elif d == D_MOVE_REGION:
-            out = [A.MOVE_REGION + r for r in range(geo.regions) if r != self.region[p]]
-        elif d == D_TURN_END:
-            out = [a for a in self._turn_end_options() if a != A.GOVERNOR]
-        elif d == D_TRADE_IN:
-            out = []
-            if self.sup_jade > 0:
-                out.append(A.TRADE_JADE)
-            if self.sup_convicts > 0:
-                out.append(A.TRADE_CONVICT)
-            out.append(A.TRADE_DONE)
-        else:  # pragma: no cover - every decision kind is handled above
-            raise AssertionError(f"unknown decision {d}")
+        out = _LEGAL[d](self, p)  # each phase / role action owns its legal choices
         if d in ACTION_PHASE_DECISIONS and self.gov_in_hand and p == self.holder:
-            out += [A.GOVERNOR + geo.bit_cell[b] for b in self._governor_bits()]
-            out.sort()
+            geo = self.geo
+            out = sorted([*out, *[A.GOVERNOR + geo.bit_cell[b] for b in self._governor_bits()]])
         if not out:
-            out = [A.PASS]  # ruling 12: never an empty choice
-        return out
+            return _PASS_ONLY  # docs/RULES.md C12: never an empty choice
+        return out if type(out) is tuple else tuple(out)
 
     def _illegal_message(self, action: int) -> str:
         where = f"round {self.round}, player {self.current}, decision '{DECISION_NAMES[self.decision]}'"
@@ -822,15 +378,13 @@ class State:
         more = "" if len(self.legal_actions()) <= 12 else ", ..."
         return f"illegal action {action} ({self.action_to_string(action)}) at {where}; legal: [{legal}{more}]"
 
-    # ------------------------------------------------------------------ applying actions
-
     def _apply(self, a: int) -> None:
         p = self.current
         if A.GOVERNOR <= a < A.GOVERNOR + len(self.geo.cell_bits):
             self._place_governor(p, self.geo.cell_bits[a - A.GOVERNOR])
             return
         if a == A.PASS:
-            self.log.append(("pass", p))
+            self._log.append((K_PASS, p))
             if self.decision in ACTION_PHASE_DECISIONS:
                 self._end_turn()
             return
@@ -838,262 +392,28 @@ class State:
         handler = _HANDLERS[d]
         handler(self, p, a)
 
-    def _place_governor(self, p: int, bit: int) -> None:
-        self.gov_in_hand = False
-        self._place_block(p, bit, governor=True)
-        if self.wall_completer >= 0 and not self.in_action:
-            self._end_game()
-        elif self.decision == D_TURN_END and len(self._turn_end_options()) == 1:
-            self._end_turn()
 
-    def _on_keep(self, p: int, a: int) -> None:
-        card = a - A.KEEP_FAVOR
-        self.drawn[p] &= ~(1 << card)
-        self.favor_hand[p] |= 1 << card
-        self.keep_left -= 1
-        if self.keep_left:
-            return
-        rest = list(iter_bits(self.drawn[p]))
-        self.drawn[p] = 0
-        if self.decision == D_KEEP_SETUP:
-            self.deck.extend(rest)
-            self.log.append(("kept", p, tables.FAVOR_KEEP))
-            if p + 1 < self.n:
-                self.current = p + 1
-                self.keep_left = tables.FAVOR_KEEP
-            else:
-                self.rng = rng.shuffle(self.rng, self.deck)
-                self._start_round()
-        else:
-            self.rng = rng.shuffle(self.rng, rest)  # unkept cards go under, in no telling order
-            self.deck[:0] = rest
-            self._finish_action()
-
-    def _on_bid(self, p: int, a: int) -> None:
-        self.bids[p] = a - A.BID
-        self.log.append(("bid_placed", p))
-        self.order_pos += 1
-        if self.order_pos < self.n:
-            self.current = self.order[self.order_pos]
-        else:
-            self._resolve_petition()
-
-    def _on_role(self, p: int, a: int) -> None:
-        if a >= A.REPEAT:
-            op = a - A.REPEAT
-            card = A.TASKMASTER
-            cost = tables.REPEAT_ROLE_COST[A.ROLE_KEYS[A.OP_CARD[op]]]
-            self.jade[p] -= cost
-            self.sup_jade += cost
-        else:
-            op = a - A.ROLE
-            card = A.OP_CARD[op]
-            cost = 0
-        self.roles_hand[p] &= ~(1 << card)
-        self.roles_table[p] |= 1 << card
-        self.last_card = card
-        self.op = op
-        self.in_action = True
-        self.log.append(("role", p, op, a >= A.REPEAT, cost))
-        region = self.region[p]
-        if op == A.OP_RECRUIT:
-            self._to_prison(region)
-            self.decision = D_RECRUIT_COUNT
-        elif op == A.OP_COLLECT_CONVICTS:
-            self.laborers[p] -= tables.LABORERS_FOR_CONVICTS
-            self.sup_laborers += tables.LABORERS_FOR_CONVICTS
-            self._gain_convicts(p, tables.CONVICTS_COLLECTED)
-            self._finish_action()
-        elif op == A.OP_COLLECT_PRISON:
-            self.jade[p] += self.prison_jade[region]
-            self.convicts[p] += self.prison_convicts[region]
-            self.log.append(
-                ("prison_collected", p, region, self.prison_jade[region], self.prison_convicts[region])
-            )
-            self.prison_jade[region] = 0
-            self.prison_convicts[region] = 0
-            self._finish_action()
-        elif op == A.OP_BUY_BLOCKS:
-            self._to_prison(region)
-            self.decision = D_BUY_COUNT
-        elif op == A.OP_DRAW_FAVORS:
-            self.decision = D_DRAW_COUNT
-        elif op == A.OP_REMOVE_REINFORCEMENT:
-            self.decision = D_REMOVE_CELL
-        elif op == A.OP_BUILD:
-            self._to_prison(region)
-            self.decision = D_BUILD_COUNT
-        elif op == A.OP_PLAY_FAVOR:
-            self.decision = D_FAVOR_CARD
-        elif op == A.OP_REPLACE:
-            self.decision = D_REPLACE_CELL
-        elif op == A.OP_COLLECT_JADE:
-            got = self._take_jade(tables.COLLECT_JADE + self.treasure[p] // tables.TREASURE_PER_EXTRA_JADE)
-            self.jade[p] += got
-            self.log.append(("jade_collected", p, got))
-            self._finish_action()
-        elif op == A.OP_COLLECT_TREASURE:
-            self.decision = D_PRISON_PAIR
-        else:  # OP_MOVE_TASKMASTER
-            self.decision = D_MOVE_REGION
-
-    def _on_recruit(self, p: int, a: int) -> None:
-        k = a - A.RECRUIT_COUNT + 1
-        cost = tables.PURCHASE_COST[k]
-        self.jade[p] -= cost
-        self.sup_jade += cost
-        self.sup_laborers -= k
-        self.laborers[p] += k
-        self.log.append(("recruited", p, k, cost))
-        self._finish_action()
-
-    def _on_buy(self, p: int, a: int) -> None:
-        k = a - A.BUY_COUNT + 1
-        cost = tables.PURCHASE_COST[k]
-        self.jade[p] -= cost
-        self.sup_jade += cost
-        self.stock_blocks[p] -= k
-        self.blocks[p] += k
-        self.log.append(("bought", p, k, cost))
-        self._finish_action()
-
-    def _on_draw(self, p: int, a: int) -> None:
-        draw, keep = ((3, 2), (5, 1))[a - A.DRAW_COUNT]
-        for _ in range(draw):
-            self.drawn[p] |= 1 << self.deck.pop()
-        self.keep_left = keep
-        self.log.append(("drew", p, draw, keep))
-        self.decision = D_KEEP_DRAWN
-
-    def _on_remove(self, p: int, a: int) -> None:
-        bit = self.geo.cell_bits[a - A.CELL]
-        self.reinf &= ~(1 << bit)
-        self.sup_reinf += 1
-        self.log.append(("reinforcement_removed", p, a - A.CELL))
-        self._finish_action()
-
-    def _on_build_count(self, p: int, a: int) -> None:
-        count = a - A.BUILD_COUNT + 1
-        if count == 2:
-            self.jade[p] -= tables.DOUBLE_BUILD_COST
-            self.sup_jade += tables.DOUBLE_BUILD_COST
-        self.build_left = count
-        self.build_need = 0
-        self.log.append(("build", p, count, tables.DOUBLE_BUILD_COST if count == 2 else 0))
-        self.decision = D_BUILD_CELL
-
-    def _on_build_cell(self, p: int, a: int) -> None:
-        bit = self.geo.cell_bits[a - A.CELL]
-        self.blocks[p] -= 1
-        self.build_need += WallGeometry.workers_for(bit)
-        self.build_left -= 1
-        self._place_block(p, bit, governor=False)
-        if not self.build_left:
-            self.worker_need = self.build_need
-            self.decision = D_LABORERS
-
-    def _on_laborers(self, p: int, a: int) -> None:
-        self._pay_workers(p, a - A.LABORERS)
-        self._finish_action()
-
-    def _on_favor(self, p: int, a: int) -> None:
-        card = a - A.PLAY_FAVOR
-        self.favor_hand[p] &= ~(1 << card)
-        self.favor_played[p] |= 1 << card  # laid on the table: public from now on
-        self.favor_card = card
-        self.log.append(("favor_played", p, card))
-        if self.sup_reinf > 0:
-            self.decision = D_REINFORCE_CELL
-        else:  # no Reinforcement left in the stockpile: none is placed (docs/RULES.md)
-            self._favor_rewards(p, card)
-
-    def _on_reinforce(self, p: int, a: int) -> None:
-        bit = self.geo.cell_bits[a - A.CELL]
-        self.reinf |= 1 << bit
-        self.sup_reinf -= 1
-        self.log.append(("reinforced", p, a - A.CELL))
-        self._favor_rewards(p, self.favor_card)
-
-    def _favor_rewards(self, p: int, card: int) -> None:
-        r = self.game.deck.cards[card].rewards
-        self.income_bonus[p] += r["income"]
-        self.petition_bonus[p] += r["petition"]
-        self.jade[p] += self._take_jade(r["jade"])
-        if r["vp"]:
-            self._score(p, r["vp"], "favor card")
-        if r["treasure"]:
-            self._gain_treasure(p, r["treasure"], "favor card")
-        for _ in range(r["buyback_chips"]):
-            self._gain_chip(p)
-        self._gain_convicts(p, r["convicts"])
-        self._gain_laborers(p, r["laborers"])
-        blocks = min(r["wall_blocks"], self.stock_blocks[p])
-        self.stock_blocks[p] -= blocks
-        self.blocks[p] += blocks
-        self.favor_card = -1
-        self._finish_action()
-
-    def _on_replace(self, p: int, a: int) -> None:
-        bit = self.geo.cell_bits[a - A.CELL]
-        b = 1 << bit
-        victim = next(q for q in range(self.n) if self.own[q] & b)
-        self.own[victim] &= ~b
-        self.blocks[victim] += 1  # the removed block goes back to its owner's supply
-        self.own[p] |= b
-        self.blocks[p] -= 1
-        self.log.append(("replaced", p, a - A.CELL, victim))
-        self.worker_need = tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(bit)
-        self.decision = D_LABORERS
-
-    def _on_prisons(self, p: int, a: int) -> None:
-        r1, r2 = A.PRISON_PAIRS[a - A.PRISON_PAIR]
-        self.convicts[p] -= 2
-        self.prison_convicts[r1] += 1
-        self.prison_convicts[r2] += 1
-        self.log.append(("treasure_collected", p, r1, r2))
-        self._gain_treasure(p, 1, "collect a treasure")
-        self._finish_action()
-
-    def _on_move(self, p: int, a: int) -> None:
-        self.region[p] = a - A.MOVE_REGION
-        self.log.append(("moved", p, self.region[p]))
-        self._finish_action()
-
-    def _on_turn_end(self, p: int, a: int) -> None:
-        if a == A.END_TURN:
-            self._end_turn()
-            return
-        if a == A.BUYBACK_TASKMASTER:
-            self.jade[p] -= tables.TASKMASTER_BUYBACK_COST
-            self.sup_jade += tables.TASKMASTER_BUYBACK_COST
-        else:
-            self.chips[p] -= 1
-            self.sup_chips += 1
-        card = self.last_card
-        self.roles_table[p] &= ~(1 << card)
-        self.roles_hand[p] |= 1 << card
-        self.buyback_used = True
-        self.log.append(("buyback", p, card, a == A.BUYBACK_CHIP))
-        self.decision = D_ROLE
-
-    def _on_trade(self, p: int, a: int) -> None:
-        if a == A.TRADE_DONE:
-            self._next_trader()
-            return
-        hand = self.favor_hand[p]
-        low = hand & -hand
-        self.favor_hand[p] = hand ^ low
-        self.favor_discard |= low
-        if a == A.TRADE_JADE:
-            self.jade[p] += self._take_jade(1)
-        else:
-            self._gain_convicts(p, 1)
-        self.log.append(("traded", p, "jade" if a == A.TRADE_JADE else "convict"))
-        if not self.favor_hand[p]:
-            self._next_trader()
-
-
-_HANDLERS = {
+_LEGAL: dict[Decision, Callable[[State, int], Sequence[int]]] = {
+    D_KEEP_SETUP: State._legal_keep,
+    D_BID: State._legal_bid_digits,
+    D_ROLE: State._legal_role,
+    D_RECRUIT_COUNT: State._legal_recruit,
+    D_BUY_COUNT: State._legal_buy,
+    D_DRAW_COUNT: State._legal_draw,
+    D_KEEP_DRAWN: State._legal_keep,
+    D_REMOVE_CELL: State._legal_remove,
+    D_BUILD_COUNT: State._legal_build_count,
+    D_BUILD_CELL: State._legal_build_cell,
+    D_LABORERS: State._legal_laborers,
+    D_FAVOR_CARD: State._legal_favor,
+    D_REINFORCE_CELL: State._legal_reinforce,
+    D_REPLACE_CELL: State._legal_replace,
+    D_PRISON_PAIR: State._legal_prisons,
+    D_MOVE_REGION: State._legal_move,
+    D_TURN_END: State._legal_turn_end,
+    D_TRADE_IN: State._legal_trade,
+}
+_HANDLERS: dict[Decision, Callable[[State, int, int], None]] = {
     D_KEEP_SETUP: State._on_keep,
     D_BID: State._on_bid,
     D_ROLE: State._on_role,
@@ -1118,11 +438,11 @@ _LIST_SLOTS = (
     "jade", "laborers", "convicts", "blocks", "stock_blocks", "chips", "treasure", "score",
     "income_bonus", "petition_bonus", "region", "roles_hand", "roles_table", "favor_hand",
     "favor_played", "drawn", "turns_taken", "bids", "own", "prison_jade", "prison_convicts",
-    "deck", "order", "winners", "log",
+    "deck", "order", "winners", "_log",
 )  # fmt: skip
 _SCALAR_SLOTS = tuple(
-    s for s in State.__slots__ if s not in _LIST_SLOTS and s != "_legal"
-)  # (last_bids is a tuple: shared like any immutable value)
+    s for s in StateFields.__slots__ if s not in _LIST_SLOTS
+)  # (last_bids and the legal actions are tuples: shared like any immutable value)
 
 
 def _action_to_string(state: State, action: int) -> str:

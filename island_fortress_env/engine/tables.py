@@ -40,7 +40,14 @@ GOVERNOR_BLOCKS_BY_PLAYERS: dict[int, int] = {
     int(k): v for k, v in TABLES["governor_blocks_by_players"].items()
 }
 COMPONENTS: dict[str, int] = dict(TABLES["components"])
-MAX_BID: int = TABLES["max_bid"]
+MAX_BID: int = TABLES["max_bid"]  # the largest one-decision bid (the BID action family: 0..MAX_BID)
+BID_BASE: int = MAX_BID + 1  # a bid above MAX_BID Jade is entered as digits in this base
+TURNS_PER_ROUND: int = TABLES["turns_per_round"]  # action-phase turns of each player a round
+FAVOR_DRAW_OPTIONS: tuple[tuple[int, int], ...] = tuple(
+    (draw, keep) for draw, keep in TABLES["favor_draw_options"]
+)  # Draw Favor Cards: (draw, keep) choices
+TREASURE_CONVICTS: int = TABLES["treasure_convicts"]  # Convicts Collect a Treasure sends to prisons
+MAX_PURCHASE: int = len(PURCHASE_COST) - 1  # Recruit / Buy: 1..MAX_PURCHASE at a time
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 MAX_REGIONS = 4  # three regions for four players, plus the Friendly variant's extra one

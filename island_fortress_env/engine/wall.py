@@ -50,10 +50,6 @@ class WallGeometry:
     bit_region: dict[int, int]  # bit index -> region
 
     @staticmethod
-    def level_of(bit: int) -> int:
-        return bit // STRIDE
-
-    @staticmethod
     def workers_for(bit: int) -> int:
         return WORKERS_PER_LEVEL[bit // STRIDE]
 

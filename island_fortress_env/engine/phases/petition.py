@@ -1,0 +1,108 @@
+"""The Petition phase: income, the sealed bids (docs/RULES.md E3) and the Governor marker."""
+
+from __future__ import annotations
+
+from .. import actions as A
+from .. import rng, tables
+from ..decisions import D_BID
+from ..events import K_BID_PLACED, K_INCENTIVE, K_INCOME, K_PETITION, K_ROUND, ScoreReason
+from ..fields import StateFields
+
+
+class PetitionPhase(StateFields):
+    """Round start (income), bids entered one digit at a time, and their resolution."""
+
+    __slots__ = ()
+
+    def _start_round(self) -> None:
+        self.round += 1
+        self._log.append((K_ROUND, self.round))
+        start = max(self.holder, 0)
+        for i in range(self.n):  # income, paid in turn order from the marker (docs/RULES.md C8)
+            p = (start + i) % self.n
+            got = self._take_jade(tables.INCOME + self.income_bonus[p])
+            self.jade[p] += got
+            self._log.append((K_INCOME, p, got))
+        self.bids = [0] * self.n
+        self.order = [(start + i) % self.n for i in range(self.n)]
+        self.order_pos = 0
+        self.decision = D_BID
+        self._begin_bid(self.order[0])
+
+    def _begin_bid(self, p: int) -> None:
+        """``p`` seals a bid: one decision per base-101 digit of the Jade held (one decision
+        for up to 100 Jade), most significant first (docs/RULES.md E3)."""
+        self.current = p
+        jade = self.jade[p]
+        digits = 0
+        while jade > tables.MAX_BID:
+            jade //= tables.BID_BASE
+            digits += 1
+        self.bid_digits_left = digits
+
+    def _legal_bid_digits(self, p: int) -> range:
+        """Digits that keep the bid, completed with zeros, within the Jade held."""
+        place = tables.BID_BASE**self.bid_digits_left
+        high = min(self.jade[p] // place - self.bids[p] * tables.BID_BASE, tables.MAX_BID)
+        return range(A.BID, A.BID + high + 1)
+
+    def _on_bid(self, p: int, a: int) -> None:
+        self.bids[p] = self.bids[p] * tables.BID_BASE + a - A.BID
+        if self.bid_digits_left:
+            self.bid_digits_left -= 1
+            return
+        self._log.append((K_BID_PLACED, p))
+        self.order_pos += 1
+        if self.order_pos < self.n:
+            self._begin_bid(self.order[self.order_pos])
+        else:
+            self._resolve_petition()
+
+    def _resolve_petition(self) -> None:
+        n = self.n
+        bids = self.bids
+        totals = [bids[p] + self.petition_bonus[p] for p in range(n)]
+        best = max(totals)
+        tied = [p for p in range(n) if totals[p] == best]
+        if len(tied) > 1:
+            most_jade = max(bids[p] for p in tied)
+            tied = [p for p in tied if bids[p] == most_jade]
+        if len(tied) == 1:
+            winner = tied[0]
+        elif self.holder < 0:  # round 1: the tie is split at random
+            self.rng, i = rng.below(self.rng, len(tied))
+            winner = tied[i]
+        else:  # the marker moves clockwise and never stays with its holder
+            winner = next((self.holder + k) % n for k in range(1, n) if (self.holder + k) % n in tied)
+        self.last_bids = tuple(bids)
+        self.bids = [0] * n
+        self._log.append((K_PETITION, self.last_bids, tuple(totals), winner))
+        paid = bids[winner]
+        self.jade[winner] -= paid
+        self.sup_jade += paid
+        self.holder = winner
+        if self.gov_stock > 0:
+            self.gov_stock -= 1
+            self.gov_in_hand = True
+        r = self.region[winner]
+        self._to_prison(r, jade=1)
+        if self.round == 1 and self.cfg.first_round_incentive:
+            self._first_round_incentive(winner)
+        for p in range(n):
+            self.roles_hand[p] = A.ALL_ROLES
+            self.roles_table[p] = 0
+            self.turns_taken[p] = 0
+        self.turn_index = 0
+        self._start_turn(winner)
+
+    def _first_round_incentive(self, p: int) -> None:
+        kind = self.cfg.first_round_incentive
+        if kind == "wall_block":
+            if self.stock_blocks[p] > 0:
+                self.stock_blocks[p] -= 1
+                self.blocks[p] += 1
+        elif kind == "buyback_chip":
+            self._gain_chip(p)
+        elif kind == "treasure":
+            self._gain_treasure(p, 1, ScoreReason.FIRST_ROUND_INCENTIVE)
+        self._log.append((K_INCENTIVE, p, kind))

@@ -1,0 +1,1 @@
+"""The five role cards, one module each: every action's start, legal choices and effect."""
