@@ -324,6 +324,7 @@ def train(cfg: RLlibConfig, address: str | None = None) -> Path:
                 illegal = int(runners.get(ILLEGAL_MOVES, 0))
                 bar.set_postfix(it=iteration, game_len=f"{length:.0f}", illegal=illegal)
             steps = new_steps
+            metadata["illegal_moves"] = runners.get(ILLEGAL_MOVES)  # None until a game has ended
             if iteration % cfg.train.checkpoint_every == 0 and steps < cfg.train.total_timesteps:
                 save(algo, cfg, metadata, steps, ["latest.zip"])
         final = save(algo, cfg, metadata, steps, ["final.zip", "latest.zip"])
