@@ -178,8 +178,11 @@ class IslandFortressRLModule(TorchRLModule, ValueFunctionAPI):
                 f"IslandFortressRLModule needs a Dict observation space with keys {OBS_KEY!r} and "
                 f"{MASK_KEY!r} (IslandFortressEnv's), got {space}"
             )
+        shape = space[OBS_KEY].shape
+        assert shape is not None and len(shape) == 1, f"flat observations expected, got shape {shape}"
+        (obs_size,) = shape
         self.net = ActorCritic(
-            obs_size=int(space[OBS_KEY].shape[0]),
+            obs_size=int(obs_size),
             num_actions=int(self.action_space.n),
             **network_kwargs(self.model_config or {}),
         )
