@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo train test bench clean
+.PHONY: install demo train test bench clean test-rllib
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,5 +29,20 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/island-fortress bench --out bench-results/bench.json
 
+# Ray RLlib in a venv of its own (a large dependency tree): its tests and its example.
+RLLIB_VENV := .venv-rllib
+RLLIB_STAMP := $(RLLIB_VENV)/.installed-stamp
+
+$(RLLIB_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(RLLIB_VENV)/bin/python -m pip install --quiet torch==2.13.0
+	$(RLLIB_VENV)/bin/python -m pip install --quiet -e ".[test,train,rllib]" torch==2.13.0
+	touch $(RLLIB_STAMP)
+
+test-rllib: $(RLLIB_STAMP)
+	$(RLLIB_VENV)/bin/python -m pytest -q -p no:xdist tests/integrations/test_rllib.py
+	$(RLLIB_VENV)/bin/python examples/rllib_ppo.py --iterations 2
+
 clean:
-	rm -rf $(VENV) runs bench-results
+	rm -rf $(VENV) $(RLLIB_VENV) runs bench-results
