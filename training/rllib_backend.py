@@ -38,6 +38,10 @@ from .config import TrainConfigError, _build, _set_dotted
 REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
 
 
+class ClusterError(RuntimeError):
+    """The Ray cluster named by ``--address`` / ``ray.address`` cannot be joined."""
+
+
 @dataclass
 class EnvSection:
     num_players: int = 3
@@ -295,7 +299,13 @@ def train(cfg: RLlibConfig, address: str | None = None) -> Path:
     torch.set_num_threads(cfg.train.torch_threads)
     address = address or cfg.ray.address
     if address:
-        ray.init(address=address)
+        try:
+            ray.init(address=address)
+        except ConnectionError as exc:
+            raise ClusterError(
+                f"cannot join the Ray cluster at {address!r} ({exc}); start one with `ray start --head`, "
+                "and with token authentication set RAY_AUTH_MODE=token and share its token"
+            ) from None
     else:
         ray.init(num_cpus=cfg.ray.num_cpus, include_dashboard=False)
     metadata = checkpoint_metadata(cfg)
@@ -372,12 +382,13 @@ def train_rllib(argv: Sequence[str] | None = None) -> int:
     """The command line: ``island-fortress train --backend rllib`` (the backend flag removed)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    overrides = list(args.overrides)
+    if args.address:  # quoted, so YAML keeps any address a string
+        overrides.append(f"ray.address={json.dumps(args.address)}")
     try:
-        cfg = load_config(args.config, args.overrides)
+        cfg = load_config(args.config, overrides)
     except TrainConfigError as exc:
         parser.error(str(exc))
-    if args.address:
-        cfg.ray.address = args.address
     try:
         import ray  # noqa: F401
     except ImportError:
@@ -386,7 +397,10 @@ def train_rllib(argv: Sequence[str] | None = None) -> int:
     print(f"run {cfg.run_name!r}: {cfg.train.total_timesteps} steps, {cfg.env_runners.num_env_runners} env "
           f"runners, {cfg.env.num_players} players, {where}")  # fmt: skip
     print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
-    final = train(cfg)
+    try:
+        final = train(cfg)
+    except ClusterError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     print(f"final checkpoint: {final}")
     if not args.no_eval and cfg.eval.games > 0:
         evaluate_checkpoint(final, cfg)

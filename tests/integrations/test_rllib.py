@@ -295,3 +295,17 @@ def test_converted_checkpoint_acts_exactly_as_the_rllib_module(if_rllib, tiny_ru
             expected = torch.softmax(logits, -1).numpy()
             got = agent.probabilities(o["observations"], o["action_mask"])
             np.testing.assert_allclose(got, np.where(o["action_mask"], expected, 0), atol=1e-6)
+
+
+def test_an_unreachable_cluster_is_one_line_and_exit_2(if_rllib, monkeypatch, capsys):
+    import ray
+
+    def refuse(*args, **kwargs):
+        raise ConnectionError("Could not find any running Ray instance.")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    with pytest.raises(SystemExit) as exc:
+        train_rllib(["--config", str(ROOT / "configs" / "rllib.yaml"), "--address", "10.0.0.1:6379"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot join the Ray cluster at '10.0.0.1:6379'" in err
