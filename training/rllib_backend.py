@@ -1,7 +1,8 @@
 """Multi-agent PPO on Ray RLlib (new API stack): every seat plays one shared, masked policy.
 
     island-fortress train --backend rllib --config configs/rllib.yaml [section.key=value ...]
-    python -m training.rllib_backend --config configs/rllib.yaml [--address HOST:PORT] [...]
+    python -m training.rllib_backend --config configs/rllib.yaml [--address HOST:PORT]
+        [--resume checkpoints/<run>/rllib] [--no-eval] [section.key=value ...]
 
 What happens, top to bottom:
   1. the YAML config is loaded and validated (any key can be overridden on the command line);
@@ -275,20 +276,48 @@ def scalars(result: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
 
 def save(algo: Any, cfg: RLlibConfig, metadata: dict[str, Any], steps: int, names: Sequence[str]) -> Path:
     """RLlib checkpoint in ``<checkpoints>/<run>/rllib``, then native copies named ``names``."""
-    from island_fortress_env.agents.checkpoint import META_MEMBER
+    from island_fortress_env.agents.checkpoint import META_MEMBER, space_signature
     from island_fortress_env.integrations.rllib import export_native_checkpoint
 
     ckpt_dir = Path(cfg.logging.checkpoints_dir) / cfg.run_name
     rllib_dir = (ckpt_dir / "rllib").resolve()
     algo.save_to_path(str(rllib_dir))
-    meta = {**metadata, "num_timesteps": steps}
+    meta = {**metadata, "num_timesteps": steps, "space_signature": space_signature()}
     (rllib_dir / META_MEMBER).write_text(json.dumps(meta, indent=2, sort_keys=True, default=str), "utf-8")
     paths = [export_native_checkpoint(rllib_dir, ckpt_dir / name) for name in names]
     return paths[0]
 
 
-def train(cfg: RLlibConfig, address: str | None = None) -> Path:
-    """Run the training described by ``cfg``; returns the final native checkpoint path."""
+def check_resume(path: str | Path, cfg: RLlibConfig) -> Path:
+    """An RLlib checkpoint directory this run can continue from, or a clear ``TrainConfigError``."""
+    from island_fortress_env.agents.checkpoint import META_MEMBER, CheckpointError, check_signature
+    from island_fortress_env.integrations.rllib import module_dir
+
+    path = Path(path)
+    if not module_dir(path).is_dir():
+        raise TrainConfigError(
+            f"--resume {str(path)!r}: not an RLlib checkpoint of this backend "
+            f"(no {str(module_dir(path))!r}); pass the 'rllib' directory of a run"
+        )
+    meta_file = path / META_MEMBER
+    if meta_file.is_file():
+        meta = json.loads(meta_file.read_text("utf-8"))
+        try:
+            check_signature(path, meta)
+        except CheckpointError as exc:
+            raise TrainConfigError(f"--resume: {exc}") from None
+        saved = meta.get("config", {}).get("policy")
+        if saved is not None and saved != dataclasses.asdict(cfg.policy):
+            raise TrainConfigError(
+                f"--resume {str(path)!r}: its network is policy={saved}, this config's is "
+                f"policy={dataclasses.asdict(cfg.policy)}"
+            )
+    return path.resolve()
+
+
+def train(cfg: RLlibConfig, address: str | None = None, resume: str | Path | None = None) -> Path:
+    """Run the training described by ``cfg`` (continuing the RLlib checkpoint ``resume`` if
+    given: its weights, optimizer and step count); returns the final native checkpoint path."""
     import ray
     import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
@@ -314,13 +343,18 @@ def train(cfg: RLlibConfig, address: str | None = None) -> Path:
     algo = None
     try:
         algo = ppo_config(cfg).build_algo()
+        steps = 0
+        if resume is not None:  # weights, optimizer, metrics (the step count): the run goes on
+            algo.restore_from_path(str(resume))
+            steps = int(algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
+            metadata["resumed_from"] = {"path": str(resume), "num_timesteps": steps}
         if cfg.logging.progress_bar:
             from tqdm import tqdm
 
-            bar = tqdm(total=cfg.train.total_timesteps, desc=f"rllib {cfg.run_name}", unit="step",
+            total = cfg.train.total_timesteps
+            bar = tqdm(total=total, initial=min(steps, total), desc=f"rllib {cfg.run_name}", unit="step",
                        file=sys.stderr, dynamic_ncols=True)  # fmt: skip
-        steps = 0
-        iteration = 0
+        iteration = 0  # in this run
         while steps < cfg.train.total_timesteps:
             result = algo.train()
             iteration += 1
@@ -335,6 +369,7 @@ def train(cfg: RLlibConfig, address: str | None = None) -> Path:
                 bar.set_postfix(it=iteration, game_len=f"{length:.0f}", illegal=illegal)
             steps = new_steps
             metadata["illegal_moves"] = runners.get(ILLEGAL_MOVES)  # None until a game has ended
+            metadata["iterations"] = {"run": iteration, "total": int(result.get("training_iteration", 0))}
             if iteration % cfg.train.checkpoint_every == 0 and steps < cfg.train.total_timesteps:
                 save(algo, cfg, metadata, steps, ["latest.zip"])
         final = save(algo, cfg, metadata, steps, ["final.zip", "latest.zip"])
@@ -373,6 +408,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--address", default=None, help="join a running Ray cluster (HOST:PORT or auto), not a local one"
     )
+    parser.add_argument(
+        "--resume", default=None, help="continue from an RLlib checkpoint (the 'rllib' directory of a run)"
+    )
     parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
     parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="config overrides")
     return parser
@@ -398,7 +436,11 @@ def train_rllib(argv: Sequence[str] | None = None) -> int:
           f"runners, {cfg.env.num_players} players, {where}")  # fmt: skip
     print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
     try:
-        final = train(cfg)
+        resume = check_resume(args.resume, cfg) if args.resume else None
+    except TrainConfigError as exc:
+        parser.error(str(exc))
+    try:
+        final = train(cfg, resume=resume)
     except ClusterError as exc:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     print(f"final checkpoint: {final}")

@@ -223,12 +223,8 @@ def test_export_refuses_what_is_not_an_rllib_checkpoint(if_rllib, tmp_path, caps
 # ---------------------------------------------------------------- one tiny real run
 
 
-@pytest.fixture(scope="module")
-def tiny_run(if_rllib, tmp_path_factory):
-    from training.rllib_backend import train
-
-    tmp = tmp_path_factory.mktemp("rllib")
-    cfg = load_config(
+def tiny_config(tmp: Path, *overrides: str):
+    return load_config(
         ROOT / "configs" / "rllib.yaml",
         [
             "run_name=tiny",
@@ -243,17 +239,30 @@ def tiny_run(if_rllib, tmp_path_factory):
             "logging.progress_bar=false",
             f"logging.runs_dir={tmp / 'runs'}",
             f"logging.checkpoints_dir={tmp / 'checkpoints'}",
+            *overrides,
         ],
     )
-    return train(cfg), tmp
+
+
+def read_meta(path: Path) -> dict:
+    with zipfile.ZipFile(path) as z:
+        return json.loads(z.read("island_fortress.json"))
+
+
+@pytest.fixture(scope="module")
+def tiny_run(if_rllib, tmp_path_factory):
+    from training.rllib_backend import train
+
+    tmp = tmp_path_factory.mktemp("rllib")
+    return train(tiny_config(tmp)), tmp
 
 
 def test_tiny_run_trains_saves_and_converts(tiny_run):
     final, tmp = tiny_run
     ckpt_dir = tmp / "checkpoints" / "tiny"
     assert final == ckpt_dir / "final.zip" and (ckpt_dir / "latest.zip").is_file()
-    with zipfile.ZipFile(final) as z:
-        meta = json.loads(z.read("island_fortress.json"))
+    meta = read_meta(final)
+    assert meta["iterations"] == {"run": 2, "total": 2}
     assert meta["backend"] == "rllib" and meta["network"] == {"cnn_channels": 8, "hidden": 16}
     assert meta["num_timesteps"] >= 600 and meta["illegal_moves"] == 0
     assert meta["config"]["train"]["total_timesteps"] == 600
@@ -309,3 +318,30 @@ def test_an_unreachable_cluster_is_one_line_and_exit_2(if_rllib, monkeypatch, ca
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot join the Ray cluster at '10.0.0.1:6379'" in err
+
+
+def test_resume_continues_weights_and_step_count(tiny_run, tmp_path):
+    from training.rllib_backend import check_resume, train
+
+    _, tmp = tiny_run
+    rllib_dir = tmp / "checkpoints" / "tiny" / "rllib"
+    cfg = tiny_config(tmp_path, "run_name=resumed", "train.total_timesteps=900")
+    final = train(cfg, resume=check_resume(rllib_dir, cfg))
+    meta = read_meta(final)
+    # 600 steps were done: one more iteration of 300 reaches 900 (a fresh run would need three)
+    assert meta["resumed_from"]["num_timesteps"] == 600
+    assert meta["iterations"] == {"run": 1, "total": 3} and meta["num_timesteps"] == 900
+
+
+def test_resume_refuses_a_foreign_or_mismatched_checkpoint(tiny_run, tmp_path, capsys):
+    from training.rllib_backend import check_resume
+
+    _, tmp = tiny_run
+    rllib_dir = tmp / "checkpoints" / "tiny" / "rllib"
+    with pytest.raises(TrainConfigError, match="not an RLlib checkpoint"):
+        check_resume(tmp_path, tiny_config(tmp_path))
+    with pytest.raises(TrainConfigError, match="network is policy="):
+        check_resume(rllib_dir, tiny_config(tmp_path, "policy.hidden=32"))
+    with pytest.raises(SystemExit) as exc:
+        train_rllib(["--config", str(ROOT / "configs" / "rllib.yaml"), "--resume", str(tmp_path)])
+    assert exc.value.code == 2 and "not an RLlib checkpoint" in capsys.readouterr().err
