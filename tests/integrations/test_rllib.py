@@ -53,7 +53,7 @@ def play_random_game(env, seed: int, rng: np.random.Generator):
 def test_shipped_rllib_config_is_valid():
     cfg = load_config(ROOT / "configs" / "rllib.yaml")
     assert cfg.env.num_players == 3 and cfg.ray.address == "" and cfg.ray.num_cpus >= 2
-    assert cfg.env_config() == {"num_players": 3, "reward": "win_loss"}
+    assert cfg.env_config() == {"num_players": 3, "reward": "vp_delta"}
 
 
 def test_rllib_config_overrides_and_errors():
