@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo train test bench clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel
+.PHONY: install demo train test lint bench clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first, pinned: it takes the CPU build on these machines, never the CUDA one.
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[train,test]"
+	$(BIN)/python -m pip install --quiet -e ".[train,test,render,lint]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -25,6 +25,12 @@ train: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2
 
+# ruff (the rule set chosen in pyproject.toml), ruff's formatter and mypy, as CI runs them.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/island-fortress bench --out bench-results/bench.json
@@ -35,10 +41,14 @@ bench: $(STAMP)
 	$(PYTHON) -m venv .venv-$*
 	.venv-$*/bin/python -m pip install --quiet --upgrade pip
 	if [ "$*" != openspiel ]; then .venv-$*/bin/python -m pip install --quiet torch==2.13.0; fi
-	.venv-$*/bin/python -m pip install --quiet -e ".[test,$*]"
+	.venv-$*/bin/python -m pip install --quiet -e ".[$(or $(EXTRAS_$*),test$(comma)$*)]"
 	touch $@
 
 INTEGRATION_PYTEST = python -m pytest -q -p no:cacheprovider
+comma := ,
+# The extras of a library's venv: test + the library's own, and for RLlib the training stack too
+# (its backend trains and evaluates like `island-fortress train`).
+EXTRAS_rllib := test,train,rllib
 
 test-sb3: $(STAMP)
 	$(BIN)/$(INTEGRATION_PYTEST) tests/integrations/test_sb3.py
@@ -57,7 +67,11 @@ test-openspiel: .venv-openspiel/.installed-stamp
 	.venv-openspiel/bin/python examples/openspiel_mcts.py --games 2 --simulations 10
 	.venv-openspiel/bin/island-fortress evaluate mcts:10 random --games 2 --no-progress
 
-test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel
+test-rllib: .venv-rllib/.installed-stamp
+	.venv-rllib/bin/$(INTEGRATION_PYTEST) -p no:xdist tests/integrations/test_rllib.py
+	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 2
+
+test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
 
 clean:
-	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel runs bench-results
+	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib runs bench-results

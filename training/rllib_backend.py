@@ -1,0 +1,453 @@
+"""Multi-agent PPO on Ray RLlib (new API stack): every seat plays one shared, masked policy.
+
+    island-fortress train --backend rllib --config configs/rllib.yaml [section.key=value ...]
+    python -m training.rllib_backend --config configs/rllib.yaml [--address HOST:PORT]
+        [--resume checkpoints/<run>/rllib] [--no-eval] [section.key=value ...]
+
+What happens, top to bottom:
+  1. the YAML config is loaded and validated (any key can be overridden on the command line);
+  2. Ray starts locally with ``ray.num_cpus`` CPUs, or joins the cluster at ``--address``
+     (``ray.address``; ``auto`` finds the one this node belongs to);
+  3. RLlib's ``PPOConfig`` is built on ``island_fortress_env.integrations.rllib``: the turn-based
+     env on ``env_runners.num_env_runners`` actors, one shared ``IslandFortressRLModule`` (a
+     masked ``network.ActorCritic``), PPO's own hyperparameters from the ``ppo`` section;
+  4. ``algo.train()`` runs until ``train.total_timesteps`` env steps were sampled, with a
+     progress bar and every numeric result written to TensorBoard under ``runs/<run_name>``;
+  5. every ``train.checkpoint_every`` iterations and at the end, the RLlib checkpoint goes to
+     ``checkpoints/<run_name>/rllib`` and is converted to the project's own format
+     (``latest.zip``; ``final.zip`` at the end), which ``island-fortress evaluate`` ranks;
+  6. the final policy is evaluated against ``random`` and ``heuristic`` tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .config import TrainConfigError, _build, _set_dotted
+
+REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
+
+
+class ClusterError(RuntimeError):
+    """The Ray cluster named by ``--address`` / ``ray.address`` cannot be joined."""
+
+
+@dataclass
+class EnvSection:
+    num_players: int = 3
+    reward: str = "win_loss"  # island_fortress_v0's reward modes
+    options: dict = field(default_factory=dict)  # rules options / variants, as for env()
+
+
+@dataclass
+class RaySection:
+    address: str = ""  # "" starts a local Ray; "auto" or HOST:PORT joins a running cluster
+    num_cpus: int = 2  # CPUs of the local Ray (ignored with an address)
+
+
+@dataclass
+class EnvRunnersSection:
+    num_env_runners: int = 1  # rollout actors (each one CPU)
+    num_envs_per_env_runner: int = 1
+    rollout_fragment_length: int = 0  # 0: "auto" (train_batch_size split over the runners)
+
+
+@dataclass
+class LearnersSection:
+    num_learners: int = 0  # 0: one learner in the driver process
+    num_gpus_per_learner: float = 0.0
+
+
+@dataclass
+class TrainSection:
+    total_timesteps: int = 200_000  # env steps sampled (one step = one decision of one seat)
+    checkpoint_every: int = 10  # training iterations between checkpoints
+    torch_threads: int = 1
+
+
+@dataclass
+class PPOSection:
+    """Keyword arguments of RLlib's ``PPOConfig.training()``, under RLlib's own names."""
+
+    lr: float = 3.0e-4
+    train_batch_size_per_learner: int = 4000
+    minibatch_size: int = 512
+    num_epochs: int = 4
+    gamma: float = 0.995
+    lambda_: float = 0.95
+    clip_param: float = 0.2
+    vf_clip_param: float = 10.0
+    entropy_coeff: float = 0.01
+    vf_loss_coeff: float = 0.5
+    grad_clip: float = 0.5
+
+
+@dataclass
+class PolicySection:
+    cnn_channels: int = 32
+    hidden: int = 128
+
+
+@dataclass
+class EvalSection:
+    games: int = 60  # per opponent kind, at the end of training
+    opponents: list = field(default_factory=lambda: ["random", "heuristic"])
+
+
+@dataclass
+class LoggingSection:
+    runs_dir: str = "runs"
+    checkpoints_dir: str = "checkpoints"
+    progress_bar: bool = True
+
+
+@dataclass
+class RLlibConfig:
+    run_name: str = "rllib"
+    seed: int = 0
+    env: EnvSection = field(default_factory=EnvSection)
+    ray: RaySection = field(default_factory=RaySection)
+    env_runners: EnvRunnersSection = field(default_factory=EnvRunnersSection)
+    learners: LearnersSection = field(default_factory=LearnersSection)
+    train: TrainSection = field(default_factory=TrainSection)
+    ppo: PPOSection = field(default_factory=PPOSection)
+    policy: PolicySection = field(default_factory=PolicySection)
+    eval: EvalSection = field(default_factory=EvalSection)
+    logging: LoggingSection = field(default_factory=LoggingSection)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def env_config(self) -> dict[str, Any]:
+        """RLlib's ``env_config``: ``island_fortress_v0.env()``'s keyword arguments."""
+        return {"num_players": self.env.num_players, "reward": self.env.reward, **self.env.options}
+
+
+def _validate(cfg: RLlibConfig) -> None:
+    def fail(key: str, why: str) -> None:
+        raise TrainConfigError(f"{key}: {why}")
+
+    if not cfg.run_name or "/" in cfg.run_name:
+        fail("run_name", "must be a non-empty name without '/'")
+    if cfg.seed < 0:
+        fail("seed", "must be >= 0")
+    if cfg.env.reward not in REWARD_MODES:
+        fail("env.reward", f"must be one of {list(REWARD_MODES)}, not {cfg.env.reward!r}")
+    if cfg.ray.num_cpus < 1:
+        fail("ray.num_cpus", "must be >= 1")
+    r = cfg.env_runners
+    if r.num_env_runners < 0 or r.num_envs_per_env_runner < 1 or r.rollout_fragment_length < 0:
+        fail("env_runners", "num_env_runners and rollout_fragment_length must be >= 0, "
+                            "num_envs_per_env_runner >= 1")  # fmt: skip
+    if not cfg.ray.address and r.num_env_runners + 1 > cfg.ray.num_cpus:
+        need = r.num_env_runners + 1
+        why = f"needs {need} CPUs (one per env runner plus the learner); ray.num_cpus is {cfg.ray.num_cpus}"
+        fail("env_runners.num_env_runners", why)
+    if cfg.learners.num_learners < 0 or cfg.learners.num_gpus_per_learner < 0:
+        fail("learners", "num_learners and num_gpus_per_learner must be >= 0")
+    t = cfg.train
+    if t.total_timesteps < 1 or t.checkpoint_every < 1 or t.torch_threads < 1:
+        fail("train", "total_timesteps, checkpoint_every and torch_threads must be >= 1")
+    p = cfg.ppo
+    if p.train_batch_size_per_learner < 2 or p.minibatch_size < 2 or p.num_epochs < 1:
+        fail("ppo", "train_batch_size_per_learner and minibatch_size must be >= 2, num_epochs >= 1")
+    if p.minibatch_size > p.train_batch_size_per_learner:
+        fail(
+            "ppo.minibatch_size",
+            f"must be <= train_batch_size_per_learner ({p.train_batch_size_per_learner})",
+        )
+    if not 0 < p.gamma <= 1 or not 0 <= p.lambda_ <= 1:
+        fail("ppo.gamma", "gamma must be in (0, 1] and lambda_ in [0, 1]")
+    if p.lr <= 0:
+        fail("ppo.lr", "must be > 0")
+    if cfg.policy.cnn_channels < 1 or cfg.policy.hidden < 1:
+        fail("policy", "cnn_channels and hidden must be >= 1")
+    bad = [o for o in cfg.eval.opponents if o not in ("random", "heuristic")]
+    if bad:
+        fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")
+    if cfg.eval.games < 0:
+        fail("eval.games", "must be >= 0")
+    from island_fortress_env.engine import GameConfig
+    from island_fortress_env.engine.config import ConfigError
+
+    try:  # the env options are validated by the rules engine itself
+        GameConfig.from_dict({"num_players": cfg.env.num_players, **cfg.env.options})
+    except ConfigError as exc:
+        fail("env", str(exc))
+
+
+def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> RLlibConfig:
+    """Read a YAML config (or the defaults), apply ``section.key=value`` overrides, validate."""
+    data: dict[str, Any] = {}
+    where = "defaults"
+    if path is not None:
+        where = str(path)
+        try:
+            text = Path(path).read_text("utf-8")
+        except OSError as exc:
+            raise TrainConfigError(f"config {where!r}: cannot be read ({exc.strerror or exc})") from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise TrainConfigError(f"config {where!r}: invalid YAML ({exc})") from None
+        if not isinstance(data, dict):
+            raise TrainConfigError(f"config {where!r}: must be a mapping at the top level")
+    for item in overrides:
+        if "=" not in item:
+            raise TrainConfigError(f"override {item!r}: expected section.key=value")
+        key, value = item.split("=", 1)
+        _set_dotted(data, key.strip(), value)
+    try:
+        cfg = _build(RLlibConfig, data, "config")
+        _validate(cfg)
+    except TrainConfigError as exc:
+        raise TrainConfigError(f"config {where!r}: {exc}") from None
+    return cfg
+
+
+def ppo_config(cfg: RLlibConfig) -> Any:
+    """RLlib's ``PPOConfig`` for this run (multi-agent, one shared masked module)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from island_fortress_env.integrations import rllib as if_rllib
+
+    runners = cfg.env_runners
+    return (
+        PPOConfig()
+        .environment(if_rllib.ENV_NAME, env_config=cfg.env_config())
+        .multi_agent(policies={if_rllib.SHARED_POLICY}, policy_mapping_fn=if_rllib.shared_policy)
+        .rl_module(rl_module_spec=if_rllib.module_spec(cfg.policy.cnn_channels, cfg.policy.hidden))
+        .env_runners(
+            num_env_runners=runners.num_env_runners,
+            num_envs_per_env_runner=runners.num_envs_per_env_runner,
+            rollout_fragment_length=runners.rollout_fragment_length or "auto",
+        )
+        .learners(
+            num_learners=cfg.learners.num_learners, num_gpus_per_learner=cfg.learners.num_gpus_per_learner
+        )
+        .training(**dataclasses.asdict(cfg.ppo))
+        .callbacks(if_rllib.IllegalMoveMetrics)
+        .debugging(seed=cfg.seed)
+    )
+
+
+def checkpoint_metadata(cfg: RLlibConfig) -> dict[str, Any]:
+    import ray
+    import torch
+
+    import island_fortress_env
+
+    return {
+        "run_name": cfg.run_name,
+        "backend": "rllib",
+        "config": cfg.to_dict(),
+        "env_options": {"num_players": cfg.env.num_players, **cfg.env.options},
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": {
+            "island_fortress_env": island_fortress_env.__version__,
+            "ray": ray.__version__,
+            "torch": torch.__version__,
+        },
+    }
+
+
+def scalars(result: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    """The finite numbers of a (nested) RLlib result dict, keyed ``a/b/c``."""
+    out: dict[str, float] = {}
+    for key, value in result.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(scalars(value, f"{name}/"))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            out[name] = float(value)
+    return out
+
+
+def save(algo: Any, cfg: RLlibConfig, metadata: dict[str, Any], steps: int, names: Sequence[str]) -> Path:
+    """RLlib checkpoint in ``<checkpoints>/<run>/rllib``, then native copies named ``names``."""
+    from island_fortress_env.agents.checkpoint import META_MEMBER, space_signature
+    from island_fortress_env.integrations.rllib import export_native_checkpoint
+
+    ckpt_dir = Path(cfg.logging.checkpoints_dir) / cfg.run_name
+    rllib_dir = (ckpt_dir / "rllib").resolve()
+    algo.save_to_path(str(rllib_dir))
+    meta = {**metadata, "num_timesteps": steps, "space_signature": space_signature()}
+    (rllib_dir / META_MEMBER).write_text(json.dumps(meta, indent=2, sort_keys=True, default=str), "utf-8")
+    paths = [export_native_checkpoint(rllib_dir, ckpt_dir / name) for name in names]
+    return paths[0]
+
+
+def check_resume(path: str | Path, cfg: RLlibConfig) -> Path:
+    """An RLlib checkpoint directory this run can continue from, or a clear ``TrainConfigError``."""
+    from island_fortress_env.agents.checkpoint import META_MEMBER, CheckpointError, check_signature
+    from island_fortress_env.integrations.rllib import module_dir
+
+    path = Path(path)
+    if not module_dir(path).is_dir():
+        raise TrainConfigError(
+            f"--resume {str(path)!r}: not an RLlib checkpoint of this backend "
+            f"(no {str(module_dir(path))!r}); pass the 'rllib' directory of a run"
+        )
+    meta_file = path / META_MEMBER
+    if meta_file.is_file():
+        meta = json.loads(meta_file.read_text("utf-8"))
+        try:
+            check_signature(path, meta)
+        except CheckpointError as exc:
+            raise TrainConfigError(f"--resume: {exc}") from None
+        saved = meta.get("config", {}).get("policy")
+        if saved is not None and saved != dataclasses.asdict(cfg.policy):
+            raise TrainConfigError(
+                f"--resume {str(path)!r}: its network is policy={saved}, this config's is "
+                f"policy={dataclasses.asdict(cfg.policy)}"
+            )
+    return path.resolve()
+
+
+def train(cfg: RLlibConfig, address: str | None = None, resume: str | Path | None = None) -> Path:
+    """Run the training described by ``cfg`` (continuing the RLlib checkpoint ``resume`` if
+    given: its weights, optimizer and step count); returns the final native checkpoint path."""
+    import ray
+    import torch
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+    from torch.utils.tensorboard import SummaryWriter
+
+    from island_fortress_env.integrations.rllib import ILLEGAL_MOVES
+
+    torch.set_num_threads(cfg.train.torch_threads)
+    address = address or cfg.ray.address
+    if address:
+        try:
+            ray.init(address=address)
+        except ConnectionError as exc:
+            raise ClusterError(
+                f"cannot join the Ray cluster at {address!r} ({exc}); start one with `ray start --head`, "
+                "and with token authentication set RAY_AUTH_MODE=token and share its token"
+            ) from None
+    else:
+        ray.init(num_cpus=cfg.ray.num_cpus, include_dashboard=False)
+    metadata = checkpoint_metadata(cfg)
+    writer = SummaryWriter(str(Path(cfg.logging.runs_dir) / cfg.run_name))
+    bar = None
+    algo = None
+    try:
+        algo = ppo_config(cfg).build_algo()
+        steps = 0
+        if resume is not None:  # weights, optimizer, metrics (the step count): the run goes on
+            algo.restore_from_path(str(resume))
+            steps = int(algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
+            metadata["resumed_from"] = {"path": str(resume), "num_timesteps": steps}
+        if cfg.logging.progress_bar:
+            from tqdm import tqdm
+
+            total = cfg.train.total_timesteps
+            bar = tqdm(total=total, initial=min(steps, total), desc=f"rllib {cfg.run_name}", unit="step",
+                       file=sys.stderr, dynamic_ncols=True)  # fmt: skip
+        iteration = 0  # in this run
+        while steps < cfg.train.total_timesteps:
+            result = algo.train()
+            iteration += 1
+            runners = result.get(ENV_RUNNER_RESULTS, {})
+            new_steps = int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps))
+            for name, value in scalars(result).items():
+                writer.add_scalar(name, value, new_steps)
+            if bar is not None:
+                bar.update(min(new_steps, cfg.train.total_timesteps) - min(steps, cfg.train.total_timesteps))
+                length = runners.get("episode_len_mean", float("nan"))
+                illegal = int(runners.get(ILLEGAL_MOVES, 0))
+                bar.set_postfix(it=iteration, game_len=f"{length:.0f}", illegal=illegal)
+            steps = new_steps
+            metadata["illegal_moves"] = runners.get(ILLEGAL_MOVES)  # None until a game has ended
+            metadata["iterations"] = {"run": iteration, "total": int(result.get("training_iteration", 0))}
+            if iteration % cfg.train.checkpoint_every == 0 and steps < cfg.train.total_timesteps:
+                save(algo, cfg, metadata, steps, ["latest.zip"])
+        final = save(algo, cfg, metadata, steps, ["final.zip", "latest.zip"])
+    finally:
+        if bar is not None:
+            bar.close()
+        writer.close()
+        if algo is not None:
+            algo.stop()
+        ray.shutdown()
+    return final
+
+
+def evaluate_checkpoint(path: Path, cfg: RLlibConfig) -> dict[str, Any]:
+    """The final policy against tables of each baseline kind (seats rotated)."""
+    from .evaluate import evaluate, format_table
+
+    results = {}
+    n = cfg.env.num_players
+    for opponent in cfg.eval.opponents:
+        specs = [str(path)] + [opponent] * (n - 1)
+        result = evaluate(specs, games=cfg.eval.games, seed=cfg.seed + 10_000, progress=True,
+                          env_options=cfg.env.options)  # fmt: skip
+        print(f"\n{path.name} vs {n - 1} x {opponent} ({cfg.eval.games} games, seats rotated)")
+        print(format_table(result))
+        results[opponent] = result
+    return results
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="island-fortress train --backend rllib",
+        description="Multi-agent PPO with one shared policy on Ray RLlib (see training/rllib_backend.py).",
+    )
+    parser.add_argument("--config", default="configs/rllib.yaml", help="YAML config file")
+    parser.add_argument(
+        "--address", default=None, help="join a running Ray cluster (HOST:PORT or auto), not a local one"
+    )
+    parser.add_argument(
+        "--resume", default=None, help="continue from an RLlib checkpoint (the 'rllib' directory of a run)"
+    )
+    parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
+    parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="config overrides")
+    return parser
+
+
+def train_rllib(argv: Sequence[str] | None = None) -> int:
+    """The command line: ``island-fortress train --backend rllib`` (the backend flag removed)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    overrides = list(args.overrides)
+    if args.address:  # quoted, so YAML keeps any address a string
+        overrides.append(f"ray.address={json.dumps(args.address)}")
+    try:
+        cfg = load_config(args.config, overrides)
+    except TrainConfigError as exc:
+        parser.error(str(exc))
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        parser.error("the rllib backend needs Ray RLlib: pip install 'island-fortress-env[rllib]'")
+    where = f"cluster at {cfg.ray.address}" if cfg.ray.address else f"local Ray, {cfg.ray.num_cpus} CPUs"
+    print(f"run {cfg.run_name!r}: {cfg.train.total_timesteps} steps, {cfg.env_runners.num_env_runners} env "
+          f"runners, {cfg.env.num_players} players, {where}")  # fmt: skip
+    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
+    try:
+        resume = check_resume(args.resume, cfg) if args.resume else None
+    except TrainConfigError as exc:
+        parser.error(str(exc))
+    try:
+        final = train(cfg, resume=resume)
+    except ClusterError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
+    print(f"final checkpoint: {final}")
+    if not args.no_eval and cfg.eval.games > 0:
+        evaluate_checkpoint(final, cfg)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(train_rllib())
