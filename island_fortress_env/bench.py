@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import gc
 import importlib
 import json
@@ -117,8 +118,8 @@ def aec_game_player(env: Any, seed: int) -> Callable[[int], int]:
     def play(i: int) -> int:
         env.reset(seed=seed + i)
         decisions = 0
-        for agent in env.agent_iter():
-            observation, reward, termination, truncation, info = env.last()
+        for _agent in env.agent_iter():
+            observation, _reward, termination, truncation, _info = env.last()
             if termination or truncation:
                 action = None
             else:
@@ -202,7 +203,7 @@ def measure_interleaved(
             return None
 
     for name, play in list(live.items()):
-        attempt(name, lambda: play(WARMUP_GAME))  # imports, caches, first calls: untimed
+        attempt(name, functools.partial(play, WARMUP_GAME))  # imports, caches, first calls: untimed
     runs: dict[str, list[dict]] = {name: [] for name in live}
     budget = seconds / repeats
     for r in range(repeats):
@@ -211,7 +212,7 @@ def measure_interleaved(
         for name, play in list(live.items()):
             gc.collect()
             first = sum(run["games"] for run in runs[name])
-            run = attempt(name, lambda: _timed_run(play, budget, first))
+            run = attempt(name, functools.partial(_timed_run, play, budget, first))
             if run is not None:
                 runs[name].append(run)
     for name in live:
@@ -396,7 +397,7 @@ def measure_anchor(name: str, seconds: float, repeats: int) -> dict:
 def machine_info() -> dict:
     from importlib import metadata
 
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in VERSION_PACKAGES:
         try:
             versions[name] = metadata.version(name)
@@ -411,7 +412,7 @@ def machine_info() -> dict:
                     break
     except OSError:
         pass
-    info = {
+    info: dict[str, Any] = {
         "cpu_count": os.cpu_count(),
         "cpu_model": cpu_model,
         "python": platform.python_version(),
@@ -579,7 +580,7 @@ def format_report(results: dict) -> str:
                 label = f"{'engine' if section == 'engine' else 'AEC'} {n} {name}"
                 cells = "".join(
                     f"  {_ratio(row[a][unit]) if a in row else '-':>{max(len(h), 7)}}"
-                    for a, h in zip(anchors, heads)
+                    for a, h in zip(anchors, heads, strict=False)
                 )
                 lines.append(f"{label:<{lwidth}}{cells}")
         legend = ", ".join(f"{SHORT_NAME[a]} = {a}" for a in anchors if SHORT_NAME[a] != a)
@@ -621,8 +622,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=DEFAULT_OUT, help=f"JSON results file (default {DEFAULT_OUT})")
-    p.add_argument("--profile", type=int, nargs="?", const=3, default=None, metavar="PLAYERS",
-                   help="instead: cProfile AEC random play (default 3 players) for --seconds, print the top 20")  # fmt: skip
+    p.add_argument(
+        "--profile", type=int, nargs="?", const=3, default=None, metavar="PLAYERS",
+        help="instead: cProfile AEC random play (default 3 players) for --seconds, print the top 20",
+    )  # fmt: skip
     p.add_argument("--memory-child", nargs=3, metavar=("KIND", "PLAYERS", "COUNT"), help=argparse.SUPPRESS)
     return p
 

@@ -30,7 +30,7 @@ def observation_table() -> str:
         "multi-hot over favor card ids",
         "multi-hot over favor card ids",
     ]
-    for (name, start, size), detail in zip(LAYOUT, details):
+    for (name, start, size), detail in zip(LAYOUT, details, strict=False):
         rows.append(f"| {start}-{start + size - 1} | {name} | {detail} |")
     rows.append(f"\n`Box(-1, 10, ({OBS_SIZE},), float32)` for every table size and variant.")
     return "\n".join(rows)

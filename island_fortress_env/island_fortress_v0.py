@@ -60,7 +60,16 @@ ILLEGAL_ACTION_MODES = ("raise", "terminate")
 SCORE_SCALE = 50.0
 INFO_KEYS = ("score", "won")  # every agent's info has exactly these (numeric) keys at every step
 _SET_BY_RESET = frozenset(
-    ("agents", "rewards", "_cumulative_rewards", "terminations", "truncations", "infos", "agent_selection")
+    (
+        "game_state",
+        "agents",
+        "rewards",
+        "_cumulative_rewards",
+        "terminations",
+        "truncations",
+        "infos",
+        "agent_selection",
+    )
 )
 
 
@@ -139,7 +148,6 @@ class raw_env(AECEnv, EzPickle):
         }
         self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, shape=(STATE_SIZE,), dtype=np.float32)
         self.np_random, _ = seeding.np_random(None)
-        self.game_state: State | None = None  # the engine state (``env.unwrapped.game_state``)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -164,6 +172,8 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
+    game_state: State  # the engine state (``env.unwrapped.game_state``), set by reset()
+
     def __getattr__(self, name: str) -> Any:
         # Only reached for an attribute that does not exist: before reset(), the game's.
         if name in _SET_BY_RESET:
@@ -171,9 +181,7 @@ class raw_env(AECEnv, EzPickle):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        state = self.game_state
-        if state is None:
-            raise AttributeError("observe() cannot be called before reset(); call env.reset() first")
+        state = self.game_state  # before reset(): AttributeError naming reset()
         obs = self.encoder.encode(state, self.agent_name_mapping[agent])  # within the Box
         if agent == self.agent_selection and not state.is_terminal():
             mask = action_mask(state)
@@ -186,7 +194,7 @@ class raw_env(AECEnv, EzPickle):
 
         For centralised critics during training; a playing policy must use ``observe()``.
         """
-        if self.game_state is None:
+        if "game_state" not in self.__dict__:
             raise RuntimeError("state() called before reset(): call env.reset() first")
         return encode_global_state(self.game_state, self.encoder)
 
@@ -197,8 +205,8 @@ class raw_env(AECEnv, EzPickle):
             return
         state = self.game_state
         dense = self.reward_mode == "vp_delta"
-        before = state.score[:] if dense else None
-        state.apply_action(action)  # raises IllegalActionError, state untouched, if illegal
+        before = state.score[:] if dense else state.score
+        state.apply_action(action)  # type: ignore[arg-type]  # None is illegal: raises, state untouched
         self._cumulative_rewards[agent] = 0.0
         score = state.score
         for i, a in enumerate(self.possible_agents):

@@ -17,11 +17,11 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-_COMMON = dict(
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+_COMMON = {
+    "deadline": None,
+    "print_blob": True,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
 settings.register_profile("ci", max_examples=40, derandomize=True, database=None, **_COMMON)
 settings.register_profile("dev", max_examples=150, **_COMMON)
 settings.register_profile("thorough", max_examples=1000, **_COMMON)

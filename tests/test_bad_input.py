@@ -65,7 +65,7 @@ def test_bad_config_raises_config_error_naming_the_option(options, name):
     with pytest.raises(ConfigError, match=name):
         island_fortress_v0.env(**options)
     # And through GameConfig directly (for the options it knows).
-    if name in {f for f in GameConfig.__dataclass_fields__}:
+    if name in set(GameConfig.__dataclass_fields__):
         with pytest.raises(ConfigError, match=name):
             GameConfig(**options)
 
@@ -437,7 +437,7 @@ def test_env_rejects_in_space_illegal_actions_without_change():
     illegal = [int(a) for a in np.flatnonzero(obs["action_mask"] == 0)]
     assert len(illegal) > 300
     before = _env_view(env)
-    for action in illegal[::7] + [illegal[-1], np.int64(illegal[0])]:
+    for action in [*illegal[::7], illegal[-1], np.int64(illegal[0])]:
         with pytest.raises(IllegalActionError, match="illegal action"):
             env.step(action)
         assert _env_view(env) == before

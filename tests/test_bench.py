@@ -95,7 +95,7 @@ def test_every_island_fortress_figure_is_positive_and_printed(no_anchors):
 
 
 def test_machine_date_and_skipped_anchors_are_recorded(no_anchors):
-    results, table = no_anchors
+    results, _table = no_anchors
     machine = results["machine"]
     assert _positive(machine["cpu_count"])
     assert machine["python"] == ".".join(map(str, sys.version_info[:3]))

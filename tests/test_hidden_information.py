@@ -279,7 +279,7 @@ def test_sealed_bids_leave_no_public_trace_until_revealed(n, seed):
                 petition = [e for e in delta if e[0] == "petition"]
                 assert len(petition) == 1 and petition[0][1][p] == a - A.BID
             continue
-        for a, delta, views in outcomes[1:]:
+        for _a, delta, views in outcomes[1:]:
             assert delta == outcomes[0][1], f"the log reveals player {p}'s sealed bid"
             assert views == outcomes[0][2], f"another seat sees player {p}'s sealed bid"
             compared += 1

@@ -105,8 +105,7 @@ def test_every_observation_has_the_declared_shape_dtype_and_range(options):
     env.reset(seed=13)
     space = env.observation_space("player_0")
     rng = np.random.default_rng(13)
-    step = 0
-    for agent in env.agent_iter(max_iter=10_000):
+    for step, _agent in enumerate(env.agent_iter(max_iter=10_000)):
         obs, _, termination, truncation, _ = env.last()
         if step % 5 == 0:
             for other in env.agents:  # every seat's view, not only the mover's
@@ -116,7 +115,6 @@ def test_every_observation_has_the_declared_shape_dtype_and_range(options):
                 assert view["action_mask"].dtype == np.int8
                 assert np.isfinite(view["observation"]).all()
                 assert space.contains(view), f"{other}'s observation is outside the Box at step {step}"
-        step += 1
         if termination or truncation:
             env.step(None)
         else:
@@ -138,7 +136,7 @@ def _hoarding_game_observations(n: int, seed: int):
     env = island_fortress_v0.env(num_players=n)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    for agent in env.agent_iter(max_iter=10_000):
+    for _agent in env.agent_iter(max_iter=10_000):
         obs, _, termination, truncation, _ = env.last()
         if termination or truncation:
             env.step(None)
@@ -162,7 +160,8 @@ def test_observations_stay_in_the_box_when_prisons_fill_up(n):
             fullest = max(fullest, *env.unwrapped.game_state.prison_convicts)
             assert space.contains(obs), (
                 f"observation outside the Box: max {obs['observation'].max():.2f} at index "
-                f"{int(obs['observation'].argmax())}, prison Convicts {env.unwrapped.game_state.prison_convicts}"
+                f"{int(obs['observation'].argmax())}, "
+                f"prison Convicts {env.unwrapped.game_state.prison_convicts}"
             )
     assert fullest > 50, "the hoarding games no longer fill a prison; the check above proves little"
 

@@ -76,7 +76,7 @@ def test_a_game_through_ours_equals_one_through_pettingzoos(illegal_action):
     for env in (ours, stock):
         env.reset(seed=11)
     steps = 0
-    for agent_a, agent_b in zip(ours.agent_iter(), stock.agent_iter()):
+    for agent_a, agent_b in zip(ours.agent_iter(), stock.agent_iter(), strict=False):
         assert agent_a == agent_b
         last_a, last_b = ours.last(), stock.last()
         obs_a, *rest_a = last_a

@@ -146,7 +146,7 @@ def check_invariants(state: State) -> None:
     assert occ & ~geo.valid == 0
 
     # Owners: disjoint, covering exactly the occupied cells.
-    owners = [state.gov_bits] + list(state.own)
+    owners = [state.gov_bits, *list(state.own)]
     covered = 0
     for m in owners:
         assert covered & m == 0, "a cell has two owners"

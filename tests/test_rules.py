@@ -635,7 +635,7 @@ def _favor_state(*cards):
 
 def test_favor_pattern_in_the_cards_orientation_only():
     """Play a Favor: the pattern must match in the card's orientation (no mirror or rotation)."""
-    s, (corner, mirror, rampart, post) = _favor_state(
+    s, (corner, mirror, rampart, _post) = _favor_state(
         "Cornerstone", "Mirror Cornerstone", "Short Rampart", "Watch Post"
     )
     fill_row(s, 0, 1, [ADAM, ADAM, ADAM, None, None])
@@ -643,7 +643,7 @@ def test_favor_pattern_in_the_cards_orientation_only():
     do(s, role(A.OP_PLAY_FAVOR))
     assert legal(s) == sorted(A.PLAY_FAVOR + i for i in (corner, mirror, rampart))
 
-    s, (corner, mirror, rampart, post) = _favor_state(
+    s, (corner, mirror, rampart, _post) = _favor_state(
         "Cornerstone", "Mirror Cornerstone", "Short Rampart", "Watch Post"
     )
     fill_row(s, 0, 1, [ADAM, ADAM, None, None, None])
@@ -668,10 +668,10 @@ def test_favor_pattern_needs_own_unreinforced_blocks_not_governor_blocks():
     """Play a Favor: every marked block must be the player's own, without a Reinforcement;
     Governor blocks never count (FAQ, docs/RULES.md C4)."""
     for others in ([ADAM, GOV, ADAM], [ADAM, BILL, ADAM]):
-        s, (rampart,) = _favor_state("Short Rampart")
+        s, (_rampart,) = _favor_state("Short Rampart")
         fill_row(s, 0, 1, others)
         assert A.OP_PLAY_FAVOR not in role_ops(s)
-    s, (rampart,) = _favor_state("Short Rampart")
+    s, (_rampart,) = _favor_state("Short Rampart")
     fill_row(s, 0, 1, [ADAM, ADAM, ADAM])
     reinforce(s, 0, 1, 1)
     assert A.OP_PLAY_FAVOR not in role_ops(s)

@@ -183,7 +183,7 @@ class CheckpointAgent:
         mask = action_mask.astype(bool)
         with torch.no_grad():
             obs = torch.as_tensor(observation, dtype=torch.float32).reshape(1, -1)
-            if self.net is not None:
+            if self.model is None:
                 logits, _ = self.net(obs, torch.as_tensor(mask).reshape(1, -1))
                 probs = torch.softmax(logits, dim=-1)[0].numpy().astype(np.float64)
             else:
