@@ -50,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from .engine.tables import PLAYER_COUNTS
+
 DEFAULT_OUT = "bench-results/bench.json"
 DEFAULT_SECONDS = 3.0
 QUICK_SECONDS = 0.1
@@ -613,7 +615,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-anchors", action="store_true", help="skip the PettingZoo / OpenSpiel reference games"
     )
-    p.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=(2, 3, 4))
+    p.add_argument("--players", type=int, nargs="+", default=list(PLAYER_COUNTS), choices=PLAYER_COUNTS)
     p.add_argument(
         "--memory-envs",
         type=int,

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .engine.tables import PLAYER_COUNTS
+
 PROG = "island-fortress"
 # Subcommands whose modules own their full argument parsers (each is runnable on its own).
 DELEGATED = {"train": "training.train", "evaluate": "training.evaluate", "bench": "island_fortress_env.bench"}
@@ -141,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=CommandLineParser)
 
     demo = sub.add_parser("demo", help="play one game between baseline agents and show it")
-    demo.add_argument("--players", type=int, default=3, choices=(2, 3, 4))
+    demo.add_argument("--players", type=int, default=3, choices=PLAYER_COUNTS)
     demo.add_argument("--seed", type=non_negative_int, default=7)
     demo.add_argument(
         "--agents", nargs="*", default=None, type=agent_spec,
@@ -155,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="play a game yourself against agents in the terminal",
         description="Play one seat against agents; the game is saved as a game record at the end.",
     )
-    play.add_argument("--players", type=int, default=None, choices=(2, 3, 4), help="default 3")
+    play.add_argument("--players", type=int, default=None, choices=PLAYER_COUNTS, help="default 3")
     play.add_argument(
         "--agents", nargs="+", default=None, type=agent_spec, metavar="AGENT",
         help="the other players in seat order: random, heuristic or a checkpoint path (default: heuristic)",

@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from .engine import actions as A
 from .engine.favors import FavorCard
 from .engine.state import D_BID, D_BUILD_CELL
+from .engine.tables import PLAYER_COUNTS
 from .engine.wall import COLUMNS_PER_REGION, LEVELS, STRIDE
 
 if TYPE_CHECKING:
@@ -547,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m island_fortress_env.picture", description=main.__doc__)
     parser.add_argument("out")
-    parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4))
+    parser.add_argument("--players", type=int, default=3, choices=PLAYER_COUNTS)
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument(
         "--round", type=int, default=5, help="stop at this round's first Build Wall cell choice"

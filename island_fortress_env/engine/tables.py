@@ -50,5 +50,6 @@ TREASURE_CONVICTS: int = TABLES["treasure_convicts"]  # Convicts Collect a Treas
 MAX_PURCHASE: int = len(PURCHASE_COST) - 1  # Recruit / Buy: 1..MAX_PURCHASE at a time
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
+PLAYER_COUNTS = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))  # the table sizes the game is for
 MAX_REGIONS = 4  # three regions for four players, plus the Friendly variant's extra one
 MAX_FAVOR_CARDS = 36  # the box holds 36 favor cards; the action table has a slot for each
