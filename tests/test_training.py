@@ -96,17 +96,17 @@ def test_score_components_group_the_score_events():
 # ---------------------------------------------------------------- configs
 
 
-@pytest.mark.parametrize("name", ["default.yaml", "long.yaml"])
+@pytest.mark.parametrize("name", ["sb3.yaml", "sb3-long.yaml"])
 def test_shipped_configs_are_valid(name):
     cfg = load_config(ROOT / "configs" / name)
     assert cfg.env.num_players == 3
 
 
 def test_config_overrides_and_errors(tmp_path):
-    cfg = load_config(ROOT / "configs" / "default.yaml", ["ppo.learning_rate=1e-4", "train.n_envs=2"])
+    cfg = load_config(ROOT / "configs" / "sb3.yaml", ["ppo.learning_rate=1e-4", "train.n_envs=2"])
     assert cfg.ppo.learning_rate == 1e-4 and cfg.train.n_envs == 2
     with pytest.raises(TrainConfigError, match="unknown key"):
-        load_config(ROOT / "configs" / "default.yaml", ["ppo.learnin_rate=1e-4"])
+        load_config(ROOT / "configs" / "sb3.yaml", ["ppo.learnin_rate=1e-4"])
     with pytest.raises(TrainConfigError, match=r"train.n_envs: expected int"):
         load_config(None, ["train.n_envs=two"])
     with pytest.raises(TrainConfigError, match="num_players"):
@@ -125,7 +125,7 @@ def test_cli_refuses_a_bad_override_with_a_clear_message(capsys):
     from training.train import main
 
     with pytest.raises(SystemExit) as exc:
-        main(["--config", str(ROOT / "configs" / "default.yaml"), "ppo.gama=0.9"])
+        main(["--config", str(ROOT / "configs" / "sb3.yaml"), "ppo.gama=0.9"])
     assert exc.value.code == 2
     assert "unknown key" in capsys.readouterr().err
 
@@ -152,7 +152,7 @@ TINY = [
 def tiny_config(base: Path, run_name: str, *extra: str):
     """The default config shrunk to a few hundred steps, writing under ``base``."""
     return load_config(
-        ROOT / "configs" / "default.yaml",
+        ROOT / "configs" / "sb3.yaml",
         TINY + [f"logging.runs_dir={base / 'runs'}", f"logging.checkpoints_dir={base / 'ckpt'}",
                 f"run_name={run_name}", *extra],
     )  # fmt: skip
@@ -238,7 +238,7 @@ def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path)
     from training.train import main
 
     with pytest.raises(SystemExit) as exc:  # resume is refused up front, before any work
-        main(["--config", str(ROOT / "configs" / "default.yaml"), "--resume", str(bad)])
+        main(["--config", str(ROOT / "configs" / "sb3.yaml"), "--resume", str(bad)])
     assert exc.value.code == 2
 
     no_meta = tmp_path / "plain_sb3.zip"

@@ -28,6 +28,7 @@ from ..observation import GLOBAL_FEATURES, LAYOUT, OBS_SIZE, PLAYER_FEATURES, WA
 
 META_MEMBER = "island_fortress.json"
 WEIGHTS_MEMBER = "actor_critic.pt"
+TRAINING_STATE_MEMBER = "training_state.pt"  # optimizer state for --resume (native, optional)
 NATIVE_FORMAT = "island_fortress.actor_critic.v1"
 
 
@@ -89,8 +90,17 @@ def check_signature(path: str | Path, metadata: dict[str, Any]) -> None:
         )
 
 
-def save_policy(path: str | Path, net: Any, network: dict[str, Any], metadata: dict[str, Any]) -> Path:
+def save_policy(
+    path: str | Path,
+    net: Any,
+    network: dict[str, Any],
+    metadata: dict[str, Any],
+    training_state: dict[str, Any] | None = None,
+) -> Path:
     """Write a native checkpoint: ``net`` (an ``ActorCritic`` built with ``**network``) + metadata.
+
+    ``training_state`` (e.g. the optimizer's state dict) is stored beside the weights so that a
+    run can resume exactly; playing the policy never reads it.
 
     Written to a temporary file first and renamed, so a crash never leaves half a checkpoint.
     """
@@ -110,6 +120,10 @@ def save_policy(path: str | Path, net: Any, network: dict[str, Any], metadata: d
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
         z.writestr(META_MEMBER, json.dumps(meta, indent=2, sort_keys=True, default=str))
         z.writestr(WEIGHTS_MEMBER, weights.getvalue())
+        if training_state is not None:
+            extra = io.BytesIO()
+            torch.save(training_state, extra)
+            z.writestr(TRAINING_STATE_MEMBER, extra.getvalue())
     os.replace(tmp, path)
     return path
 
@@ -130,6 +144,16 @@ def load_policy(path: str | Path) -> tuple[Any, dict[str, Any]]:
     net.load_state_dict(state_dict)
     net.eval()
     return net, metadata
+
+
+def load_training_state(path: str | Path) -> dict[str, Any] | None:
+    """The ``training_state`` saved with a native checkpoint, or None if it has none."""
+    import torch
+
+    with zipfile.ZipFile(path) as z:
+        if TRAINING_STATE_MEMBER not in z.namelist():
+            return None
+        return torch.load(io.BytesIO(z.read(TRAINING_STATE_MEMBER)), map_location="cpu", weights_only=True)
 
 
 def load_model(path: str | Path, device: str = "cpu"):
