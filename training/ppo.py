@@ -561,39 +561,62 @@ def ppo_update(net: ActorCritic, optimizer: torch.optim.Optimizer, batch: Mappin
 ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the anchor players
 
 
-def greedy_evaluation(net: nn.Module, games: int, seed: int, opponents: Iterable[str],
-                      env_options: Mapping[str, Any], tables: Iterable[int] = TABLE_SIZES,
-                      ) -> dict[str, float]:  # fmt: skip
-    """The greedy policy against ``n - 1`` copies of each opponent kind at each table size
-    (seats rotated), plus its OpenSkill rating against the fixed anchors (``ANCHORS``)."""
-    from openskill.models import PlackettLuce
-
+def play_evaluation_table(
+    state_dict: Mapping[str, torch.Tensor], network: Mapping[str, int], players: int, kind: str,
+    games: int, seed: int, env_options: Mapping[str, Any],
+) -> tuple[float, list[list[int]]]:  # fmt: skip
+    """The greedy policy in seat rotation against ``players - 1`` agents of ``kind``: its win
+    count (shared wins split) and every game's final ranks in agent order (policy first)."""
     from island_fortress_env import island_fortress_v0
     from island_fortress_env.agents import make_agent
 
     from .evaluate import agent_seed, final_ranks, play_game
 
+    torch.set_num_threads(1)
+    net = ActorCritic(**network)
+    net.load_state_dict(state_dict)
+    net.eval()
+    policy = NetAgent(net, greedy=True)
+    env = island_fortress_v0.env(num_players=players, **dict(env_options))
+    wins, ranks = 0.0, []
+    for g in range(games):
+        agents = [policy] + [make_agent(kind, seed=agent_seed(seed, g, i)) for i in range(1, players)]
+        seat_of = [(i + g) % players for i in range(players)]
+        state = play_game(env, agents, seat_of, seed + 1000 * players + g)
+        if seat_of[0] in state.winners:
+            wins += 1.0 / len(state.winners)
+        by_seat = final_ranks(state)
+        ranks.append([by_seat[s] for s in seat_of])
+    return wins, ranks
+
+
+def greedy_evaluation(net: nn.Module, network: Mapping[str, int], games: int, seed: int,
+                      opponents: Iterable[str], env_options: Mapping[str, Any], processes: int = 1,
+                      tables: Iterable[int] = TABLE_SIZES) -> dict[str, float]:  # fmt: skip
+    """The greedy policy against ``n - 1`` copies of each opponent kind at each table size
+    (seats rotated; tables spread over ``processes``), plus its OpenSkill rating (Plackett-Luce,
+    ranked by final position) against anchors whose ratings stay fixed (``ANCHORS``)."""
+    from openskill.models import PlackettLuce
+
+    state_dict = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    jobs = [(state_dict, dict(network), n, kind, games, seed, dict(env_options))
+            for n in tables for kind in opponents]  # fmt: skip
+    if processes > 1 and len(jobs) > 1:
+        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        with ctx.Pool(min(processes, len(jobs))) as pool:
+            results = pool.starmap(play_evaluation_table, jobs)
+    else:
+        results = [play_evaluation_table(*job) for job in jobs]
     model = PlackettLuce()
     rating = model.rating(name="policy")
     anchors = {k: model.rating(mu=mu, sigma=1.0, name=k) for k, mu in ANCHORS.items()}
     out: dict[str, float] = {}
-    policy = NetAgent(net, greedy=True)
-    net.eval()
-    for n in tables:
-        env = island_fortress_v0.env(num_players=n, **dict(env_options))
-        for kind in opponents:
-            wins = 0.0
-            for g in range(games):
-                others = [make_agent(kind, seed=agent_seed(seed, g, i)) for i in range(1, n)]
-                agents = [policy, *others]
-                seat_of = [(i + g) % n for i in range(n)]
-                state = play_game(env, agents, seat_of, seed + 1000 * n + g)
-                if seat_of[0] in state.winners:
-                    wins += 1.0 / len(state.winners)
-                ranks = final_ranks(state)
-                teams = [[rating]] + [[anchors[kind]] for _ in range(n - 1)]
-                rating = model.rate(teams, ranks=[ranks[s] for s in seat_of])[0][0]
-            out[f"win_rate_vs_{kind}_{n}p"] = wins / max(games, 1)
+    for job, (wins, ranks) in zip(jobs, results):
+        n, kind = job[2], job[3]
+        out[f"win_rate_vs_{kind}_{n}p"] = wins / max(games, 1)
+        for game_ranks in ranks:
+            teams = [[rating]] + [[anchors[kind]] for _ in range(n - 1)]
+            rating = model.rate(teams, ranks=game_ranks)[0][0]
     out["openskill_mu"] = rating.mu
     out["openskill_ordinal"] = rating.ordinal()
     return out
@@ -631,14 +654,23 @@ def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, An
     pre = cfg.pretrain
     weights = cfg.tables.weights()
     total = sum(weights.values())
-    parts = []
+    processes = 1 + cfg.train.workers
+    jobs = []  # (players, options, games, seed): each table size's games split over the processes
     for n in TABLE_SIZES:
         games = round(pre.games * weights[n] / total)
-        if games > 0:
-            parts.append(collect_demonstrations(
-                n, cfg.env.options, games, seed=cfg.seed * 100_003 + 50_000 + 1000 * n,
-                reward_win=cfg.reward.win, reward_vp=cfg.reward.vp, progress=cfg.logging.progress_bar,
-            ))  # fmt: skip
+        for part in range(processes):
+            share = games // processes + (part < games % processes)
+            if share > 0:
+                seed = cfg.seed * 100_003 + 50_000 + 1000 * n + 100 * part
+                jobs.append((n, dict(cfg.env.options), share, seed, "heuristic", cfg.reward.win, cfg.reward.vp))
+    print(f"imitation: playing {sum(j[2] for j in jobs)} heuristic games at tables {sorted({j[0] for j in jobs})} "
+          f"in {processes} process(es)", flush=True)  # fmt: skip
+    if processes > 1:
+        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        with ctx.Pool(processes) as pool:
+            parts = pool.starmap(collect_demonstrations, jobs)
+    else:
+        parts = [collect_demonstrations(*job) for job in jobs]
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return imitate(net, data, pre.epochs, pre.batch_size, pre.learning_rate, seed=cfg.seed,
                    progress=cfg.logging.progress_bar, writer=writer)  # fmt: skip
@@ -712,7 +744,8 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
                            training_state={"optimizer": optimizer.state_dict()})  # fmt: skip
 
     def evaluate_now(games: int) -> dict[str, float]:
-        result = greedy_evaluation(net, games, cfg.seed + 77_777, cfg.eval.opponents, cfg.env.options)
+        result = greedy_evaluation(net, network_kwargs(cfg), games, cfg.seed + 77_777, cfg.eval.opponents,
+                                   cfg.env.options, processes=1 + t.workers)  # fmt: skip
         for key, value in result.items():
             writer.add_scalar(f"eval/{key}", value, decisions)
             if key.startswith("win_rate_vs_heuristic"):
@@ -732,13 +765,17 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     total_updates = max(1, -(-t.total_decisions // t.rollout_decisions))
     bar = tqdm(total=t.total_decisions, initial=min(decisions, t.total_decisions), unit="dec",
                dynamic_ncols=True, desc="training", disable=not cfg.logging.progress_bar)  # fmt: skip
+    last_line = time.monotonic()
     try:
         while decisions < t.total_decisions:
             if t.max_minutes and elapsed() - elapsed_before >= 60 * t.max_minutes:
                 bar.write(f"train.max_minutes={t.max_minutes} reached: stopping at {decisions} decisions")
                 break
-            if cfg.ppo.anneal_lr:
-                frac = max(0.0, 1.0 - updates / total_updates)
+            if cfg.ppo.anneal_lr:  # linear to 0 over the steps or the wall-clock cap, whichever is nearer
+                done = updates / total_updates
+                if t.max_minutes:
+                    done = max(done, (elapsed() - elapsed_before) / (60 * t.max_minutes))
+                frac = max(0.0, 1.0 - done)
                 for group in optimizer.param_groups:
                     group["lr"] = cfg.ppo.learning_rate * frac
             tick = time.monotonic()
@@ -764,6 +801,10 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             _log_records(writer, records, decisions, league)
             bar.set_postfix_str(f"kl {stats['approx_kl']:.3f} ent {stats['entropy']:.2f} "
                                 f"ev {stats['explained_variance']:.2f}", refresh=False)  # fmt: skip
+            if not cfg.logging.progress_bar and time.monotonic() - last_line >= 60:
+                last_line = time.monotonic()
+                print(f"{decisions} decisions, {elapsed() / 60:.1f} min, {len(batch['actions']) / (last_line - tick):.0f} "
+                      f"decisions/s, entropy {stats['entropy']:.2f}", flush=True)  # fmt: skip
             if decisions >= next_snapshot:
                 league.add(net, decisions)
                 next_snapshot += cfg.league.snapshot_every
