@@ -125,7 +125,7 @@ def test_cli_refuses_a_bad_override_with_a_clear_message(capsys):
     from training.train import main
 
     with pytest.raises(SystemExit) as exc:
-        main(["--config", str(ROOT / "configs" / "sb3.yaml"), "ppo.gama=0.9"])
+        main(["--backend", "sb3", "--config", str(ROOT / "configs" / "sb3.yaml"), "ppo.gama=0.9"])
     assert exc.value.code == 2
     assert "unknown key" in capsys.readouterr().err
 
@@ -238,7 +238,7 @@ def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path)
     from training.train import main
 
     with pytest.raises(SystemExit) as exc:  # resume is refused up front, before any work
-        main(["--config", str(ROOT / "configs" / "sb3.yaml"), "--resume", str(bad)])
+        main(["--backend", "sb3", "--config", str(ROOT / "configs" / "sb3.yaml"), "--resume", str(bad)])
     assert exc.value.code == 2
 
     no_meta = tmp_path / "plain_sb3.zip"

@@ -17,7 +17,9 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -74,9 +76,26 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
                     f"checkpoint {str(path)!r}: no {META_MEMBER} inside; it was not written by "
                     "island-fortress train, so its observation/action spaces cannot be checked"
                 )
-            return json.loads(z.read(META_MEMBER))
+            raw = _read_member(path, z, META_MEMBER)
     except zipfile.BadZipFile:
         raise CheckpointError(f"checkpoint {str(path)!r}: not a zip file (SB3 save format)") from None
+    try:
+        metadata = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r}: {META_MEMBER} is not valid JSON ({exc})") from None
+    if not isinstance(metadata, dict):
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: {META_MEMBER} must hold a JSON object, not a {type(metadata).__name__}"
+        )
+    return metadata
+
+
+def _read_member(path: str | Path, z: zipfile.ZipFile, member: str) -> bytes:
+    """One member's bytes; a damaged member (bad CRC, broken compression) is a CheckpointError."""
+    try:
+        return z.read(member)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r}: member {member} is corrupted ({exc})") from None
 
 
 def check_signature(path: str | Path, metadata: dict[str, Any]) -> None:
@@ -139,9 +158,15 @@ def load_policy(path: str | Path) -> tuple[Any, dict[str, Any]]:
         raise CheckpointError(f"checkpoint {str(path)!r}: not a native checkpoint ({NATIVE_FORMAT})")
     check_signature(path, metadata)
     with zipfile.ZipFile(path) as z:
-        state_dict = torch.load(io.BytesIO(z.read(WEIGHTS_MEMBER)), map_location="cpu", weights_only=True)
-    net = ActorCritic(**metadata["network"])
-    net.load_state_dict(state_dict)
+        if WEIGHTS_MEMBER not in z.namelist():
+            raise CheckpointError(f"checkpoint {str(path)!r}: no {WEIGHTS_MEMBER} inside")
+        raw = _read_member(path, z, WEIGHTS_MEMBER)
+    try:
+        state_dict = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        net = ActorCritic(**metadata["network"])
+        net.load_state_dict(state_dict)
+    except (RuntimeError, KeyError, TypeError, ValueError, EOFError, pickle.UnpicklingError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r}: the weights cannot be loaded ({exc})") from None
     net.eval()
     return net, metadata
 
@@ -153,7 +178,11 @@ def load_training_state(path: str | Path) -> dict[str, Any] | None:
     with zipfile.ZipFile(path) as z:
         if TRAINING_STATE_MEMBER not in z.namelist():
             return None
-        return torch.load(io.BytesIO(z.read(TRAINING_STATE_MEMBER)), map_location="cpu", weights_only=True)
+        raw = _read_member(path, z, TRAINING_STATE_MEMBER)
+    try:
+        return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except (RuntimeError, EOFError, pickle.UnpicklingError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r}: {TRAINING_STATE_MEMBER} cannot be loaded ({exc})") from None
 
 
 def load_model(path: str | Path, device: str = "cpu"):
