@@ -218,7 +218,8 @@ def run_native(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     if args.no_eval:
         cfg.eval.final_games = 0
     t = cfg.train
-    print(f"run {cfg.run_name!r}: {t.total_decisions} decisions, {1 + t.workers} collector process(es) "
+    collectors = t.workers + (not t.pipelined)
+    print(f"run {cfg.run_name!r}: {t.total_decisions} decisions, {collectors} collector process(es) "
           f"x {t.games_per_collector} games, tables {cfg.tables.weights()}")  # fmt: skip
     print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
     try:
