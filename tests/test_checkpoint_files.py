@@ -77,8 +77,9 @@ def test_a_corrupted_member_inside_an_intact_zip_is_refused(good, member):
 
 
 def test_weights_that_do_not_fit_the_network_are_refused(good, tmp_path):
-    other = save_policy(tmp_path / "other.zip", ActorCritic(cnn_channels=8, hidden=16), {"cnn_channels": 8,
-                        "hidden": 16}, {})  # fmt: skip
+    other = save_policy(
+        tmp_path / "other.zip", ActorCritic(cnn_channels=8, hidden=16), {"cnn_channels": 8, "hidden": 16}, {}
+    )
     with zipfile.ZipFile(other) as z:
         weights = z.read(WEIGHTS_MEMBER)
     bad = _rewrite(good, tmp_path / "mixed.zip", **{WEIGHTS_MEMBER: weights})

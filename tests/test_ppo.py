@@ -54,7 +54,7 @@ def test_a_reward_on_an_opponents_move_goes_to_the_seats_last_decision():
     _act(book, "A", 3, value=0.0)
     _act(book, "B", 4, value=0.0)
     batch = book.take(GAMMA, LAM)
-    by_action = dict(zip(batch["actions"].tolist(), batch["advantages"].tolist()))
+    by_action = dict(zip(batch["actions"].tolist(), batch["advantages"].tolist(), strict=False))
     assert by_action == pytest.approx({1: 0.4, 2: 0.1})
 
 
@@ -69,7 +69,13 @@ def test_terminal_reward_closes_every_seat_even_when_the_game_ends_on_another_se
     book.end("A")
     book.end("B")
     batch = book.take(GAMMA, LAM)
-    rows = dict(zip(batch["actions"].tolist(), zip(batch["advantages"].tolist(), batch["returns"].tolist())))
+    rows = dict(
+        zip(
+            batch["actions"].tolist(),
+            zip(batch["advantages"].tolist(), batch["returns"].tolist(), strict=False),
+            strict=False,
+        )
+    )
     # A: decision 2 is terminal (no bootstrap); decision 1 is bootstrapped by decision 2 via GAE
     delta2 = -1.0 - 0.3
     delta1 = 0.0 + GAMMA * 0.3 - 0.2
@@ -96,7 +102,7 @@ def test_a_trajectory_cut_by_the_rollout_continues_in_the_next_one():
 def test_gae_matches_the_textbook_recursion():
     book = SeatTrajectories()
     values, rewards = [0.1, -0.2, 0.4, 0.3], [0.0, 0.5, -0.1, 1.0]
-    for i, (v, r) in enumerate(zip(values, rewards)):
+    for i, (v, r) in enumerate(zip(values, rewards, strict=False)):
         _act(book, "A", i, value=v)
         book.reward("A", r)
     book.end("A")
@@ -131,18 +137,36 @@ def _tiny(base: Path, run_name: str, *extra: str) -> NativeConfig:
     return load_config(
         ROOT / "configs" / "default.yaml",
         [
-            f"run_name={run_name}", "pretrain.games=3", "pretrain.epochs=1",
-            "train.total_decisions=600", "train.rollout_decisions=300", "train.games_per_collector=3",
-            "train.workers=0", "train.pipelined=false", "train.checkpoint_every=300",
-            "train.max_minutes=0", "ppo.minibatch_size=100", "ppo.n_epochs=2",
-            "league.share=0.5", "league.snapshot=1.0", "league.heuristic=0.0", "league.random=1.0",
-            "league.snapshot_every=300", "policy.cnn_channels=4", "policy.hidden=16",
-            "eval.every=300", "eval.games=1", "eval.final_games=1", "eval.opponents=[random]",
-            "logging.progress_bar=false", f"logging.runs_dir={base / 'runs'}",
-            f"logging.checkpoints_dir={base / 'ckpt'}", *extra,
+            f"run_name={run_name}",
+            "pretrain.games=3",
+            "pretrain.epochs=1",
+            "train.total_decisions=600",
+            "train.rollout_decisions=300",
+            "train.games_per_collector=3",
+            "train.workers=0",
+            "train.pipelined=false",
+            "train.checkpoint_every=300",
+            "train.max_minutes=0",
+            "ppo.minibatch_size=100",
+            "ppo.n_epochs=2",
+            "league.share=0.5",
+            "league.snapshot=1.0",
+            "league.heuristic=0.0",
+            "league.random=1.0",
+            "league.snapshot_every=300",
+            "policy.cnn_channels=4",
+            "policy.hidden=16",
+            "eval.every=300",
+            "eval.games=1",
+            "eval.final_games=1",
+            "eval.opponents=[random]",
+            "logging.progress_bar=false",
+            f"logging.runs_dir={base / 'runs'}",
+            f"logging.checkpoints_dir={base / 'ckpt'}",
+            *extra,
         ],
         schema=NativeConfig,
-    )  # fmt: skip
+    )
 
 
 def test_collector_records_only_legal_actions_and_every_learning_seat():
@@ -173,7 +197,7 @@ def test_league_prefers_snapshots_that_beat_the_learner():
 
 
 def test_native_config_errors_are_clear():
-    with pytest.raises(TrainConfigError, match="train.pipelined"):
+    with pytest.raises(TrainConfigError, match=r"train\.pipelined"):
         load_config(ROOT / "configs" / "default.yaml", ["train.workers=0"], schema=NativeConfig)
     with pytest.raises(TrainConfigError, match="tables"):
         load_config(None, ["tables.two=0", "tables.three=0", "tables.four=0"], schema=NativeConfig)
@@ -205,10 +229,22 @@ def test_tiny_run_writes_tensorboard_curves(tiny_native):
     from training.plot_curves import read_scalars
 
     scalars = read_scalars(next((base / "runs").glob("tiny*")))
-    for tag in ("losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl",
-                "losses/clip_fraction", "losses/explained_variance", "charts/decisions_per_second",
-                "eval/win_rate_vs_random_2p", "eval/win_rate_vs_random_3p", "eval/win_rate_vs_random_4p",
-                "eval/openskill_mu", "game/score", "game/length", "pretrain/accuracy"):  # fmt: skip
+    for tag in (
+        "losses/policy_loss",
+        "losses/value_loss",
+        "losses/entropy",
+        "losses/approx_kl",
+        "losses/clip_fraction",
+        "losses/explained_variance",
+        "charts/decisions_per_second",
+        "eval/win_rate_vs_random_2p",
+        "eval/win_rate_vs_random_3p",
+        "eval/win_rate_vs_random_4p",
+        "eval/openskill_mu",
+        "game/score",
+        "game/length",
+        "pretrain/accuracy",
+    ):
         assert tag in scalars, tag
 
 
@@ -227,7 +263,7 @@ def test_tiny_run_checkpoint_loads_and_plays_every_table_size(tiny_native):
 
 
 def test_resume_continues_the_step_count_and_optimizer(tiny_native, tmp_path):
-    base, _cfg, final = tiny_native
+    _base, _cfg, final = tiny_native
     from island_fortress_env.agents.checkpoint import load_training_state, read_metadata
     from training.ppo import train_native
 
@@ -245,8 +281,17 @@ def test_resume_refuses_a_different_network(tiny_native, tmp_path):
     from training.train import main
 
     with pytest.raises(SystemExit) as exc:
-        main(["--config", str(ROOT / "configs" / "default.yaml"), "--resume", str(final),
-              "policy.hidden=32", f"logging.runs_dir={tmp_path}", f"logging.checkpoints_dir={tmp_path}"])  # fmt: skip
+        main(
+            [
+                "--config",
+                str(ROOT / "configs" / "default.yaml"),
+                "--resume",
+                str(final),
+                "policy.hidden=32",
+                f"logging.runs_dir={tmp_path}",
+                f"logging.checkpoints_dir={tmp_path}",
+            ]
+        )
     assert exc.value.code == 2
 
 
@@ -256,8 +301,14 @@ def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path):
 
     losses = []
     for run in ("a", "b"):
-        cfg = _tiny(tmp_path / run, "same", "pretrain.games=0", "eval.every=0", "eval.final_games=0",
-                    "train.total_decisions=300")  # fmt: skip
+        cfg = _tiny(
+            tmp_path / run,
+            "same",
+            "pretrain.games=0",
+            "eval.every=0",
+            "eval.final_games=0",
+            "train.total_decisions=300",
+        )
         train_native(cfg)
         scalars = read_scalars(tmp_path / run / "runs" / "same")
         losses.append([scalars[k] for k in ("losses/policy_loss", "losses/value_loss", "losses/entropy")])

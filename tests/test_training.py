@@ -52,7 +52,7 @@ def test_selfplay_env_plays_only_legal_actions_and_reports_stats():
             mask = env.action_masks()
             assert mask.any() and mask.dtype == bool
             action = int(rng.choice(np.flatnonzero(mask)))
-            obs, reward, done, truncated, info = env.step(action)
+            obs, reward, done, _truncated, info = env.step(action)
             assert env.observation_space.contains(obs)
             total += reward
         stats = info["episode_stats"]
@@ -153,9 +153,14 @@ def tiny_config(base: Path, run_name: str, *extra: str):
     """The default config shrunk to a few hundred steps, writing under ``base``."""
     return load_config(
         ROOT / "configs" / "sb3.yaml",
-        TINY + [f"logging.runs_dir={base / 'runs'}", f"logging.checkpoints_dir={base / 'ckpt'}",
-                f"run_name={run_name}", *extra],
-    )  # fmt: skip
+        [
+            *TINY,
+            f"logging.runs_dir={base / 'runs'}",
+            f"logging.checkpoints_dir={base / 'ckpt'}",
+            f"run_name={run_name}",
+            *extra,
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +174,7 @@ def tiny_run(tmp_path_factory):
 
 
 def test_tiny_run_writes_tensorboard_events_with_game_figures(tiny_run):
-    base, cfg, final = tiny_run
+    base, _cfg, _final = tiny_run
     from training.plot_curves import read_scalars
 
     run_dirs = list((base / "runs").glob("tiny_*"))
@@ -182,7 +187,7 @@ def test_tiny_run_writes_tensorboard_events_with_game_figures(tiny_run):
 
 
 def test_tiny_run_checkpoint_has_metadata_loads_and_plays(tiny_run):
-    base, cfg, final = tiny_run
+    base, _cfg, final = tiny_run
     assert final.exists() and (base / "ckpt" / "tiny" / "latest.zip").exists()
     assert list((base / "ckpt" / "tiny").glob("step_*.zip"))
     assert list((base / "ckpt" / "tiny" / "pool").glob("snapshot_*.zip"))
@@ -212,7 +217,7 @@ def test_tiny_run_checkpoint_has_metadata_loads_and_plays(tiny_run):
 def test_resume_continues_the_step_count(tiny_run, tmp_path):
     from training.train import train
 
-    base, cfg, final = tiny_run
+    _base, _cfg, final = tiny_run
     cfg2 = tiny_config(tmp_path, "tiny2")
     resumed = train(cfg2, resume=str(final))
     before = read_metadata(final)["num_timesteps"]
@@ -221,7 +226,7 @@ def test_resume_continues_the_step_count(tiny_run, tmp_path):
 
 
 def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path):
-    base, cfg, final = tiny_run
+    _base, _cfg, final = tiny_run
     bad = tmp_path / "other_layout.zip"
     with zipfile.ZipFile(final) as zin, zipfile.ZipFile(bad, "w") as zout:
         for name in zin.namelist():
@@ -232,7 +237,7 @@ def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path)
                 meta["space_signature"]["layout_digest"] = "0" * 16
                 data = json.dumps(meta).encode()
             zout.writestr(name, data)
-    with pytest.raises(CheckpointError, match="does not match this environment's spaces.*num_actions"):
+    with pytest.raises(CheckpointError, match=r"does not match this environment's spaces.*num_actions"):
         CheckpointAgent(bad)
 
     from training.train import main
@@ -246,7 +251,7 @@ def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path)
         for name in zin.namelist():
             if name != META_MEMBER:
                 zout.writestr(name, zin.read(name))
-    with pytest.raises(CheckpointError, match="no island_fortress.json"):
+    with pytest.raises(CheckpointError, match=r"no island_fortress\.json"):
         CheckpointAgent(no_meta)
 
     not_zip = tmp_path / "junk.zip"

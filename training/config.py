@@ -7,6 +7,7 @@ the key and the file, not a crash halfway through a run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -142,10 +143,8 @@ def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if expected is float and isinstance(value, str):  # YAML 1.1 reads "1e-4" as a string
-            try:
+            with contextlib.suppress(ValueError):
                 value = float(value)
-            except ValueError:
-                pass
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise TrainConfigError(f"{key}: expected {f.type}, got {value!r}")
         values[name] = value
@@ -363,7 +362,9 @@ def _set_dotted(data: dict, dotted: str, raw_value: str) -> None:
     node[keys[-1]] = yaml.safe_load(raw_value)
 
 
-def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), schema: type = TrainConfig) -> Any:
+def load_config(
+    path: str | Path | None = None, overrides: Sequence[str] = (), schema: type = TrainConfig
+) -> Any:
     """Read a YAML config (or the defaults), apply ``key.sub=value`` overrides, validate.
 
     ``schema`` is ``TrainConfig`` (the SB3 trainer) or ``NativeConfig`` (the native PPO trainer).

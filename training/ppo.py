@@ -32,6 +32,7 @@ metadata + optimizer state) go to ``checkpoints/<run_name>/``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import multiprocessing as mp
 import time
@@ -94,8 +95,9 @@ class SeatTrajectories:
         self._seats: dict[Any, _Trajectory] = {}
         self.num_finished = 0
 
-    def act(self, key: Any, obs: np.ndarray, mask: np.ndarray, action: int, logprob: float,
-            value: float) -> None:  # fmt: skip
+    def act(
+        self, key: Any, obs: np.ndarray, mask: np.ndarray, action: int, logprob: float, value: float
+    ) -> None:
         traj = self._seats.setdefault(key, _Trajectory())
         if traj.pending is not None:
             traj.pending.next_value = value
@@ -198,9 +200,12 @@ class NetAgent:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
         actions, _, _ = sample_actions(
-            self.net, observation.reshape(1, -1), action_mask.astype(bool).reshape(1, -1),
-            self.generator, self.greedy,
-        )  # fmt: skip
+            self.net,
+            observation.reshape(1, -1),
+            action_mask.astype(bool).reshape(1, -1),
+            self.generator,
+            self.greedy,
+        )
         return int(actions[0])
 
 
@@ -319,17 +324,25 @@ class Collector:
 
         state = game.env.game_state
         ranks = final_ranks(state)
-        rec: dict[str, Any] = {"players": state.n, "kind": game.kind, "snapshot": game.snapshot,
-                               "length": game.decisions}  # fmt: skip
+        rec: dict[str, Any] = {
+            "players": state.n,
+            "kind": game.kind,
+            "snapshot": game.snapshot,
+            "length": game.decisions,
+        }
         figures = [game_figures(state, s) for s in game.learners]
         rec["figures"] = figures
         if game.kind != SELF_PLAY:
             learner = game.learners[0]
             # pairwise: 1 per frozen seat finished behind the learner, 0.5 per tie
             rec["ahead"] = float(
-                np.mean([1.0 if ranks[learner] < ranks[s] else 0.5 if ranks[learner] == ranks[s] else 0.0
-                         for s in game.frozen])
-            )  # fmt: skip
+                np.mean(
+                    [
+                        1.0 if ranks[learner] < ranks[s] else 0.5 if ranks[learner] == ranks[s] else 0.0
+                        for s in game.frozen
+                    ]
+                )
+            )
         self.records.append(rec)
 
     def collect(self, net: nn.Module, decisions: int) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
@@ -375,8 +388,14 @@ class Collector:
             game = self.games[slot]
             if learn:
                 seat = game.env.game_state.current_player()
-                self.book.act((self.rank, game.episode, seat), obs[i], mask[i], int(actions[i]),
-                              float(logprobs[i]), float(values[i]))  # fmt: skip
+                self.book.act(
+                    (self.rank, game.episode, seat),
+                    obs[i],
+                    mask[i],
+                    int(actions[i]),
+                    float(logprobs[i]),
+                    float(values[i]),
+                )
             self._step(slot, game, int(actions[i]))
 
 
@@ -416,6 +435,7 @@ class Collectors:
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker, args=(cfg, rank, child), daemon=True)
             proc.start()
+            child.close()  # the worker holds it now: its death ends our recv() with EOFError
             self.pipes.append(parent)
             self.procs.append(proc)
         self.sent: set[int] = set()
@@ -440,7 +460,11 @@ class Collectors:
         if self.local is not None and self._local_job is not None:
             parts.append(self.local.collect(*self._local_job))
             self._local_job = None
-        parts += [pipe.recv() for pipe in self.pipes]
+        for rank, pipe in enumerate(self.pipes, start=1):
+            try:
+                parts.append(pipe.recv())
+            except EOFError:
+                raise RuntimeError(f"collector worker {rank} died (see its traceback above)") from None
         self.outstanding = False
         batch = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
         records = [r for p in parts for r in p[1]]
@@ -454,10 +478,8 @@ class Collectors:
             except (EOFError, OSError):
                 pass
         for pipe in self.pipes:
-            try:
+            with contextlib.suppress(BrokenPipeError, OSError):
                 pipe.send(None)
-            except (BrokenPipeError, OSError):
-                pass
         for proc in self.procs:
             proc.join(timeout=10)
             if proc.is_alive():
@@ -511,8 +533,13 @@ class League:
 # ============================================================== 4. the PPO update
 
 
-def ppo_update(net: ActorCritic, optimizer: torch.optim.Optimizer, batch: Mapping[str, np.ndarray],
-               cfg: NativeConfig, rng: np.random.Generator) -> dict[str, float]:  # fmt: skip
+def ppo_update(
+    net: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    batch: Mapping[str, np.ndarray],
+    cfg: NativeConfig,
+    rng: np.random.Generator,
+) -> dict[str, float]:
     p = cfg.ppo
     net.train()
     b = {k: torch.from_numpy(v) for k, v in batch.items()}
@@ -562,9 +589,14 @@ ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the ancho
 
 
 def play_evaluation_table(
-    state_dict: Mapping[str, torch.Tensor], network: Mapping[str, int], players: int, kind: str,
-    games: int, seed: int, env_options: Mapping[str, Any],
-) -> tuple[float, list[list[int]]]:  # fmt: skip
+    state_dict: Mapping[str, torch.Tensor],
+    network: Mapping[str, int],
+    players: int,
+    kind: str,
+    games: int,
+    seed: int,
+    env_options: Mapping[str, Any],
+) -> tuple[float, list[list[int]]]:
     """The greedy policy in seat rotation against ``players - 1`` agents of ``kind``: its win
     count (shared wins split) and every game's final ranks in agent order (policy first)."""
     from island_fortress_env import island_fortress_v0
@@ -590,17 +622,27 @@ def play_evaluation_table(
     return wins, ranks
 
 
-def greedy_evaluation(net: nn.Module, network: Mapping[str, int], games: int, seed: int,
-                      opponents: Iterable[str], env_options: Mapping[str, Any], processes: int = 1,
-                      tables: Iterable[int] = TABLE_SIZES) -> dict[str, float]:  # fmt: skip
+def greedy_evaluation(
+    net: nn.Module,
+    network: Mapping[str, int],
+    games: int,
+    seed: int,
+    opponents: Iterable[str],
+    env_options: Mapping[str, Any],
+    processes: int = 1,
+    tables: Iterable[int] = TABLE_SIZES,
+) -> dict[str, float]:
     """The greedy policy against ``n - 1`` copies of each opponent kind at each table size
     (seats rotated; tables spread over ``processes``), plus its OpenSkill rating (Plackett-Luce,
     ranked by final position) against anchors whose ratings stay fixed (``ANCHORS``)."""
     from openskill.models import PlackettLuce
 
     state_dict = {k: v.detach().clone() for k, v in net.state_dict().items()}
-    jobs = [(state_dict, dict(network), n, kind, games, seed, dict(env_options))
-            for n in tables for kind in opponents]  # fmt: skip
+    jobs = [
+        (state_dict, dict(network), n, kind, games, seed, dict(env_options))
+        for n in tables
+        for kind in opponents
+    ]
     if processes > 1 and len(jobs) > 1:
         ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
         with ctx.Pool(min(processes, len(jobs))) as pool:
@@ -611,7 +653,7 @@ def greedy_evaluation(net: nn.Module, network: Mapping[str, int], games: int, se
     rating = model.rating(name="policy")
     anchors = {k: model.rating(mu=mu, sigma=1.0, name=k) for k, mu in ANCHORS.items()}
     out: dict[str, float] = {}
-    for job, (wins, ranks) in zip(jobs, results):
+    for job, (wins, ranks) in zip(jobs, results, strict=False):
         n, kind = job[2], job[3]
         out[f"win_rate_vs_{kind}_{n}p"] = wins / max(games, 1)
         for game_ranks in ranks:
@@ -637,14 +679,21 @@ def checkpoint_metadata(cfg: NativeConfig, decisions: int, updates: int, elapsed
         "updates": updates,
         "elapsed_seconds": round(elapsed, 1),
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "versions": {"island_fortress_env": island_fortress_env.__version__, "torch": torch.__version__,
-                     "numpy": np.__version__},  # fmt: skip
+        "versions": {
+            "island_fortress_env": island_fortress_env.__version__,
+            "torch": torch.__version__,
+            "numpy": np.__version__,
+        },
     }
 
 
 def network_kwargs(cfg: NativeConfig) -> dict[str, int]:
-    return {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "cnn_channels": cfg.policy.cnn_channels,
-            "hidden": cfg.policy.hidden}  # fmt: skip
+    return {
+        "obs_size": OBS_SIZE,
+        "num_actions": NUM_ACTIONS,
+        "cnn_channels": cfg.policy.cnn_channels,
+        "hidden": cfg.policy.hidden,
+    }
 
 
 def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, Any]:
@@ -662,9 +711,15 @@ def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, An
             share = games // processes + (part < games % processes)
             if share > 0:
                 seed = cfg.seed * 100_003 + 50_000 + 1000 * n + 100 * part
-                jobs.append((n, dict(cfg.env.options), share, seed, "heuristic", cfg.reward.win, cfg.reward.vp))
-    print(f"imitation: playing {sum(j[2] for j in jobs)} heuristic games at tables {sorted({j[0] for j in jobs})} "
-          f"in {processes} process(es)", flush=True)  # fmt: skip
+                jobs.append(
+                    (n, dict(cfg.env.options), share, seed, "heuristic", cfg.reward.win, cfg.reward.vp)
+                )
+    print(
+        f"imitation: playing {sum(j[2] for j in jobs)} heuristic games "
+        f"at tables {sorted({j[0] for j in jobs})} "
+        f"in {processes} process(es)",
+        flush=True,
+    )
     if processes > 1:
         ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
         with ctx.Pool(processes) as pool:
@@ -672,8 +727,16 @@ def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, An
     else:
         parts = [collect_demonstrations(*job) for job in jobs]
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    return imitate(net, data, pre.epochs, pre.batch_size, pre.learning_rate, seed=cfg.seed,
-                   progress=cfg.logging.progress_bar, writer=writer)  # fmt: skip
+    return imitate(
+        net,
+        data,
+        pre.epochs,
+        pre.batch_size,
+        pre.learning_rate,
+        seed=cfg.seed,
+        progress=cfg.logging.progress_bar,
+        writer=writer,
+    )
 
 
 def _log_records(writer: Any, records: list[dict[str, Any]], step: int, league: League) -> None:
@@ -693,7 +756,9 @@ def _log_records(writer: Any, records: list[dict[str, Any]], step: int, league: 
     for key in ("score", "rounds", "jade_spent", "favors_played", "blocks_built"):
         writer.add_scalar(f"game/{key}", float(np.mean([f[key] for f in figures])), step)
     for comp in figures[0]["components"]:
-        writer.add_scalar(f"game/score_{comp}", float(np.mean([f["components"][comp] for f in figures])), step)
+        writer.add_scalar(
+            f"game/score_{comp}", float(np.mean([f["components"][comp] for f in figures])), step
+        )
     writer.add_scalar("game/length", float(np.mean([r["length"] for r in records])), step)
     writer.add_scalar("game/games", len(records), step)
 
@@ -721,8 +786,10 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     if resume:
         loaded, meta = load_policy(resume)
         if meta["network"] != network_kwargs(cfg):
-            raise CheckpointError(f"checkpoint {resume!r}: network {meta['network']} does not match the "
-                                  f"config's {network_kwargs(cfg)}")  # fmt: skip
+            raise CheckpointError(
+                f"checkpoint {resume!r}: network {meta['network']} does not match the "
+                f"config's {network_kwargs(cfg)}"
+            )
         net.load_state_dict(loaded.state_dict())
         decisions = int(meta.get("num_timesteps", 0))
         updates = int(meta.get("updates", 0))
@@ -740,12 +807,24 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
 
     def save(name: str) -> Path:
         meta = checkpoint_metadata(cfg, decisions, updates, elapsed())
-        return save_policy(ckpt_dir / name, net, network_kwargs(cfg), meta,
-                           training_state={"optimizer": optimizer.state_dict()})  # fmt: skip
+        return save_policy(
+            ckpt_dir / name,
+            net,
+            network_kwargs(cfg),
+            meta,
+            training_state={"optimizer": optimizer.state_dict()},
+        )
 
     def evaluate_now(games: int) -> dict[str, float]:
-        result = greedy_evaluation(net, network_kwargs(cfg), games, cfg.seed + 77_777, cfg.eval.opponents,
-                                   cfg.env.options, processes=1 + t.workers)  # fmt: skip
+        result = greedy_evaluation(
+            net,
+            network_kwargs(cfg),
+            games,
+            cfg.seed + 77_777,
+            cfg.eval.opponents,
+            cfg.env.options,
+            processes=1 + t.workers,
+        )
         for key, value in result.items():
             writer.add_scalar(f"eval/{key}", value, decisions)
             if key.startswith("win_rate_vs_heuristic"):
@@ -763,8 +842,14 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     next_checkpoint = decisions + t.checkpoint_every
     next_eval = decisions + cfg.eval.every if cfg.eval.every else None
     total_updates = max(1, -(-t.total_decisions // t.rollout_decisions))
-    bar = tqdm(total=t.total_decisions, initial=min(decisions, t.total_decisions), unit="dec",
-               dynamic_ncols=True, desc="training", disable=not cfg.logging.progress_bar)  # fmt: skip
+    bar = tqdm(
+        total=t.total_decisions,
+        initial=min(decisions, t.total_decisions),
+        unit="dec",
+        dynamic_ncols=True,
+        desc="training",
+        disable=not cfg.logging.progress_bar,
+    )
     last_line = time.monotonic()
     try:
         while decisions < t.total_decisions:
@@ -799,12 +884,19 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             writer.add_scalar("charts/update_seconds", update_s, decisions)
             writer.add_scalar("charts/league_pool", len(league.pool), decisions)
             _log_records(writer, records, decisions, league)
-            bar.set_postfix_str(f"kl {stats['approx_kl']:.3f} ent {stats['entropy']:.2f} "
-                                f"ev {stats['explained_variance']:.2f}", refresh=False)  # fmt: skip
+            bar.set_postfix_str(
+                f"kl {stats['approx_kl']:.3f} ent {stats['entropy']:.2f} "
+                f"ev {stats['explained_variance']:.2f}",
+                refresh=False,
+            )
             if not cfg.logging.progress_bar and time.monotonic() - last_line >= 60:
                 last_line = time.monotonic()
-                print(f"{decisions} decisions, {elapsed() / 60:.1f} min, {len(batch['actions']) / (last_line - tick):.0f} "
-                      f"decisions/s, entropy {stats['entropy']:.2f}", flush=True)  # fmt: skip
+                print(
+                    f"{decisions} decisions, {elapsed() / 60:.1f} min, "
+                    f"{len(batch['actions']) / (last_line - tick):.0f} "
+                    f"decisions/s, entropy {stats['entropy']:.2f}",
+                    flush=True,
+                )
             if decisions >= next_snapshot:
                 league.add(net, decisions)
                 next_snapshot += cfg.league.snapshot_every
@@ -814,8 +906,10 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
                 next_checkpoint += t.checkpoint_every
             if next_eval is not None and decisions >= next_eval and cfg.eval.games > 0:
                 result = evaluate_now(cfg.eval.games)
-                bar.write(f"{decisions} decisions, {elapsed() / 60:.1f} min: " + ", ".join(
-                    f"{k} {v:.2f}" for k, v in result.items()))  # fmt: skip
+                bar.write(
+                    f"{decisions} decisions, {elapsed() / 60:.1f} min: "
+                    + ", ".join(f"{k} {v:.2f}" for k, v in result.items())
+                )
                 next_eval += cfg.eval.every
     finally:
         bar.close()
@@ -824,8 +918,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     save("latest.zip")
     if cfg.eval.final_games > 0:
         result = evaluate_now(cfg.eval.final_games)
-        print("\nfinal greedy evaluation "
-              f"({cfg.eval.final_games} games per table, seats rotated):")  # fmt: skip
+        print(f"\nfinal greedy evaluation ({cfg.eval.final_games} games per table, seats rotated):")
         for key, value in result.items():
             print(f"  {key:<28} {value:.3f}")
     writer.close()

@@ -67,8 +67,15 @@ def collect_demonstrations(
     }
 
 
-def behaviour_cloning(model, data: dict[str, np.ndarray], epochs: int, batch_size: int,
-                      learning_rate: float, seed: int = 0, progress: bool = False) -> dict[str, Any]:  # fmt: skip
+def behaviour_cloning(
+    model,
+    data: dict[str, np.ndarray],
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int = 0,
+    progress: bool = False,
+) -> dict[str, Any]:
     """Fit ``model.policy`` to the demonstrations; logs ``pretrain/*`` to the model's logger."""
     import torch
     from tqdm import tqdm
@@ -149,6 +156,8 @@ def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, lear
             writer.add_scalar("pretrain/loss", record["loss"], epoch + 1)
             writer.add_scalar("pretrain/accuracy", record["accuracy"], epoch + 1)
         if progress:
-            print(f"imitation epoch {epoch + 1}: loss {record['loss']:.3f}, accuracy {record['accuracy']:.1%}")
+            print(
+                f"imitation epoch {epoch + 1}: loss {record['loss']:.3f}, accuracy {record['accuracy']:.1%}"
+            )
     net.eval()
     return {"samples": n, "epochs": history}

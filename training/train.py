@@ -75,8 +75,11 @@ def checkpoint_metadata(cfg: TrainConfig) -> dict[str, Any]:
     }
 
 
-def train(cfg: TrainConfig, resume: str | None = None) -> Path:
-    """Run the training described by ``cfg``; returns the final checkpoint path."""
+def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence[Any] = ()) -> Path:
+    """Run the training described by ``cfg``; returns the final checkpoint path.
+
+    ``extra_callbacks`` (SB3 callbacks) run beside the trainer's own, e.g. the benchmark's time limit.
+    """
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
@@ -149,9 +152,10 @@ def train(cfg: TrainConfig, resume: str | None = None) -> Path:
             cfg.selfplay.pool_size,
             metadata,
             initial=initial_pool,
-        ),  # fmt: skip
+        ),
         CheckpointCallback(ckpt_dir, cfg.train.checkpoint_every, metadata),
     ]
+    callbacks.extend(extra_callbacks)
     if cfg.logging.progress_bar:
         callbacks.append(ProgressBarCallback(cfg.train.total_timesteps, lambda: f"games {stats.episodes}"))
     try:
@@ -240,10 +244,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="island-fortress train",
         description="Self-play training: native multi-agent PPO (training/ppo.py) or SB3 MaskablePPO.",
     )
-    parser.add_argument("--backend", choices=sorted(BACKENDS), default="native",
-                        help="trainer (default: native)")  # fmt: skip
-    parser.add_argument("--config", default=None,
-                        help="YAML config file (default: configs/default.yaml; sb3: configs/sb3.yaml)")  # fmt: skip
+    parser.add_argument(
+        "--backend", choices=sorted(BACKENDS), default="native", help="trainer (default: native)"
+    )
+    parser.add_argument(
+        "--config",
+        default=None,
+        help="YAML config file (default: configs/default.yaml; sb3: configs/sb3.yaml)",
+    )
     parser.add_argument("--resume", default=None, help="continue from this checkpoint (.zip)")
     parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
     parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="config overrides")

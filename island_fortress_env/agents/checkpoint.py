@@ -85,7 +85,8 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"checkpoint {str(path)!r}: {META_MEMBER} is not valid JSON ({exc})") from None
     if not isinstance(metadata, dict):
         raise CheckpointError(
-            f"checkpoint {str(path)!r}: {META_MEMBER} must hold a JSON object, not a {type(metadata).__name__}"
+            f"checkpoint {str(path)!r}: {META_MEMBER} must hold a JSON object, "
+            f"not a {type(metadata).__name__}"
         )
     return metadata
 
@@ -182,7 +183,9 @@ def load_training_state(path: str | Path) -> dict[str, Any] | None:
     try:
         return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except (RuntimeError, EOFError, pickle.UnpicklingError) as exc:
-        raise CheckpointError(f"checkpoint {str(path)!r}: {TRAINING_STATE_MEMBER} cannot be loaded ({exc})") from None
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: {TRAINING_STATE_MEMBER} cannot be loaded ({exc})"
+        ) from None
 
 
 def load_model(path: str | Path, device: str = "cpu"):
