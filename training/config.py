@@ -134,12 +134,11 @@ def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
     for name, value in data.items():
         f = known[name]
         key = f"{where}.{name}" if where != "config" else name
-        if dataclasses.is_dataclass(
-            f.default_factory() if f.default_factory is not dataclasses.MISSING else None
-        ):
-            values[name] = _build(f.default_factory().__class__, value or {}, key)
+        factory: Any = f.default_factory
+        if factory is not dataclasses.MISSING and dataclasses.is_dataclass(factory()):
+            values[name] = _build(factory().__class__, value or {}, key)
             continue
-        expected = _TYPES[f.type]
+        expected = _TYPES[str(f.type)]
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if expected is float and isinstance(value, str):  # YAML 1.1 reads "1e-4" as a string

@@ -399,6 +399,12 @@ class Collector:
             self._step(slot, game, int(actions[i]))
 
 
+def _mp_context() -> Any:
+    """Worker processes start from a clean interpreter (forkserver where there is one): never a
+    fork of a process that already runs torch threads."""
+    return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+
+
 def _worker(cfg: NativeConfig, rank: int, pipe: Any) -> None:
     """A worker process: one collector, driven by the main process over ``pipe``."""
     torch.set_num_threads(1)
@@ -430,7 +436,7 @@ class Collectors:
         self.local = None if self.pipelined else Collector(cfg, 0)
         self.pipes: list[Any] = []
         self.procs: list[Any] = []
-        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        ctx = _mp_context()
         for rank in range(1, cfg.train.workers + 1):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker, args=(cfg, rank, child), daemon=True)
@@ -644,7 +650,7 @@ def greedy_evaluation(
         for kind in opponents
     ]
     if processes > 1 and len(jobs) > 1:
-        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        ctx = _mp_context()
         with ctx.Pool(min(processes, len(jobs))) as pool:
             results = pool.starmap(play_evaluation_table, jobs)
     else:
@@ -658,7 +664,7 @@ def greedy_evaluation(
         out[f"win_rate_vs_{kind}_{n}p"] = wins / max(games, 1)
         for game_ranks in ranks:
             teams = [[rating]] + [[anchors[kind]] for _ in range(n - 1)]
-            rating = model.rate(teams, ranks=game_ranks)[0][0]
+            rating = model.rate(teams, ranks=[float(r) for r in game_ranks])[0][0]
     out["openskill_mu"] = rating.mu
     out["openskill_ordinal"] = rating.ordinal()
     return out
@@ -721,7 +727,7 @@ def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, An
         flush=True,
     )
     if processes > 1:
-        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        ctx = _mp_context()
         with ctx.Pool(processes) as pool:
             parts = pool.starmap(collect_demonstrations, jobs)
     else:

@@ -243,6 +243,7 @@ class CheckpointAgent:
                 logits, _ = self.net(obs, torch.as_tensor(mask).reshape(1, -1))
                 probs = torch.softmax(logits, dim=-1)[0].numpy().astype(np.float64)
             else:
+                assert self.model is not None
                 dist = self.model.policy.get_distribution(obs, action_masks=mask.reshape(1, -1))
                 probs = dist.distribution.probs[0].numpy().astype(np.float64)
         return np.where(mask, probs, 0.0)
