@@ -313,3 +313,58 @@ def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path):
         scalars = read_scalars(tmp_path / run / "runs" / "same")
         losses.append([scalars[k] for k in ("losses/policy_loss", "losses/value_loss", "losses/entropy")])
     assert losses[0] == losses[1]
+
+
+class _CreditLedger(SeatTrajectories):
+    """Also sums, per seat trajectory, every reward credited to one of its decisions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.credited: dict = {}
+        self.decisions: dict = {}
+
+    def act(self, key, *args) -> None:
+        super().act(key, *args)
+        self.decisions[key] = self.decisions.get(key, 0) + 1
+
+    def reward(self, key, reward: float) -> None:
+        traj = self._seats.get(key)
+        if traj is not None and traj.pending is not None:
+            self.credited[key] = self.credited.get(key, 0.0) + reward
+        super().reward(key, reward)
+
+
+@pytest.mark.parametrize("vp, win", [(1.0, 0.0), (0.0, 1.0), (0.5, 1.0)])
+def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win):
+    """Over a finished game, the rewards credited to a seat's decisions add up to its final score
+    (scaled) plus its zero-sum outcome, whoever moved when points were scored or the game ended."""
+    from island_fortress_env.engine.scoring import win_loss_returns
+    from island_fortress_env.island_fortress_v0 import SCORE_SCALE
+
+    cfg = _tiny(
+        Path("/nonexistent"),
+        "c",
+        "league.share=0.0",
+        "train.games_per_collector=2",
+        f"reward.vp={vp}",
+        f"reward.win={win}",
+    )
+    collector = Collector(cfg, 0)
+    collector.book = ledger = _CreditLedger()
+    finals = {}
+    record = collector._record
+
+    def remember(game):
+        state = game.env.game_state
+        finals[game.episode] = (list(state.score), win_loss_returns(state.n, state.winners), state.n)
+        record(game)
+
+    collector._record = remember
+    batch, records = collector.collect(ActorCritic(cnn_channels=4, hidden=16), 2500)
+    assert finals, "at least one game finished"
+    for episode, (scores, outcome, n) in finals.items():
+        for seat in range(n):
+            key = (0, episode, seat)
+            assert ledger.decisions[key] > 0
+            expected = vp * scores[seat] / SCORE_SCALE + win * outcome[seat]
+            assert ledger.credited.get(key, 0.0) == pytest.approx(expected, abs=1e-9), (episode, seat)

@@ -325,6 +325,7 @@ class Collector:
         state = game.env.game_state
         ranks = final_ranks(state)
         rec: dict[str, Any] = {
+            "episode": game.episode,
             "players": state.n,
             "kind": game.kind,
             "snapshot": game.snapshot,
