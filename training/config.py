@@ -249,6 +249,14 @@ class NativeTrainSection:
 
 
 @dataclass
+class NativePolicySection:
+    cnn_channels: int = 32
+    hidden: int = 128
+    head_activation: str = "relu"  # "relu", or "tanh" (SB3's heads: needed to start from an SB3 policy)
+    init_from: str = ""  # start from this checkpoint's weights (native, or SB3 converted exactly)
+
+
+@dataclass
 class NativePPOSection:
     learning_rate: float = 2.5e-4
     anneal_lr: bool = True
@@ -282,7 +290,7 @@ class NativeConfig:
     pretrain: PretrainSection = field(default_factory=PretrainSection)
     train: NativeTrainSection = field(default_factory=NativeTrainSection)
     ppo: NativePPOSection = field(default_factory=NativePPOSection)
-    policy: PolicySection = field(default_factory=PolicySection)
+    policy: NativePolicySection = field(default_factory=NativePolicySection)
     eval: NativeEvalSection = field(default_factory=NativeEvalSection)
     logging: LoggingSection = field(default_factory=LoggingSection)
 
@@ -335,6 +343,10 @@ def _validate_native(cfg: NativeConfig) -> None:
     bad = [o for o in cfg.eval.opponents if o not in ("random", "heuristic")]
     if bad:
         fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")
+    if cfg.policy.head_activation not in ("relu", "tanh"):
+        fail("policy.head_activation", "must be 'relu' or 'tanh'")
+    if cfg.policy.init_from and not Path(cfg.policy.init_from).is_file():
+        fail("policy.init_from", f"no checkpoint file {cfg.policy.init_from!r}")
     if cfg.eval.every < 0 or cfg.eval.games < 0 or cfg.eval.final_games < 0:
         fail("eval", "every, games and final_games must be >= 0")
     from island_fortress_env.engine import GameConfig

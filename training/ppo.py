@@ -261,7 +261,7 @@ class Collector:
     def set_snapshots(self, state_dicts: Mapping[int, dict], probabilities: Mapping[int, float]) -> None:
         """Add new snapshots (id -> state dict), keep only those in ``probabilities``."""
         for sid, sd in state_dicts.items():
-            net = ActorCritic(OBS_SIZE, NUM_ACTIONS, self.cfg.policy.cnn_channels, self.cfg.policy.hidden)
+            net = ActorCritic(**network_kwargs(self.cfg))
             net.load_state_dict(sd)
             net.eval()
             self.snapshots[sid] = net
@@ -410,7 +410,7 @@ def _worker(cfg: NativeConfig, rank: int, pipe: Any) -> None:
     """A worker process: one collector, driven by the main process over ``pipe``."""
     torch.set_num_threads(1)
     collector = Collector(cfg, rank)
-    net = ActorCritic(OBS_SIZE, NUM_ACTIONS, cfg.policy.cnn_channels, cfg.policy.hidden)
+    net = ActorCritic(**network_kwargs(cfg))
     while True:
         message = pipe.recv()
         if message is None:
@@ -694,13 +694,60 @@ def checkpoint_metadata(cfg: NativeConfig, decisions: int, updates: int, elapsed
     }
 
 
-def network_kwargs(cfg: NativeConfig) -> dict[str, int]:
+def network_kwargs(cfg: NativeConfig) -> dict[str, Any]:
     return {
         "obs_size": OBS_SIZE,
         "num_actions": NUM_ACTIONS,
         "cnn_channels": cfg.policy.cnn_channels,
         "hidden": cfg.policy.hidden,
+        "head_activation": cfg.policy.head_activation,
     }
+
+
+# SB3 MaskablePPO policy parameter -> ActorCritic parameter (prefix renames; policy.py's layout)
+SB3_TO_NATIVE = {
+    "features_extractor.torso.": "torso.",
+    "mlp_extractor.policy_net.0.": "policy_head.0.",
+    "action_net.": "policy_head.2.",
+    "mlp_extractor.value_net.0.": "value_head.0.",
+    "value_net.": "value_head.2.",
+}
+
+
+def initial_weights(path: str, network: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    """The weights of checkpoint ``path`` for an ``ActorCritic(**network)``: a native checkpoint's
+    as they are, an SB3 one's renamed (``SB3_TO_NATIVE``; its heads are tanh). A checkpoint of
+    another architecture is refused with a ``CheckpointError``."""
+    from island_fortress_env.agents.checkpoint import (
+        NATIVE_FORMAT,
+        CheckpointError,
+        load_model,
+        load_policy,
+        read_metadata,
+    )
+
+    if read_metadata(path).get("format") == NATIVE_FORMAT:
+        net, meta = load_policy(path)
+        saved = {k: meta["network"].get(k, "relu" if k == "head_activation" else None) for k in network}
+        if saved != dict(network):
+            raise CheckpointError(
+                f"checkpoint {path!r}: network {saved} does not match the config's {dict(network)}"
+            )
+        return net.state_dict()
+    model, _meta = load_model(path)
+    out: dict[str, torch.Tensor] = {}
+    for key, value in model.policy.state_dict().items():
+        for old, new in SB3_TO_NATIVE.items():
+            if key.startswith(old):
+                out[new + key[len(old) :]] = value
+    target = ActorCritic(**network).state_dict()
+    shapes_ok = set(out) == set(target) and all(out[k].shape == target[k].shape for k in target)
+    if not shapes_ok or network["head_activation"] != "tanh":
+        raise CheckpointError(
+            f"checkpoint {path!r}: its SB3 policy does not convert to ActorCritic({dict(network)}); "
+            "it needs the same cnn_channels and hidden, and policy.head_activation=tanh"
+        )
+    return out
 
 
 def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, Any]:
@@ -792,7 +839,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     elapsed_before = 0.0
     if resume:
         loaded, meta = load_policy(resume)
-        if meta["network"] != network_kwargs(cfg):
+        if {"head_activation": "relu", **meta["network"]} != network_kwargs(cfg):
             raise CheckpointError(
                 f"checkpoint {resume!r}: network {meta['network']} does not match the "
                 f"config's {network_kwargs(cfg)}"
@@ -838,6 +885,8 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
                 writer.add_scalar(f"eval_time/{key}", value, int(elapsed()))
         return result
 
+    if not resume and cfg.policy.init_from:
+        net.load_state_dict(initial_weights(cfg.policy.init_from, network_kwargs(cfg)))
     if not resume and cfg.pretrain.games > 0:
         report = warm_start(net, cfg, writer)
         writer.add_scalar("pretrain/final_accuracy", report["epochs"][-1]["accuracy"], 0)
