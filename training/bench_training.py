@@ -5,9 +5,10 @@
 Both learn the 3-player game by self-play from scratch with the same network, PPO epochs and
 learning rate (those of ``configs/default.yaml``), without imitation or evaluation; each runs in its
 own process, one after the other, for ``--seconds`` of training. Reported per trainer:
-**decisions learned from per second** (decisions that went into a finished PPO update: SB3 counts
-the learner's steps of every trained rollout, the native trainer every learning seat's
-decisions) and CPU utilisation (CPU time of the trainer's processes / wall time / cores). The SB3
+**decisions learned from per second** (decisions that went into a finished PPO update, over the
+time spent collecting and updating: SB3 counts the learner's steps of every trained rollout, the
+native trainer every learning seat's decisions) and CPU utilisation (CPU time of the trainer's
+process tree, workers included, read from ``/proc`` / wall time of the whole run / cores). The SB3
 path is ``configs/sb3.yaml`` with its opponents set to snapshots of the learner; the native one is
 ``configs/default.yaml`` with every table at 3 players and every seat learning. On a machine shared
 with other work the figures move with the load: repeat with ``--repeat``.
@@ -19,20 +20,65 @@ import argparse
 import json
 import multiprocessing as mp
 import os
-import resource
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _cpu_seconds() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+class TreeCPU:
+    """CPU seconds used by this process and all its descendants (forkserver workers included),
+    read from ``/proc`` (Linux) by a thread every ``interval`` s; a process that ends loses at most
+    its last interval."""
+
+    def __init__(self, interval: float = 0.5) -> None:
+        self.interval = interval
+        self.seen: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def _stat(pid: str) -> tuple[int, float] | None:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICKS  # ppid, utime + stime
+
+    def sample(self) -> None:
+        stats = {int(p): s for p in os.listdir("/proc") if p.isdigit() and (s := self._stat(p)) is not None}
+        tree, frontier = set(), {os.getpid()}
+        while frontier:
+            tree |= frontier
+            frontier = {pid for pid, (ppid, _) in stats.items() if ppid in frontier} - tree
+        for pid in tree:
+            if pid in stats:
+                self.seen[pid] = max(self.seen.get(pid, 0.0), stats[pid][1])
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def __enter__(self) -> TreeCPU:
+        self.sample()
+        self.start = sum(self.seen.values())
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.seen.values()) - self.start
 
 
 def run_sb3(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str, Any]:
@@ -73,12 +119,11 @@ def run_sb3(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str,
         def __init__(self) -> None:
             super().__init__()
             self.start = self.end = 0.0
-            self.cpu0 = 0.0
             self.rollouts = -1  # rollouts whose update has finished
             self.stop = False
 
         def _on_training_start(self) -> None:
-            self.start, self.cpu0 = time.monotonic(), _cpu_seconds()
+            self.start = time.monotonic()
 
         def _on_rollout_start(self) -> None:
             self.rollouts += 1
@@ -89,15 +134,18 @@ def run_sb3(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str,
             return not self.stop
 
     limit = TimeLimit()
-    train(cfg, extra_callbacks=[limit])
+    with TreeCPU() as cpu:
+        start = time.monotonic()
+        train(cfg, extra_callbacks=[limit])
+        total = time.monotonic() - start
     learned = limit.rollouts * cfg.ppo.n_steps * cfg.train.n_envs
     wall = limit.end - limit.start
-    cpu = _cpu_seconds() - limit.cpu0  # the env workers have been joined by now
     return {
         "trainer": f"sb3 MaskablePPO ({cfg.train.n_envs} env processes)",
         "decisions": learned,
         "wall_s": wall,
-        "cpu_s": cpu,
+        "cpu_s": cpu.seconds,
+        "run_s": total,
     }
 
 
@@ -127,16 +175,18 @@ def run_native(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[s
         ],
         schema=NativeConfig,
     )
-    cpu0, start = _cpu_seconds(), time.monotonic()
-    final = train_native(cfg)
-    wall = time.monotonic() - start
+    with TreeCPU() as cpu:
+        start = time.monotonic()
+        final = train_native(cfg)
+        total = time.monotonic() - start
     meta = read_metadata(final)
     t = cfg.train
     return {
         "trainer": f"native PPO ({t.workers} worker processes, pipelined={t.pipelined})",
         "decisions": meta["num_timesteps"],
-        "wall_s": wall,
-        "cpu_s": _cpu_seconds() - cpu0,
+        "wall_s": meta["training_seconds"],
+        "cpu_s": cpu.seconds,
+        "run_s": total,
     }
 
 
@@ -158,7 +208,7 @@ def measure(name: str, seconds: float, overrides: Sequence[str] = ()) -> dict[st
     proc.join()
     cores = os.cpu_count() or 1
     result["decisions_per_second"] = result["decisions"] / result["wall_s"]
-    result["cpu_utilisation"] = result["cpu_s"] / result["wall_s"] / cores
+    result["cpu_utilisation"] = result["cpu_s"] / result["run_s"] / cores
     result["cores"] = cores
     return result
 

@@ -597,7 +597,7 @@ ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the ancho
 
 def play_evaluation_table(
     state_dict: Mapping[str, torch.Tensor],
-    network: Mapping[str, int],
+    network: Mapping[str, Any],
     players: int,
     kind: str,
     games: int,
@@ -631,7 +631,7 @@ def play_evaluation_table(
 
 def greedy_evaluation(
     net: nn.Module,
-    network: Mapping[str, int],
+    network: Mapping[str, Any],
     games: int,
     seed: int,
     opponents: Iterable[str],
@@ -861,6 +861,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
 
     def save(name: str) -> Path:
         meta = checkpoint_metadata(cfg, decisions, updates, elapsed())
+        meta["training_seconds"] = round(loop_seconds, 2)  # collecting + updating, this session
         return save_policy(
             ckpt_dir / name,
             net,
@@ -907,6 +908,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
         disable=not cfg.logging.progress_bar,
     )
     last_line = time.monotonic()
+    loop_seconds = 0.0
     try:
         while decisions < t.total_decisions:
             if t.max_minutes and elapsed() - elapsed_before >= 60 * t.max_minutes:
@@ -928,6 +930,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             collect_s = time.monotonic() - tick
             stats = ppo_update(net, optimizer, batch, cfg, rng)
             update_s = time.monotonic() - tick - collect_s
+            loop_seconds += time.monotonic() - tick
             updates += 1
             learned = len(batch["actions"])
             decisions += learned
