@@ -360,7 +360,7 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
         record(game)
 
     collector._record = remember
-    batch, records = collector.collect(ActorCritic(cnn_channels=4, hidden=16), 2500)
+    collector.collect(ActorCritic(cnn_channels=4, hidden=16), 2500)
     assert finals, "at least one game finished"
     for episode, (scores, outcome, n) in finals.items():
         for seat in range(n):
@@ -368,3 +368,63 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
             assert ledger.decisions[key] > 0
             expected = vp * scores[seat] / SCORE_SCALE + win * outcome[seat]
             assert ledger.credited.get(key, 0.0) == pytest.approx(expected, abs=1e-9), (episode, seat)
+
+
+# ---------------------------------------------------------------- starting from a checkpoint
+
+
+BASELINE = ROOT / "checkpoints" / "baseline-3p.zip"
+TANH_32 = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "cnn_channels": 32, "hidden": 128,
+           "head_activation": "tanh"}  # fmt: skip
+
+
+def test_the_shipped_sb3_policy_loads_every_weight_and_converts_exactly():
+    """Its torso was saved under the extractor's old layer names: every weight must still load
+    (a silently re-initialised torso would play at random), and the native copy must give the
+    same action probabilities as SB3's policy."""
+    import warnings
+
+    from island_fortress_env.agents.checkpoint import CheckpointAgent
+    from island_fortress_env.island_fortress_v0 import raw_env
+    from training.ppo import initial_weights
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # SB3 turns a partial load into a warning
+        agent = CheckpointAgent(BASELINE)
+    net = ActorCritic(**TANH_32)
+    net.load_state_dict(initial_weights(str(BASELINE), TANH_32))
+    env = raw_env(num_players=3)
+    env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        o = env.observe(env.agent_selection)
+        sb3 = agent.probabilities(o["observation"], o["action_mask"])
+        with torch.no_grad():
+            logits, _ = net(
+                torch.as_tensor(o["observation"])[None], torch.as_tensor(o["action_mask"].astype(bool))[None]
+            )
+        assert np.abs(torch.softmax(logits, -1)[0].numpy() - sb3).max() < 1e-5
+        env.step(int(rng.choice(np.flatnonzero(o["action_mask"]))))
+
+
+def test_init_from_refuses_a_checkpoint_of_another_architecture(tmp_path):
+    from island_fortress_env.agents.checkpoint import CheckpointError
+    from training.ppo import initial_weights
+
+    with pytest.raises(CheckpointError, match="head_activation=tanh"):
+        initial_weights(str(BASELINE), {**TANH_32, "head_activation": "relu"})
+    with pytest.raises(CheckpointError, match="cnn_channels"):
+        initial_weights(str(BASELINE), {**TANH_32, "cnn_channels": 16})
+    with pytest.raises(TrainConfigError, match=r"policy\.init_from"):
+        load_config(None, ["policy.init_from=missing.zip"], schema=NativeConfig)
+
+
+def test_a_run_starts_from_init_from(tiny_native, tmp_path):
+    _base, _cfg, final = tiny_native
+    from island_fortress_env.agents.checkpoint import load_policy
+    from training.ppo import initial_weights, network_kwargs
+
+    cfg = _tiny(tmp_path, "init", "pretrain.games=0", f"policy.init_from={final}")
+    start = initial_weights(str(final), network_kwargs(cfg))
+    reference, _ = load_policy(final)
+    assert all(torch.equal(start[k], v) for k, v in reference.state_dict().items())
