@@ -428,3 +428,14 @@ def test_a_run_starts_from_init_from(tiny_native, tmp_path):
     start = initial_weights(str(final), network_kwargs(cfg))
     reference, _ = load_policy(final)
     assert all(torch.equal(start[k], v) for k, v in reference.state_dict().items())
+
+
+def test_a_collectors_games_share_one_observation_encoder_per_table_size():
+    cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0", "train.games_per_collector=12")
+    collector = Collector(cfg, 0)
+    collector.collect(ActorCritic(cnn_channels=4, hidden=16), 3000)
+    by_size: dict[int, set[int]] = {}
+    for (_slot, n), env in collector.envs.items():
+        by_size.setdefault(n, set()).add(id(env.encoder))
+    assert len(collector.envs) > 3
+    assert all(len(ids) == 1 for ids in by_size.values())

@@ -248,6 +248,7 @@ class Collector:
         kw = np.array([lg.snapshot, lg.heuristic, lg.random], dtype=np.float64)
         self.kind_p = kw / kw.sum() if kw.sum() > 0 else kw
         self.envs: dict[tuple[int, int], Any] = {}
+        self.encoders: dict[int, Any] = {}
         self.snapshots: dict[int, nn.Module] = {}
         self.snapshot_p: dict[int, float] = {}
         self.book = SeatTrajectories()
@@ -281,6 +282,9 @@ class Collector:
         env = self.envs.get((slot, n))
         if env is None:
             env = self.envs[(slot, n)] = raw_env(num_players=n, reward="vp_delta", **self.cfg.env.options)
+            # One observation encoder per table size: its caches (bounded per encoder, keyed by
+            # what a position is made of) then serve every game instead of one copy per game.
+            env.encoder = self.encoders.setdefault(n, env.encoder)
         env.reset(seed=int(self.rng.integers(2**63 - 1)))
         self._episodes += 1
         kind = self._draw_kind()
