@@ -439,3 +439,21 @@ def test_a_collectors_games_share_one_observation_encoder_per_table_size():
         by_size.setdefault(n, set()).add(id(env.encoder))
     assert len(collector.envs) > 3
     assert all(len(ids) == 1 for ids in by_size.values())
+
+
+def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in():
+    cfg = _tiny(
+        Path("/nonexistent"), "c", "league.share=1.0", "league.random=0.0", "train.games_per_collector=4"
+    )
+    collector = Collector(cfg, 0)
+    old, new = ActorCritic(cnn_channels=4, hidden=16), ActorCritic(cnn_channels=4, hidden=16)
+    collector.set_snapshots({0: old.state_dict()}, {0: 1.0})
+    collector.games = [collector._new_game(slot) for slot in range(4)]  # now against snapshot 0
+    collector.collect(new, 50)
+    assert any(g.snapshot == 0 for g in collector.games)
+    collector.set_snapshots({1: new.state_dict()}, {1: 1.0})  # 0 leaves the pool mid-game
+    assert 0 in collector.snapshots
+    collector.collect(new, 3000)  # the games against 0 end; new ones draw 1
+    collector.set_snapshots({}, {1: 1.0})
+    if all(g.snapshot != 0 for g in collector.games):
+        assert 0 not in collector.snapshots

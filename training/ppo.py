@@ -260,13 +260,18 @@ class Collector:
 
     # -- league
     def set_snapshots(self, state_dicts: Mapping[int, dict], probabilities: Mapping[int, float]) -> None:
-        """Add new snapshots (id -> state dict), keep only those in ``probabilities``."""
+        """Add new snapshots (id -> state dict); new games draw from ``probabilities``' ids."""
         for sid, sd in state_dicts.items():
             net = ActorCritic(**network_kwargs(self.cfg))
             net.load_state_dict(sd)
             net.eval()
             self.snapshots[sid] = net
-        self.snapshots = {sid: net for sid, net in self.snapshots.items() if sid in probabilities}
+        # A snapshot that left the pool stays until the games it plays in are over; new games
+        # draw only from the pool.
+        playing = {game.snapshot for game in self.games}
+        self.snapshots = {
+            sid: net for sid, net in self.snapshots.items() if sid in probabilities or sid in playing
+        }
         self.snapshot_p = dict(probabilities)
 
     def _draw_kind(self) -> str:
@@ -974,6 +979,9 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
                     + ", ".join(f"{k} {v:.2f}" for k, v in result.items())
                 )
                 next_eval += cfg.eval.every
+    except BaseException:  # a crash or Ctrl-C: keep what was learned, resumable with --resume
+        save("latest.zip")
+        raise
     finally:
         bar.close()
         collectors.close()
