@@ -49,8 +49,15 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask.bool(), logits, torch.finfo(logits.dtype).min)
 
 
+HEAD_ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
+
+
 class ActorCritic(nn.Module):
-    """Shared torso, then a policy head and a value head (each one hidden layer)."""
+    """Shared torso, then a policy head and a value head (each one hidden layer).
+
+    ``head_activation`` is the heads' hidden activation: ``"relu"``, or ``"tanh"`` (what SB3's
+    ``MaskablePPO`` puts in its heads, so that an SB3 policy converts to this network exactly).
+    """
 
     def __init__(
         self,
@@ -58,12 +65,18 @@ class ActorCritic(nn.Module):
         num_actions: int = NUM_ACTIONS,
         cnn_channels: int = 32,
         hidden: int = 128,
+        head_activation: str = "relu",
     ) -> None:
         super().__init__()
+        if head_activation not in HEAD_ACTIVATIONS:
+            raise ValueError(
+                f"head_activation must be one of {sorted(HEAD_ACTIVATIONS)}, not {head_activation!r}"
+            )
+        act = HEAD_ACTIVATIONS[head_activation]
         self.torso = Torso(obs_size, cnn_channels, hidden)
         width = self.torso.features_dim
-        self.policy_head = nn.Sequential(nn.Linear(width, hidden), nn.ReLU(), nn.Linear(hidden, num_actions))
-        self.value_head = nn.Sequential(nn.Linear(width, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.policy_head = nn.Sequential(nn.Linear(width, hidden), act(), nn.Linear(hidden, num_actions))
+        self.value_head = nn.Sequential(nn.Linear(width, hidden), act(), nn.Linear(hidden, 1))
 
     def forward(
         self, obs: torch.Tensor, mask: torch.Tensor | None = None

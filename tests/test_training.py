@@ -53,7 +53,7 @@ def test_selfplay_env_plays_only_legal_actions_and_reports_stats():
             mask = env.action_masks()
             assert mask.any() and mask.dtype == bool
             action = int(rng.choice(np.flatnonzero(mask)))
-            obs, reward, done, truncated, info = env.step(action)
+            obs, reward, done, _truncated, info = env.step(action)
             assert env.observation_space.contains(obs)
             total += reward
         stats = info["episode_stats"]
@@ -100,17 +100,17 @@ def test_score_components_group_the_score_events():
 # ---------------------------------------------------------------- configs
 
 
-@pytest.mark.parametrize("name", ["default.yaml", "long.yaml"])
+@pytest.mark.parametrize("name", ["sb3.yaml", "sb3-long.yaml"])
 def test_shipped_configs_are_valid(name):
     cfg = load_config(ROOT / "configs" / name)
     assert cfg.env.num_players == 3
 
 
 def test_config_overrides_and_errors(tmp_path):
-    cfg = load_config(ROOT / "configs" / "default.yaml", ["ppo.learning_rate=1e-4", "train.n_envs=2"])
+    cfg = load_config(ROOT / "configs" / "sb3.yaml", ["ppo.learning_rate=1e-4", "train.n_envs=2"])
     assert cfg.ppo.learning_rate == 1e-4 and cfg.train.n_envs == 2
     with pytest.raises(TrainConfigError, match="unknown key"):
-        load_config(ROOT / "configs" / "default.yaml", ["ppo.learnin_rate=1e-4"])
+        load_config(ROOT / "configs" / "sb3.yaml", ["ppo.learnin_rate=1e-4"])
     with pytest.raises(TrainConfigError, match=r"train.n_envs: expected int"):
         load_config(None, ["train.n_envs=two"])
     with pytest.raises(TrainConfigError, match="num_players"):
@@ -129,7 +129,7 @@ def test_cli_refuses_a_bad_override_with_a_clear_message(capsys):
     from training.train import main
 
     with pytest.raises(SystemExit) as exc:
-        main(["--config", str(ROOT / "configs" / "default.yaml"), "ppo.gama=0.9"])
+        main(["--backend", "sb3", "--config", str(ROOT / "configs" / "sb3.yaml"), "ppo.gama=0.9"])
     assert exc.value.code == 2
     assert "unknown key" in capsys.readouterr().err
 
@@ -156,10 +156,15 @@ TINY = [
 def tiny_config(base: Path, run_name: str, *extra: str):
     """The default config shrunk to a few hundred steps, writing under ``base``."""
     return load_config(
-        ROOT / "configs" / "default.yaml",
-        TINY + [f"logging.runs_dir={base / 'runs'}", f"logging.checkpoints_dir={base / 'ckpt'}",
-                f"run_name={run_name}", *extra],
-    )  # fmt: skip
+        ROOT / "configs" / "sb3.yaml",
+        [
+            *TINY,
+            f"logging.runs_dir={base / 'runs'}",
+            f"logging.checkpoints_dir={base / 'ckpt'}",
+            f"run_name={run_name}",
+            *extra,
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +178,7 @@ def tiny_run(tmp_path_factory):
 
 
 def test_tiny_run_writes_tensorboard_events_with_game_figures(tiny_run):
-    base, cfg, final = tiny_run
+    base, _cfg, _final = tiny_run
     from training.plot_curves import read_scalars
 
     run_dirs = list((base / "runs").glob("tiny_*"))
@@ -186,7 +191,7 @@ def test_tiny_run_writes_tensorboard_events_with_game_figures(tiny_run):
 
 
 def test_tiny_run_checkpoint_has_metadata_loads_and_plays(tiny_run):
-    base, cfg, final = tiny_run
+    base, _cfg, final = tiny_run
     assert final.exists() and (base / "ckpt" / "tiny" / "latest.zip").exists()
     assert list((base / "ckpt" / "tiny").glob("step_*.zip"))
     assert list((base / "ckpt" / "tiny" / "pool").glob("snapshot_*.zip"))
@@ -216,7 +221,7 @@ def test_tiny_run_checkpoint_has_metadata_loads_and_plays(tiny_run):
 def test_resume_continues_the_step_count(tiny_run, tmp_path):
     from training.train import train
 
-    base, cfg, final = tiny_run
+    _base, _cfg, final = tiny_run
     cfg2 = tiny_config(tmp_path, "tiny2")
     resumed = train(cfg2, resume=str(final))
     before = read_metadata(final)["num_timesteps"]
@@ -225,7 +230,7 @@ def test_resume_continues_the_step_count(tiny_run, tmp_path):
 
 
 def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path):
-    base, cfg, final = tiny_run
+    _base, _cfg, final = tiny_run
     bad = tmp_path / "other_layout.zip"
     with zipfile.ZipFile(final) as zin, zipfile.ZipFile(bad, "w") as zout:
         for name in zin.namelist():
@@ -236,13 +241,13 @@ def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path)
                 meta["space_signature"]["layout_digest"] = "0" * 16
                 data = json.dumps(meta).encode()
             zout.writestr(name, data)
-    with pytest.raises(CheckpointError, match="does not match this environment's spaces.*num_actions"):
+    with pytest.raises(CheckpointError, match=r"does not match this environment's spaces.*num_actions"):
         CheckpointAgent(bad)
 
     from training.train import main
 
     with pytest.raises(SystemExit) as exc:  # resume is refused up front, before any work
-        main(["--config", str(ROOT / "configs" / "default.yaml"), "--resume", str(bad)])
+        main(["--backend", "sb3", "--config", str(ROOT / "configs" / "sb3.yaml"), "--resume", str(bad)])
     assert exc.value.code == 2
 
     no_meta = tmp_path / "plain_sb3.zip"
@@ -250,7 +255,7 @@ def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path)
         for name in zin.namelist():
             if name != META_MEMBER:
                 zout.writestr(name, zin.read(name))
-    with pytest.raises(CheckpointError, match="no island_fortress.json"):
+    with pytest.raises(CheckpointError, match=r"no island_fortress\.json"):
         CheckpointAgent(no_meta)
 
     not_zip = tmp_path / "junk.zip"

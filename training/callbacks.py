@@ -106,7 +106,7 @@ class SnapshotPoolCallback(BaseCallback):
             path = save_checkpoint(
                 self.model, self.directory / f"snapshot_{self.num_timesteps}.zip", self.metadata
             )
-            self.pool = (self.pool + [str(path)])[-self.pool_size :]
+            self.pool = ([*self.pool, str(path)])[-self.pool_size :]
             self.training_env.env_method("set_snapshot_pool", self.pool)
             self.logger.record("selfplay/pool_size", len(self.pool))
         return True

@@ -7,6 +7,7 @@ the key and the file, not a crash halfway through a run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -133,19 +134,16 @@ def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
     for name, value in data.items():
         f = known[name]
         key = f"{where}.{name}" if where != "config" else name
-        if dataclasses.is_dataclass(
-            f.default_factory() if f.default_factory is not dataclasses.MISSING else None
-        ):
-            values[name] = _build(f.default_factory().__class__, value or {}, key)
+        factory: Any = f.default_factory
+        if factory is not dataclasses.MISSING and dataclasses.is_dataclass(factory()):
+            values[name] = _build(factory().__class__, value or {}, key)
             continue
-        expected = _TYPES[f.type]
+        expected = _TYPES[str(f.type)]
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if expected is float and isinstance(value, str):  # YAML 1.1 reads "1e-4" as a string
-            try:
+            with contextlib.suppress(ValueError):
                 value = float(value)
-            except ValueError:
-                pass
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise TrainConfigError(f"{key}: expected {f.type}, got {value!r}")
         values[name] = value
@@ -200,6 +198,171 @@ def _validate(cfg: TrainConfig) -> None:
         fail("env", str(exc))
 
 
+# ------------------------------------------------------------------ the native PPO trainer
+
+
+@dataclass
+class RulesSection:
+    options: dict = field(default_factory=dict)  # rules options / variants, as for env()
+
+
+@dataclass
+class TablesSection:
+    """Sampling weights of the table size of every new game (one policy for every table)."""
+
+    two: float = 1.0
+    three: float = 1.0
+    four: float = 1.0
+
+    def weights(self) -> dict[int, float]:
+        return {2: self.two, 3: self.three, 4: self.four}
+
+
+@dataclass
+class LeagueSection:
+    """Frozen opponents. A ``share`` of new games seats one learner against frozen players of one
+    kind drawn by the weights below; every seat of the other games learns (pure self-play).
+    A snapshot opponent is drawn by prioritised fictitious self-play: weight
+    ``(1 - p) ** priority_power + floor`` where ``p`` is the learner's smoothed rate of finishing
+    ahead of that snapshot's seats, so snapshots that still beat the learner come back more often."""
+
+    share: float = 0.5
+    snapshot: float = 0.4
+    heuristic: float = 0.4
+    random: float = 0.2
+    snapshot_every: int = 100_000  # learner decisions between snapshots added to the pool
+    pool_size: int = 8
+    priority_power: float = 2.0
+    floor: float = 0.05
+
+
+@dataclass
+class NativeTrainSection:
+    total_decisions: int = 2_000_000  # decisions learned from (every learning seat's)
+    rollout_decisions: int = 8192  # decisions learned from per PPO update (all collectors)
+    games_per_collector: int = 32  # games each collector process plays at once
+    workers: int = 1  # worker processes collecting (0: the main process collects alone)
+    pipelined: bool = True  # workers collect the next rollout during the update (needs workers >= 1)
+    torch_threads: int = 1  # threads of the main process (the update)
+    checkpoint_every: int = 200_000
+    max_minutes: float = 0.0  # wall-clock cap (0: none); the run ends cleanly when it is reached
+
+
+@dataclass
+class NativePolicySection:
+    cnn_channels: int = 32
+    hidden: int = 128
+    head_activation: str = "relu"  # "relu", or "tanh" (SB3's heads: needed to start from an SB3 policy)
+    init_from: str = ""  # start from this checkpoint's weights (native, or SB3 converted exactly)
+
+
+@dataclass
+class NativePPOSection:
+    learning_rate: float = 2.5e-4
+    anneal_lr: bool = True
+    minibatch_size: int = 1024
+    n_epochs: int = 3
+    gamma: float = 0.997
+    gae_lambda: float = 0.95
+    clip_coef: float = 0.2
+    ent_coef: float = 0.005
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float = 0.0  # stop an update's epochs early past this approximate KL (0: never)
+
+
+@dataclass
+class NativeEvalSection:
+    every: int = 200_000  # learner decisions between greedy evaluations (0: only at the end)
+    games: int = 30  # per table size and opponent kind, periodic
+    final_games: int = 60  # per table size and opponent kind, at the end
+    opponents: list = field(default_factory=lambda: ["heuristic", "random"])
+
+
+@dataclass
+class NativeConfig:
+    run_name: str = "native"
+    seed: int = 0
+    env: RulesSection = field(default_factory=RulesSection)
+    tables: TablesSection = field(default_factory=TablesSection)
+    league: LeagueSection = field(default_factory=LeagueSection)
+    reward: RewardSection = field(default_factory=RewardSection)
+    pretrain: PretrainSection = field(default_factory=PretrainSection)
+    train: NativeTrainSection = field(default_factory=NativeTrainSection)
+    ppo: NativePPOSection = field(default_factory=NativePPOSection)
+    policy: NativePolicySection = field(default_factory=NativePolicySection)
+    eval: NativeEvalSection = field(default_factory=NativeEvalSection)
+    logging: LoggingSection = field(default_factory=LoggingSection)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _validate_native(cfg: NativeConfig) -> None:
+    def fail(key: str, why: str) -> None:
+        raise TrainConfigError(f"{key}: {why}")
+
+    if not cfg.run_name or "/" in cfg.run_name:
+        fail("run_name", "must be a non-empty name without '/'")
+    tables = cfg.tables.weights()
+    if any(w < 0 for w in tables.values()) or sum(tables.values()) <= 0:
+        fail("tables", f"weights must be >= 0 and not all zero, got {tables}")
+    lg = cfg.league
+    if not 0 <= lg.share <= 1:
+        fail("league.share", "must be in [0, 1]")
+    kinds = {"snapshot": lg.snapshot, "heuristic": lg.heuristic, "random": lg.random}
+    if lg.share > 0 and (any(w < 0 for w in kinds.values()) or sum(kinds.values()) <= 0):
+        fail("league", f"opponent weights must be >= 0 and not all zero, got {kinds}")
+    if lg.snapshot_every < 1 or lg.pool_size < 1:
+        fail("league", "snapshot_every and pool_size must be >= 1")
+    if lg.priority_power < 0 or lg.floor < 0:
+        fail("league", "priority_power and floor must be >= 0")
+    pre = cfg.pretrain
+    if pre.games < 0 or pre.epochs < 1 or pre.batch_size < 1 or pre.learning_rate <= 0:
+        fail("pretrain", "games must be >= 0, epochs and batch_size >= 1, learning_rate > 0")
+    t = cfg.train
+    for name in ("total_decisions", "rollout_decisions", "games_per_collector", "torch_threads",
+                 "checkpoint_every"):  # fmt: skip
+        if getattr(t, name) < 1:
+            fail(f"train.{name}", "must be >= 1")
+    if t.workers < 0:
+        fail("train.workers", "must be >= 0")
+    if t.pipelined and t.workers < 1:
+        fail("train.pipelined", "needs train.workers >= 1 (the workers collect during the update)")
+    if t.max_minutes < 0:
+        fail("train.max_minutes", "must be >= 0 (0: no cap)")
+    p = cfg.ppo
+    if p.minibatch_size < 2 or p.n_epochs < 1:
+        fail("ppo", "minibatch_size must be >= 2 and n_epochs >= 1")
+    if p.minibatch_size > t.rollout_decisions:
+        fail("ppo.minibatch_size", f"must be <= train.rollout_decisions ({t.rollout_decisions})")
+    if not 0 < p.gamma <= 1 or not 0 <= p.gae_lambda <= 1:
+        fail("ppo.gamma", "gamma must be in (0, 1] and gae_lambda in [0, 1]")
+    if p.learning_rate <= 0 or p.clip_coef <= 0 or p.target_kl < 0:
+        fail("ppo", "learning_rate and clip_coef must be > 0, target_kl >= 0")
+    bad = [o for o in cfg.eval.opponents if o not in ("random", "heuristic")]
+    if bad:
+        fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")
+    if cfg.policy.head_activation not in ("relu", "tanh"):
+        fail("policy.head_activation", "must be 'relu' or 'tanh'")
+    if cfg.policy.init_from and not Path(cfg.policy.init_from).is_file():
+        fail("policy.init_from", f"no checkpoint file {cfg.policy.init_from!r}")
+    if cfg.eval.every < 0 or cfg.eval.games < 0 or cfg.eval.final_games < 0:
+        fail("eval", "every, games and final_games must be >= 0")
+    from island_fortress_env.engine import GameConfig
+    from island_fortress_env.engine.config import ConfigError
+
+    for n, weight in tables.items():
+        if weight > 0:
+            try:
+                GameConfig.from_dict({"num_players": n, **cfg.env.options})
+            except ConfigError as exc:
+                fail("env.options", str(exc))
+
+
+VALIDATORS: dict[type, Any] = {TrainConfig: _validate, NativeConfig: _validate_native}
+
+
 def _set_dotted(data: dict, dotted: str, raw_value: str) -> None:
     keys = dotted.split(".")
     node = data
@@ -210,8 +373,13 @@ def _set_dotted(data: dict, dotted: str, raw_value: str) -> None:
     node[keys[-1]] = yaml.safe_load(raw_value)
 
 
-def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> TrainConfig:
-    """Read a YAML config (or the defaults), apply ``key.sub=value`` overrides, validate."""
+def load_config(
+    path: str | Path | None = None, overrides: Sequence[str] = (), schema: type = TrainConfig
+) -> Any:
+    """Read a YAML config (or the defaults), apply ``key.sub=value`` overrides, validate.
+
+    ``schema`` is ``TrainConfig`` (the SB3 trainer) or ``NativeConfig`` (the native PPO trainer).
+    """
     data: dict[str, Any] = {}
     where = "defaults"
     if path is not None:
@@ -232,8 +400,8 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
         key, value = item.split("=", 1)
         _set_dotted(data, key.strip(), value)
     try:
-        cfg = _build(TrainConfig, data, "config")
-        _validate(cfg)
+        cfg = _build(schema, data, "config")
+        VALIDATORS[schema](cfg)
     except TrainConfigError as exc:
         raise TrainConfigError(f"config {where!r}: {exc}") from None
     return cfg

@@ -1,6 +1,10 @@
 """Plot learning curves from TensorBoard event files to a PNG (for the README).
 
 python -m training.plot_curves runs/baseline-3p_1 --out docs/learning_curve.png
+python -m training.plot_curves runs/policy-2-4p --out docs/learning_curve_2-4p.png
+
+A native run (``training/ppo.py``) is recognised by its ``eval/`` curves and plotted as the greedy
+win rate against the heuristic per table size, against decisions learned from and wall-clock time.
 """
 
 from __future__ import annotations
@@ -17,6 +21,16 @@ DEFAULT_TAGS = (
     "game/score",
     "train/entropy_loss",
     "train/value_loss",
+)
+NATIVE_TAGS = (
+    "eval/win_rate_vs_heuristic_2p",
+    "eval_time/win_rate_vs_heuristic_2p",
+    "eval/win_rate_vs_heuristic_3p",
+    "eval_time/win_rate_vs_heuristic_3p",
+    "eval/win_rate_vs_heuristic_4p",
+    "eval_time/win_rate_vs_heuristic_4p",
+    "eval/win_rate_vs_random_4p",
+    "losses/entropy",
 )
 
 
@@ -38,29 +52,34 @@ def smooth(values: list[float], weight: float = 0.8) -> list[float]:
     return out
 
 
-def plot(run_dir: str | Path, out: str | Path, tags: Sequence[str] = DEFAULT_TAGS) -> Path:
+def plot(run_dir: str | Path, out: str | Path, tags: Sequence[str] | None = None) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     scalars = read_scalars(run_dir)
+    if tags is None:
+        tags = NATIVE_TAGS if "eval/win_rate_vs_heuristic_3p" in scalars else DEFAULT_TAGS
     present = [t for t in tags if t in scalars]
     if not present:
         raise SystemExit(f"{run_dir}: none of the tags {list(tags)} were logged")
     cols = 2
     rows = (len(present) + 1) // 2
     fig, axes = plt.subplots(rows, cols, figsize=(10, 3 * rows), squeeze=False)
-    for ax, tag in zip(axes.flat, present):
-        steps, values = zip(*scalars[tag])
+    for ax, tag in zip(axes.flat, present, strict=False):
+        steps, values = zip(*scalars[tag], strict=False)
         ax.plot(steps, values, alpha=0.3, color="tab:blue")
         ax.plot(steps, smooth(list(values)), color="tab:blue")
         ax.set_title(tag)
-        ax.set_xlabel("learner steps")
+        ax.set_xlabel(
+            "wall-clock seconds" if tag.startswith("eval_time/")
+            else "decisions learned from" if tag.split("/")[0] in ("eval", "losses") else "learner steps"
+        )  # fmt: skip
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(present) :]:
         ax.axis("off")
-    fig.suptitle(f"Island Fortress masked-PPO self-play: {Path(run_dir).name}")
+    fig.suptitle(f"Island Fortress masked PPO: {Path(run_dir).name}")
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

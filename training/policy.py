@@ -17,9 +17,17 @@ class IslandFortressExtractor(BaseFeaturesExtractor):
     def __init__(self, observation_space: spaces.Box, cnn_channels: int = 32, hidden: int = 128) -> None:
         super().__init__(observation_space, features_dim=2 * hidden)
         self.torso = Torso(int(observation_space.shape[0]), cnn_channels, hidden)
+        self._register_load_state_dict_pre_hook(_torso_keys)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.torso(observations)
+
+
+def _torso_keys(state_dict: dict, prefix: str, *_args: object) -> None:
+    """Checkpoints saved before the torso moved into ``network.Torso`` name its layers
+    ``<prefix>wall.*`` / ``<prefix>board.*``: load them as ``<prefix>torso.*``."""
+    for key in [k for k in state_dict if k.startswith((prefix + "wall.", prefix + "board."))]:
+        state_dict[prefix + "torso." + key[len(prefix) :]] = state_dict.pop(key)
 
 
 def policy_kwargs(cnn_channels: int, hidden: int) -> dict:

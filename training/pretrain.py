@@ -67,8 +67,15 @@ def collect_demonstrations(
     }
 
 
-def behaviour_cloning(model, data: dict[str, np.ndarray], epochs: int, batch_size: int,
-                      learning_rate: float, seed: int = 0, progress: bool = False) -> dict[str, Any]:  # fmt: skip
+def behaviour_cloning(
+    model,
+    data: dict[str, np.ndarray],
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int = 0,
+    progress: bool = False,
+) -> dict[str, Any]:
     """Fit ``model.policy`` to the demonstrations; logs ``pretrain/*`` to the model's logger."""
     import torch
     from tqdm import tqdm
@@ -109,4 +116,48 @@ def behaviour_cloning(model, data: dict[str, np.ndarray], epochs: int, batch_siz
             print(
                 f"imitation epoch {epoch + 1}: loss {record['loss']:.3f}, accuracy {record['accuracy']:.1%}"
             )
+    return {"samples": n, "epochs": history}
+
+
+def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, learning_rate: float,
+            seed: int = 0, progress: bool = False, writer: Any = None) -> dict[str, Any]:  # fmt: skip
+    """Fit a native ``ActorCritic`` to the demonstrations (masked cross-entropy + value MSE);
+    logs ``pretrain/loss`` and ``pretrain/accuracy`` per epoch to ``writer`` (TensorBoard)."""
+    import torch
+    from tqdm import tqdm
+
+    net.train()
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
+    n = len(data["actions"])
+    rng = np.random.default_rng(seed)
+    history = []
+    for epoch in range(epochs):
+        order = rng.permutation(n)
+        losses, correct = [], 0
+        for start in tqdm(range(0, n, batch_size), desc=f"imitation epoch {epoch + 1}/{epochs}",
+                          disable=not progress, unit="batch", leave=False):  # fmt: skip
+            idx = order[start : start + batch_size]
+            obs = torch.as_tensor(data["obs"][idx], dtype=torch.float32)
+            masks = torch.as_tensor(data["masks"][idx])
+            actions = torch.as_tensor(data["actions"][idx])
+            logits, values = net(obs, masks)
+            policy_loss = torch.nn.functional.cross_entropy(logits, actions)
+            value_loss = torch.nn.functional.mse_loss(values, torch.as_tensor(data["returns"][idx]))
+            loss = policy_loss + 0.5 * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+            optimizer.step()
+            losses.append(loss.item())
+            correct += int((logits.argmax(dim=1) == actions).sum())
+        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)), "accuracy": correct / n}
+        history.append(record)
+        if writer is not None:
+            writer.add_scalar("pretrain/loss", record["loss"], epoch + 1)
+            writer.add_scalar("pretrain/accuracy", record["accuracy"], epoch + 1)
+        if progress:
+            print(
+                f"imitation epoch {epoch + 1}: loss {record['loss']:.3f}, accuracy {record['accuracy']:.1%}"
+            )
+    net.eval()
     return {"samples": n, "epochs": history}

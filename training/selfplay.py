@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -80,7 +80,7 @@ def jade_spent(log: Sequence[Event], seat: int) -> int:
 
 
 class SelfPlayEnv(gym.Env):
-    metadata = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(
         self,
@@ -210,17 +210,20 @@ class SelfPlayEnv(gym.Env):
             aec.step(action)
 
     def _episode_stats(self) -> dict[str, Any]:
-        state = self.aec.game_state
-        seat = self.learner_seat
-        winners = state.winners
-        return {
-            "opponent": self.opponent_kind,
-            "win": (1.0 / len(winners)) if seat in winners else 0.0,
-            "score": state.score[seat],
-            "components": score_components(state.log, seat),
-            "length": self._steps,
-            "rounds": state.round,
-            "jade_spent": jade_spent(state.log, seat),
-            "favors_played": state.favor_played[seat].bit_count(),
-            "blocks_built": state.blocks_built(seat),
-        }
+        return {"opponent": self.opponent_kind, "length": self._steps,
+                **game_figures(self.aec.game_state, self.learner_seat)}  # fmt: skip
+
+
+def game_figures(state: Any, seat: int) -> dict[str, Any]:
+    """The figures of a finished game logged for ``seat`` (both trainers read them here only):
+    win share, final score and its components, rounds, Jade spent, favors played, blocks built."""
+    winners = state.winners
+    return {
+        "win": (1.0 / len(winners)) if seat in winners else 0.0,
+        "score": state.score[seat],
+        "components": score_components(state.log, seat),
+        "rounds": state.round,
+        "jade_spent": jade_spent(state.log, seat),
+        "favors_played": state.favor_played[seat].bit_count(),
+        "blocks_built": state.blocks_built(seat),
+    }

@@ -1,8 +1,11 @@
-"""Masked-PPO self-play training for Island Fortress, in one readable file.
+"""``island-fortress train``: the native multi-agent PPO trainer (default) or the SB3 one.
 
     island-fortress train --config configs/default.yaml [section.key=value ...] [--resume CKPT]
+    island-fortress train --backend sb3 --config configs/sb3.yaml
 
-What happens, top to bottom:
+``--backend native`` (default) runs ``training/ppo.py``: every seat of many games learns at once.
+``--backend sb3`` runs sb3-contrib's MaskablePPO on the single-agent self-play view; what happens
+there, top to bottom:
   1. the YAML config is loaded and validated (any key can be overridden on the command line);
   2. ``n_envs`` copies of the self-play view run in parallel (one process each), every
      other seat played by an opponent drawn from the pool (snapshots / random / heuristic);
@@ -72,8 +75,11 @@ def checkpoint_metadata(cfg: TrainConfig) -> dict[str, Any]:
     }
 
 
-def train(cfg: TrainConfig, resume: str | None = None) -> Path:
-    """Run the training described by ``cfg``; returns the final checkpoint path."""
+def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence[Any] = ()) -> Path:
+    """Run the training described by ``cfg``; returns the final checkpoint path.
+
+    ``extra_callbacks`` (SB3 callbacks) run beside the trainer's own, e.g. the benchmark's time limit.
+    """
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
@@ -146,9 +152,10 @@ def train(cfg: TrainConfig, resume: str | None = None) -> Path:
             cfg.selfplay.pool_size,
             metadata,
             initial=initial_pool,
-        ),  # fmt: skip
+        ),
         CheckpointCallback(ckpt_dir, cfg.train.checkpoint_every, metadata),
     ]
+    callbacks.extend(extra_callbacks)
     if cfg.logging.progress_bar:
         callbacks.append(ProgressBarCallback(cfg.train.total_timesteps, lambda: f"games {stats.episodes}"))
     try:
@@ -181,17 +188,9 @@ def evaluate_checkpoint(path: Path, cfg: TrainConfig) -> dict[str, Any]:
     return results
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="island-fortress train", description="Masked-PPO self-play training (see training/train.py)."
-    )
-    parser.add_argument("--config", default="configs/default.yaml", help="YAML config file")
-    parser.add_argument("--resume", default=None, help="continue from this checkpoint (.zip)")
-    parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
-    parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="config overrides")
-    args = parser.parse_args(argv)
+def run_sb3(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
-        cfg = load_config(args.config, args.overrides)
+        cfg = load_config(args.config or "configs/sb3.yaml", args.overrides)
     except TrainConfigError as exc:
         parser.error(str(exc))
     print(f"run {cfg.run_name!r}: {cfg.train.total_timesteps} steps, {cfg.train.n_envs} envs, "
@@ -208,6 +207,56 @@ def main(argv: Sequence[str] | None = None) -> int:
         evaluate_checkpoint(final, cfg)
     print(f"\nWatch the learning curves:  tensorboard --logdir {cfg.logging.runs_dir}")
     return 0
+
+
+def run_native(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from island_fortress_env.agents.checkpoint import CheckpointError
+
+    from .config import NativeConfig
+    from .ppo import train_native
+
+    try:
+        cfg = load_config(args.config or "configs/default.yaml", args.overrides, schema=NativeConfig)
+    except TrainConfigError as exc:
+        parser.error(str(exc))
+    if args.no_eval:
+        cfg.eval.final_games = 0
+    t = cfg.train
+    collectors = t.workers + (not t.pipelined)
+    print(f"run {cfg.run_name!r}: {t.total_decisions} decisions, {collectors} collector process(es) "
+          f"x {t.games_per_collector} games, tables {cfg.tables.weights()}")  # fmt: skip
+    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
+    try:
+        final = train_native(cfg, resume=args.resume)
+    except CheckpointError as exc:
+        parser.error(str(exc))
+    print(f"\nsaved {final}")
+    print(f"\nWatch the learning curves:  tensorboard --logdir {cfg.logging.runs_dir}")
+    return 0
+
+
+# One entry per trainer: adding a backend is one line here.
+BACKENDS = {"native": run_native, "sb3": run_sb3}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="island-fortress train",
+        description="Self-play training: native multi-agent PPO (training/ppo.py) or SB3 MaskablePPO.",
+    )
+    parser.add_argument(
+        "--backend", choices=sorted(BACKENDS), default="native", help="trainer (default: native)"
+    )
+    parser.add_argument(
+        "--config",
+        default=None,
+        help="YAML config file (default: configs/default.yaml; sb3: configs/sb3.yaml)",
+    )
+    parser.add_argument("--resume", default=None, help="continue from this checkpoint (.zip)")
+    parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
+    parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="config overrides")
+    args = parser.parse_args(argv)
+    return BACKENDS[args.backend](args, parser)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from ..observation import GLOBAL_FEATURES, LAYOUT, OBS_SIZE, PLAYER_FEATURES, WA
 
 META_MEMBER = "island_fortress.json"
 WEIGHTS_MEMBER = "actor_critic.pt"
+TRAINING_STATE_MEMBER = "training_state.pt"  # optimizer state for --resume (native, optional)
 NATIVE_FORMAT = "island_fortress.actor_critic.v1"
 
 
@@ -73,9 +76,27 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
                     f"checkpoint {str(path)!r}: no {META_MEMBER} inside; it was not written by "
                     "island-fortress train, so its observation/action spaces cannot be checked"
                 )
-            return json.loads(z.read(META_MEMBER))
+            raw = _read_member(path, z, META_MEMBER)
     except zipfile.BadZipFile:
         raise CheckpointError(f"checkpoint {str(path)!r}: not a zip file (SB3 save format)") from None
+    try:
+        metadata = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r}: {META_MEMBER} is not valid JSON ({exc})") from None
+    if not isinstance(metadata, dict):
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: {META_MEMBER} must hold a JSON object, "
+            f"not a {type(metadata).__name__}"
+        )
+    return metadata
+
+
+def _read_member(path: str | Path, z: zipfile.ZipFile, member: str) -> bytes:
+    """One member's bytes; a damaged member (bad CRC, broken compression) is a CheckpointError."""
+    try:
+        return z.read(member)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r}: member {member} is corrupted ({exc})") from None
 
 
 def check_signature(path: str | Path, metadata: dict[str, Any]) -> None:
@@ -89,8 +110,17 @@ def check_signature(path: str | Path, metadata: dict[str, Any]) -> None:
         )
 
 
-def save_policy(path: str | Path, net: Any, network: dict[str, Any], metadata: dict[str, Any]) -> Path:
+def save_policy(
+    path: str | Path,
+    net: Any,
+    network: dict[str, Any],
+    metadata: dict[str, Any],
+    training_state: dict[str, Any] | None = None,
+) -> Path:
     """Write a native checkpoint: ``net`` (an ``ActorCritic`` built with ``**network``) + metadata.
+
+    ``training_state`` (e.g. the optimizer's state dict) is stored beside the weights so that a
+    run can resume exactly; playing the policy never reads it.
 
     Written to a temporary file first and renamed, so a crash never leaves half a checkpoint.
     """
@@ -110,6 +140,10 @@ def save_policy(path: str | Path, net: Any, network: dict[str, Any], metadata: d
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
         z.writestr(META_MEMBER, json.dumps(meta, indent=2, sort_keys=True, default=str))
         z.writestr(WEIGHTS_MEMBER, weights.getvalue())
+        if training_state is not None:
+            extra = io.BytesIO()
+            torch.save(training_state, extra)
+            z.writestr(TRAINING_STATE_MEMBER, extra.getvalue())
     os.replace(tmp, path)
     return path
 
@@ -125,11 +159,33 @@ def load_policy(path: str | Path) -> tuple[Any, dict[str, Any]]:
         raise CheckpointError(f"checkpoint {str(path)!r}: not a native checkpoint ({NATIVE_FORMAT})")
     check_signature(path, metadata)
     with zipfile.ZipFile(path) as z:
-        state_dict = torch.load(io.BytesIO(z.read(WEIGHTS_MEMBER)), map_location="cpu", weights_only=True)
-    net = ActorCritic(**metadata["network"])
-    net.load_state_dict(state_dict)
+        if WEIGHTS_MEMBER not in z.namelist():
+            raise CheckpointError(f"checkpoint {str(path)!r}: no {WEIGHTS_MEMBER} inside")
+        raw = _read_member(path, z, WEIGHTS_MEMBER)
+    try:
+        state_dict = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        net = ActorCritic(**metadata["network"])
+        net.load_state_dict(state_dict)
+    except (RuntimeError, KeyError, TypeError, ValueError, EOFError, pickle.UnpicklingError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r}: the weights cannot be loaded ({exc})") from None
     net.eval()
     return net, metadata
+
+
+def load_training_state(path: str | Path) -> dict[str, Any] | None:
+    """The ``training_state`` saved with a native checkpoint, or None if it has none."""
+    import torch
+
+    with zipfile.ZipFile(path) as z:
+        if TRAINING_STATE_MEMBER not in z.namelist():
+            return None
+        raw = _read_member(path, z, TRAINING_STATE_MEMBER)
+    try:
+        return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except (RuntimeError, EOFError, pickle.UnpicklingError) as exc:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: {TRAINING_STATE_MEMBER} cannot be loaded ({exc})"
+        ) from None
 
 
 def load_model(path: str | Path, device: str = "cpu"):
@@ -187,6 +243,7 @@ class CheckpointAgent:
                 logits, _ = self.net(obs, torch.as_tensor(mask).reshape(1, -1))
                 probs = torch.softmax(logits, dim=-1)[0].numpy().astype(np.float64)
             else:
+                assert self.model is not None
                 dist = self.model.policy.get_distribution(obs, action_masks=mask.reshape(1, -1))
                 probs = dist.distribution.probs[0].numpy().astype(np.float64)
         return np.where(mask, probs, 0.0)

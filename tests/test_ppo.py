@@ -1,0 +1,459 @@
+"""The native multi-agent PPO trainer (training/ppo.py): per-seat bookkeeping, masks, a tiny run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.network import ActorCritic
+from island_fortress_env.observation import OBS_SIZE
+from training.config import NativeConfig, TrainConfigError, load_config
+from training.ppo import Collector, League, SeatTrajectories, gae, sample_actions
+
+ROOT = Path(__file__).resolve().parents[1]
+GAMMA, LAM = 0.9, 0.8
+
+
+def _obs(i: float) -> np.ndarray:
+    return np.full(OBS_SIZE, i, dtype=np.float32)
+
+
+def _act(book: SeatTrajectories, key: str, i: int, value: float) -> None:
+    mask = np.zeros(NUM_ACTIONS, dtype=bool)
+    mask[i] = True
+    book.act(key, _obs(i), mask, i, -0.1 * i, value)
+
+
+# ---------------------------------------------------------------- per-seat bookkeeping
+
+
+def test_a_seat_acting_twice_in_a_row_is_bootstrapped_with_its_own_next_value():
+    book = SeatTrajectories()
+    _act(book, "A", 1, value=0.5)
+    book.reward("A", 0.25)  # from A's own first move
+    _act(book, "A", 2, value=0.75)  # A moves again at once
+    assert book.num_finished == 1
+    batch = book.take(GAMMA, LAM)
+    assert batch["actions"].tolist() == [1]
+    # one closed decision, cut before its successor: advantage = r + gamma * V(next) - V
+    assert batch["advantages"][0] == pytest.approx(0.25 + GAMMA * 0.75 - 0.5)
+    assert batch["returns"][0] == pytest.approx(0.25 + GAMMA * 0.75)
+    assert batch["logprobs"][0] == pytest.approx(-0.1)
+
+
+def test_a_reward_on_an_opponents_move_goes_to_the_seats_last_decision():
+    book = SeatTrajectories()
+    _act(book, "A", 1, value=0.0)
+    _act(book, "B", 2, value=0.0)
+    book.reward("A", 0.4)  # B's move completed a row A leads
+    book.reward("B", 0.1)
+    _act(book, "A", 3, value=0.0)
+    _act(book, "B", 4, value=0.0)
+    batch = book.take(GAMMA, LAM)
+    by_action = dict(zip(batch["actions"].tolist(), batch["advantages"].tolist(), strict=False))
+    assert by_action == pytest.approx({1: 0.4, 2: 0.1})
+
+
+def test_terminal_reward_closes_every_seat_even_when_the_game_ends_on_another_seats_move():
+    book = SeatTrajectories()
+    _act(book, "A", 1, value=0.2)
+    _act(book, "A", 2, value=0.3)
+    _act(book, "B", 3, value=0.6)  # B makes the last move of the game
+    book.reward("B", 0.05)  # B's score from that move
+    book.reward("A", -1.0)  # the zero-sum outcome: A lost ...
+    book.reward("B", 1.0)  # ... B won
+    book.end("A")
+    book.end("B")
+    batch = book.take(GAMMA, LAM)
+    rows = dict(
+        zip(
+            batch["actions"].tolist(),
+            zip(batch["advantages"].tolist(), batch["returns"].tolist(), strict=False),
+            strict=False,
+        )
+    )
+    # A: decision 2 is terminal (no bootstrap); decision 1 is bootstrapped by decision 2 via GAE
+    delta2 = -1.0 - 0.3
+    delta1 = 0.0 + GAMMA * 0.3 - 0.2
+    assert rows[2][0] == pytest.approx(delta2)
+    assert rows[1][0] == pytest.approx(delta1 + GAMMA * LAM * delta2)
+    assert rows[3] == pytest.approx((1.05 - 0.6, 1.05))
+    # nothing pending is left once the game has ended
+    assert book.take(GAMMA, LAM)["actions"].size == 0
+
+
+def test_a_trajectory_cut_by_the_rollout_continues_in_the_next_one():
+    book = SeatTrajectories()
+    _act(book, "A", 1, value=0.1)
+    _act(book, "A", 2, value=0.2)
+    first = book.take(GAMMA, LAM)
+    assert first["actions"].tolist() == [1]
+    book.reward("A", 0.5)  # arrives after the cut: belongs to decision 2
+    book.end("A")
+    second = book.take(GAMMA, LAM)
+    assert second["actions"].tolist() == [2]
+    assert second["advantages"][0] == pytest.approx(0.5 - 0.2)
+
+
+def test_gae_matches_the_textbook_recursion():
+    book = SeatTrajectories()
+    values, rewards = [0.1, -0.2, 0.4, 0.3], [0.0, 0.5, -0.1, 1.0]
+    for i, (v, r) in enumerate(zip(values, rewards, strict=False)):
+        _act(book, "A", i, value=v)
+        book.reward("A", r)
+    book.end("A")
+    got = book.take(GAMMA, LAM)["advantages"]
+    expected, running = [], 0.0
+    for t in reversed(range(4)):
+        next_v = values[t + 1] if t + 1 < 4 else 0.0
+        running = rewards[t] + GAMMA * next_v - values[t] + GAMMA * LAM * running
+        expected.insert(0, running)
+    assert got == pytest.approx(expected, abs=1e-6)
+    assert gae([], GAMMA, LAM).size == 0
+
+
+# ---------------------------------------------------------------- masks and real games
+
+
+def test_sampling_never_picks_a_masked_action():
+    torch.manual_seed(0)
+    net = ActorCritic(cnn_channels=4, hidden=16)
+    rng = np.random.default_rng(0)
+    obs = rng.random((512, OBS_SIZE), dtype=np.float32)
+    masks = rng.random((512, NUM_ACTIONS)) < 0.02
+    masks[np.arange(512), rng.integers(NUM_ACTIONS, size=512)] = True
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(5):
+        actions, logp, _ = sample_actions(net, obs, masks, gen)
+        assert masks[np.arange(512), actions].all()
+        assert np.isfinite(logp).all()
+
+
+def _tiny(base: Path, run_name: str, *extra: str) -> NativeConfig:
+    return load_config(
+        ROOT / "configs" / "default.yaml",
+        [
+            f"run_name={run_name}",
+            "pretrain.games=3",
+            "pretrain.epochs=1",
+            "train.total_decisions=600",
+            "train.rollout_decisions=300",
+            "train.games_per_collector=3",
+            "train.workers=0",
+            "train.pipelined=false",
+            "train.checkpoint_every=300",
+            "train.max_minutes=0",
+            "ppo.minibatch_size=100",
+            "ppo.n_epochs=2",
+            "league.share=0.5",
+            "league.snapshot=1.0",
+            "league.heuristic=0.0",
+            "league.random=1.0",
+            "league.snapshot_every=300",
+            "policy.cnn_channels=4",
+            "policy.hidden=16",
+            "eval.every=300",
+            "eval.games=1",
+            "eval.final_games=1",
+            "eval.opponents=[random]",
+            "logging.progress_bar=false",
+            f"logging.runs_dir={base / 'runs'}",
+            f"logging.checkpoints_dir={base / 'ckpt'}",
+            *extra,
+        ],
+        schema=NativeConfig,
+    )
+
+
+def test_collector_records_only_legal_actions_and_every_learning_seat():
+    cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0")
+    collector = Collector(cfg, 0)
+    net = ActorCritic(cnn_channels=4, hidden=16)
+    batch, records = collector.collect(net, 1500)
+    n = len(batch["actions"])
+    assert n >= 1500
+    assert batch["masks"][np.arange(n), batch["actions"]].all()
+    assert records, "games finished"
+    # self-play: every seat learns, so a finished game hands over figures for each of its seats
+    assert all(len(r["figures"]) == r["players"] for r in records)
+    assert {r["players"] for r in records} <= {2, 3, 4}
+
+
+def test_league_prefers_snapshots_that_beat_the_learner():
+    net = ActorCritic(cnn_channels=4, hidden=16)
+    league = League(pool_size=2, priority_power=2.0, floor=0.0)
+    strong, weak = league.add(net, 0), league.add(net, 1)
+    for _ in range(20):
+        league.record(strong, 0.0)  # the learner never finishes ahead of it
+        league.record(weak, 1.0)
+    p = league.probabilities()
+    assert p[strong] > 0.9 and p[weak] < 0.1
+    league.add(net, 2)
+    assert strong not in league.pool and len(league.pool) == 2
+
+
+def test_native_config_errors_are_clear():
+    with pytest.raises(TrainConfigError, match=r"train\.pipelined"):
+        load_config(ROOT / "configs" / "default.yaml", ["train.workers=0"], schema=NativeConfig)
+    with pytest.raises(TrainConfigError, match="tables"):
+        load_config(None, ["tables.two=0", "tables.three=0", "tables.four=0"], schema=NativeConfig)
+    with pytest.raises(TrainConfigError, match="unknown key"):
+        load_config(None, ["ppo.n_steps=3"], schema=NativeConfig)
+
+
+@pytest.mark.parametrize("name", ["default.yaml", "policy-2-4p.yaml"])
+def test_shipped_native_configs_are_valid(name):
+    cfg = load_config(ROOT / "configs" / name, schema=NativeConfig)
+    assert cfg.train.pipelined and cfg.train.workers >= 1
+    assert all(w > 0 for w in cfg.tables.weights().values())
+
+
+# ---------------------------------------------------------------- a tiny real run
+
+
+@pytest.fixture(scope="module")
+def tiny_native(tmp_path_factory):
+    from training.ppo import train_native
+
+    base = tmp_path_factory.mktemp("native")
+    cfg = _tiny(base, "tiny")
+    return base, cfg, train_native(cfg)
+
+
+def test_tiny_run_writes_tensorboard_curves(tiny_native):
+    base, _cfg, _final = tiny_native
+    from training.plot_curves import read_scalars
+
+    scalars = read_scalars(next((base / "runs").glob("tiny*")))
+    for tag in (
+        "losses/policy_loss",
+        "losses/value_loss",
+        "losses/entropy",
+        "losses/approx_kl",
+        "losses/clip_fraction",
+        "losses/explained_variance",
+        "charts/decisions_per_second",
+        "eval/win_rate_vs_random_2p",
+        "eval/win_rate_vs_random_3p",
+        "eval/win_rate_vs_random_4p",
+        "eval/openskill_mu",
+        "game/score",
+        "game/length",
+        "pretrain/accuracy",
+    ):
+        assert tag in scalars, tag
+
+
+def test_tiny_run_checkpoint_loads_and_plays_every_table_size(tiny_native):
+    _base, _cfg, final = tiny_native
+    from island_fortress_env.agents.checkpoint import CheckpointAgent, read_metadata
+    from training.evaluate import evaluate
+
+    meta = read_metadata(final)
+    assert meta["num_timesteps"] >= 600 and meta["trainer"] == "native-ppo"
+    assert meta["config"]["policy"]["cnn_channels"] == 4 and "versions" in meta
+    CheckpointAgent(final)
+    for n in (2, 3, 4):
+        result = evaluate([str(final)] + ["random"] * (n - 1), games=n, seed=1)
+        assert result["agents"][0]["games"] == n
+
+
+def test_resume_continues_the_step_count_and_optimizer(tiny_native, tmp_path):
+    _base, _cfg, final = tiny_native
+    from island_fortress_env.agents.checkpoint import load_training_state, read_metadata
+    from training.ppo import train_native
+
+    before = read_metadata(final)["num_timesteps"]
+    assert load_training_state(final)["optimizer"]["state"]
+    cfg = _tiny(tmp_path, "resumed", "train.total_decisions=1200", "pretrain.games=0")
+    resumed = train_native(cfg, resume=str(final))
+    meta = read_metadata(resumed)
+    assert before < meta["num_timesteps"] and meta["num_timesteps"] - before < 700
+    assert meta["updates"] > read_metadata(final)["updates"]
+
+
+def test_resume_refuses_a_different_network(tiny_native, tmp_path):
+    _base, _cfg, final = tiny_native
+    from training.train import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(
+            [
+                "--config",
+                str(ROOT / "configs" / "default.yaml"),
+                "--resume",
+                str(final),
+                "policy.hidden=32",
+                f"logging.runs_dir={tmp_path}",
+                f"logging.checkpoints_dir={tmp_path}",
+            ]
+        )
+    assert exc.value.code == 2
+
+
+def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path):
+    from training.plot_curves import read_scalars
+    from training.ppo import train_native
+
+    losses = []
+    for run in ("a", "b"):
+        cfg = _tiny(
+            tmp_path / run,
+            "same",
+            "pretrain.games=0",
+            "eval.every=0",
+            "eval.final_games=0",
+            "train.total_decisions=300",
+        )
+        train_native(cfg)
+        scalars = read_scalars(tmp_path / run / "runs" / "same")
+        losses.append([scalars[k] for k in ("losses/policy_loss", "losses/value_loss", "losses/entropy")])
+    assert losses[0] == losses[1]
+
+
+class _CreditLedger(SeatTrajectories):
+    """Also sums, per seat trajectory, every reward credited to one of its decisions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.credited: dict = {}
+        self.decisions: dict = {}
+
+    def act(self, key, *args) -> None:
+        super().act(key, *args)
+        self.decisions[key] = self.decisions.get(key, 0) + 1
+
+    def reward(self, key, reward: float) -> None:
+        traj = self._seats.get(key)
+        if traj is not None and traj.pending is not None:
+            self.credited[key] = self.credited.get(key, 0.0) + reward
+        super().reward(key, reward)
+
+
+@pytest.mark.parametrize("vp, win", [(1.0, 0.0), (0.0, 1.0), (0.5, 1.0)])
+def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win):
+    """Over a finished game, the rewards credited to a seat's decisions add up to its final score
+    (scaled) plus its zero-sum outcome, whoever moved when points were scored or the game ended."""
+    from island_fortress_env.engine.scoring import win_loss_returns
+    from island_fortress_env.island_fortress_v0 import SCORE_SCALE
+
+    cfg = _tiny(
+        Path("/nonexistent"),
+        "c",
+        "league.share=0.0",
+        "train.games_per_collector=2",
+        f"reward.vp={vp}",
+        f"reward.win={win}",
+    )
+    collector = Collector(cfg, 0)
+    collector.book = ledger = _CreditLedger()
+    finals = {}
+    record = collector._record
+
+    def remember(game):
+        state = game.env.game_state
+        finals[game.episode] = (list(state.score), win_loss_returns(state.n, state.winners), state.n)
+        record(game)
+
+    collector._record = remember
+    collector.collect(ActorCritic(cnn_channels=4, hidden=16), 2500)
+    assert finals, "at least one game finished"
+    for episode, (scores, outcome, n) in finals.items():
+        for seat in range(n):
+            key = (0, episode, seat)
+            assert ledger.decisions[key] > 0
+            expected = vp * scores[seat] / SCORE_SCALE + win * outcome[seat]
+            assert ledger.credited.get(key, 0.0) == pytest.approx(expected, abs=1e-9), (episode, seat)
+
+
+# ---------------------------------------------------------------- starting from a checkpoint
+
+
+BASELINE = ROOT / "checkpoints" / "baseline-3p.zip"
+TANH_32 = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "cnn_channels": 32, "hidden": 128,
+           "head_activation": "tanh"}  # fmt: skip
+
+
+def test_the_shipped_sb3_policy_loads_every_weight_and_converts_exactly():
+    """Its torso was saved under the extractor's old layer names: every weight must still load
+    (a silently re-initialised torso would play at random), and the native copy must give the
+    same action probabilities as SB3's policy."""
+    import warnings
+
+    from island_fortress_env.agents.checkpoint import CheckpointAgent
+    from island_fortress_env.island_fortress_v0 import raw_env
+    from training.ppo import initial_weights
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # SB3 turns a partial load into a warning
+        agent = CheckpointAgent(BASELINE)
+    net = ActorCritic(**TANH_32)
+    net.load_state_dict(initial_weights(str(BASELINE), TANH_32))
+    env = raw_env(num_players=3)
+    env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        o = env.observe(env.agent_selection)
+        sb3 = agent.probabilities(o["observation"], o["action_mask"])
+        with torch.no_grad():
+            logits, _ = net(
+                torch.as_tensor(o["observation"])[None], torch.as_tensor(o["action_mask"].astype(bool))[None]
+            )
+        assert np.abs(torch.softmax(logits, -1)[0].numpy() - sb3).max() < 1e-5
+        env.step(int(rng.choice(np.flatnonzero(o["action_mask"]))))
+
+
+def test_init_from_refuses_a_checkpoint_of_another_architecture(tmp_path):
+    from island_fortress_env.agents.checkpoint import CheckpointError
+    from training.ppo import initial_weights
+
+    with pytest.raises(CheckpointError, match="head_activation=tanh"):
+        initial_weights(str(BASELINE), {**TANH_32, "head_activation": "relu"})
+    with pytest.raises(CheckpointError, match="cnn_channels"):
+        initial_weights(str(BASELINE), {**TANH_32, "cnn_channels": 16})
+    with pytest.raises(TrainConfigError, match=r"policy\.init_from"):
+        load_config(None, ["policy.init_from=missing.zip"], schema=NativeConfig)
+
+
+def test_a_run_starts_from_init_from(tiny_native, tmp_path):
+    _base, _cfg, final = tiny_native
+    from island_fortress_env.agents.checkpoint import load_policy
+    from training.ppo import initial_weights, network_kwargs
+
+    cfg = _tiny(tmp_path, "init", "pretrain.games=0", f"policy.init_from={final}")
+    start = initial_weights(str(final), network_kwargs(cfg))
+    reference, _ = load_policy(final)
+    assert all(torch.equal(start[k], v) for k, v in reference.state_dict().items())
+
+
+def test_a_collectors_games_share_one_observation_encoder_per_table_size():
+    cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0", "train.games_per_collector=12")
+    collector = Collector(cfg, 0)
+    collector.collect(ActorCritic(cnn_channels=4, hidden=16), 3000)
+    by_size: dict[int, set[int]] = {}
+    for (_slot, n), env in collector.envs.items():
+        by_size.setdefault(n, set()).add(id(env.encoder))
+    assert len(collector.envs) > 3
+    assert all(len(ids) == 1 for ids in by_size.values())
+
+
+def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in():
+    cfg = _tiny(
+        Path("/nonexistent"), "c", "league.share=1.0", "league.random=0.0", "train.games_per_collector=4"
+    )
+    collector = Collector(cfg, 0)
+    old, new = ActorCritic(cnn_channels=4, hidden=16), ActorCritic(cnn_channels=4, hidden=16)
+    collector.set_snapshots({0: old.state_dict()}, {0: 1.0})
+    collector.games = [collector._new_game(slot) for slot in range(4)]  # now against snapshot 0
+    collector.collect(new, 50)
+    assert any(g.snapshot == 0 for g in collector.games)
+    collector.set_snapshots({1: new.state_dict()}, {1: 1.0})  # 0 leaves the pool mid-game
+    assert 0 in collector.snapshots
+    collector.collect(new, 3000)  # the games against 0 end; new ones draw 1
+    collector.set_snapshots({}, {1: 1.0})
+    if all(g.snapshot != 0 for g in collector.games):
+        assert 0 not in collector.snapshots
