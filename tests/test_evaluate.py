@@ -101,12 +101,12 @@ def test_a_two_way_tie_gives_half_a_win_to_each_tied_seat():
     state = play_random_game(Game(num_players=3), seed=4)
     assert state.is_terminal()
     state.winners = [0, 2]
-    totals = [{"games": 0, "wins": 0.0, "score": 0.0, "seats": [0, 0, 0]} for _ in range(3)]
+    totals = [ev.AgentTotals(seats=[0, 0, 0]) for _ in range(3)]
     seat_of = [1, 2, 0]  # agent 0 in seat 1, agent 1 in seat 2, agent 2 in seat 0
     ev.record_game(totals, seat_of, state)
-    assert [t["wins"] for t in totals] == [0.0, 0.5, 0.5]
-    assert [t["score"] for t in totals] == [state.score[1], state.score[2], state.score[0]]
-    assert [t["seats"] for t in totals] == [[0, 1, 0], [0, 0, 1], [1, 0, 0]]
+    assert [t.wins for t in totals] == [0.0, 0.5, 0.5]
+    assert [t.score for t in totals] == [state.score[1], state.score[2], state.score[0]]
+    assert [t.seats for t in totals] == [[0, 1, 0], [0, 0, 1], [1, 0, 0]]
 
 
 def test_wins_always_add_up_to_the_number_of_games():

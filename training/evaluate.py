@@ -30,6 +30,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,17 +92,27 @@ def final_ranks(state: Any) -> list[int]:
     return [1 + sum(1 for other in keys if other > key) for key in keys]
 
 
-def record_game(totals: list[dict[str, float]], seat_of: Sequence[int], state: Any) -> None:
+@dataclass
+class AgentTotals:
+    """One agent's running figures over an evaluation."""
+
+    seats: list[int]  # games played in each seat
+    games: int = 0
+    wins: float = 0.0  # a win shared by m tied winners counts 1/m
+    score: float = 0.0
+
+
+def record_game(totals: list[AgentTotals], seat_of: Sequence[int], state: Any) -> None:
     """Add one finished game to the per-agent ``totals`` (agent ``i`` played seat ``seat_of[i]``)."""
     winners = list(state.winners)
     share = 1.0 / len(winners) if winners else 0.0
     for i, seat in enumerate(seat_of):
         t = totals[i]
-        t["games"] += 1
-        t["score"] += state.score[seat]
+        t.games += 1
+        t.score += state.score[seat]
         if seat in winners:
-            t["wins"] += share
-        t["seats"][seat] += 1
+            t.wins += share
+        t.seats[seat] += 1
 
 
 def play_game(
@@ -169,7 +180,7 @@ def evaluate(
         model = PlackettLuce()
         ratings = [model.rating(name=name) for name in names]
     env = island_fortress_v0.env(num_players=k, **dict(env_options or {}))
-    totals = [{"games": 0, "wins": 0.0, "score": 0.0, "seats": [0] * k} for _ in range(k)]
+    totals = [AgentTotals(seats=[0] * k) for _ in range(k)]
     bar = None
     if progress:
         from tqdm import tqdm
@@ -203,16 +214,16 @@ def evaluate(
     out = []
     for i in range(k):
         t = totals[i]
-        lo, hi = wilson_interval(t["wins"], t["games"])
+        lo, hi = wilson_interval(t.wins, t.games)
         entry: dict[str, Any] = {
             "name": names[i],
             "spec": specs[i],
-            "games": t["games"],
-            "wins": round(t["wins"], 6),
-            "win_rate": t["wins"] / t["games"],
+            "games": t.games,
+            "wins": round(t.wins, 6),
+            "win_rate": t.wins / t.games,
             "ci95": [lo, hi],
-            "mean_score": t["score"] / t["games"],
-            "seat_games": list(t["seats"]),
+            "mean_score": t.score / t.games,
+            "seat_games": list(t.seats),
         }
         if rated:
             r = ratings[i]

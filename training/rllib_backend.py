@@ -400,11 +400,13 @@ def evaluate_checkpoint(path: Path, cfg: RLlibConfig) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from island_fortress_env.cli import CommandLineParser
+
+    parser = CommandLineParser(
         prog="island-fortress train --backend rllib",
         description="Multi-agent PPO with one shared policy on Ray RLlib (see training/rllib_backend.py).",
     )
-    parser.add_argument("--config", default="configs/rllib.yaml", help="YAML config file")
+    parser.add_argument("--config", default=None, help="YAML config file (default: configs/rllib.yaml)")
     parser.add_argument(
         "--address", default=None, help="join a running Ray cluster (HOST:PORT or auto), not a local one"
     )
@@ -417,14 +419,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def train_rllib(argv: Sequence[str] | None = None) -> int:
-    """The command line: ``island-fortress train --backend rllib`` (the backend flag removed)."""
+    """``python -m training.rllib_backend``: the same flags as ``island-fortress train --backend rllib``."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    return run(parser.parse_args(argv), parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Train from parsed ``island-fortress train`` arguments (``--address`` included)."""
     overrides = list(args.overrides)
     if args.address:  # quoted, so YAML keeps any address a string
         overrides.append(f"ray.address={json.dumps(args.address)}")
     try:
-        cfg = load_config(args.config, overrides)
+        cfg = load_config(args.config or "configs/rllib.yaml", overrides)
     except TrainConfigError as exc:
         parser.error(str(exc))
     try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -80,7 +80,7 @@ def jade_spent(log: Sequence[Event], seat: int) -> int:
 
 
 class SelfPlayEnv(gym.Env):
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata = {"render_modes": []}  # noqa: RUF012 (Gymnasium declares it an instance attribute)
 
     def __init__(
         self,
@@ -103,7 +103,7 @@ class SelfPlayEnv(gym.Env):
         self.reward_win = reward_win
         self.reward_vp = reward_vp
         # The spaces of the wrapped env (one seat's view), not a second copy of them.
-        seat_spaces = self.aec.observation_space(self.aec.possible_agents[0])
+        seat_spaces = self.aec.observation_spaces[self.aec.possible_agents[0]]
         self.observation_space = seat_spaces["observation"]
         self.action_space = self.aec.action_space(self.aec.possible_agents[0])
         self.snapshot_paths: list[str] = list(snapshot_paths)
@@ -115,7 +115,7 @@ class SelfPlayEnv(gym.Env):
         self.opponent_kind = "random"
         self._opponents: dict[int, Any] = {}
         self._random = RandomAgent(seed=seed)
-        self._heuristic = None  # made on first use
+        self._heuristic: Any = None  # a HeuristicAgent, made on first use
 
     # -- pool management (called in the worker process through VecEnv.env_method)
     def set_snapshot_pool(self, paths: Sequence[str]) -> None:

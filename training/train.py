@@ -105,6 +105,7 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
     # The pool starts with the checkpoint we resume from, so self-play has an opponent at once.
     initial_pool = [str(resume)] if resume else []
     factories = [make_env_factory(cfg, i, initial_pool) for i in range(cfg.train.n_envs)]
+    vec_env: SubprocVecEnv | DummyVecEnv
     if cfg.train.vec_env == "subproc" and cfg.train.n_envs > 1:
         vec_env = SubprocVecEnv(factories, start_method="forkserver")
     else:
@@ -235,14 +236,23 @@ def run_native(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     return 0
 
 
+def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .rllib_backend import run
+
+    return run(args, parser)
+
+
 # One entry per trainer: adding a backend is one line here.
-BACKENDS = {"native": run_native, "sb3": run_sb3}
+BACKENDS = {"native": run_native, "sb3": run_sb3, "rllib": run_rllib}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    from island_fortress_env.cli import CommandLineParser
+
+    parser = CommandLineParser(
         prog="island-fortress train",
-        description="Self-play training: native multi-agent PPO (training/ppo.py) or SB3 MaskablePPO.",
+        description="Self-play training: native multi-agent PPO (training/ppo.py), SB3 MaskablePPO, "
+        "or multi-agent PPO on Ray RLlib.",
     )
     parser.add_argument(
         "--backend", choices=sorted(BACKENDS), default="native", help="trainer (default: native)"
@@ -250,12 +260,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--config",
         default=None,
-        help="YAML config file (default: configs/default.yaml; sb3: configs/sb3.yaml)",
+        help="YAML config file (default: configs/default.yaml, configs/sb3.yaml or configs/rllib.yaml)",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="rllib: join a running Ray cluster (HOST:PORT or auto), not a local one",
     )
     parser.add_argument("--resume", default=None, help="continue from this checkpoint (.zip)")
     parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
     parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="config overrides")
     args = parser.parse_args(argv)
+    if args.address and args.backend != "rllib":
+        parser.error("--address is for --backend rllib")
     return BACKENDS[args.backend](args, parser)
 
 

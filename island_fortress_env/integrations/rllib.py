@@ -181,11 +181,8 @@ class IslandFortressRLModule(TorchRLModule, ValueFunctionAPI):
         shape = space[OBS_KEY].shape
         assert shape is not None and len(shape) == 1, f"flat observations expected, got shape {shape}"
         (obs_size,) = shape
-        self.net = ActorCritic(
-            obs_size=int(obs_size),
-            num_actions=int(self.action_space.n),
-            **network_kwargs(self.model_config or {}),
-        )
+        sizes = network_kwargs(self.model_config or {})
+        self.net = ActorCritic(obs_size=int(obs_size), num_actions=int(self.action_space.n), **sizes)
 
     def _features_and_logits(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
         obs = batch[Columns.OBS]
@@ -207,7 +204,7 @@ class IslandFortressRLModule(TorchRLModule, ValueFunctionAPI):
         return self.net.value_head(embeddings).squeeze(-1)
 
 
-def network_kwargs(model_config: Mapping[str, Any]) -> dict[str, int]:
+def network_kwargs(model_config: Mapping[str, Any]) -> dict[str, Any]:
     """``ActorCritic`` size arguments from a ``model_config`` (other keys are RLlib's own)."""
     return {k: int(model_config[k]) for k in NETWORK_KEYS if k in model_config}
 
