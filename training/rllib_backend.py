@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from .config import TrainConfigError, _build, _set_dotted
+from .config import EvalSection, LoggingSection, PolicySection, TrainConfigError, _build, _set_dotted
 
 REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
 
@@ -91,25 +91,6 @@ class PPOSection:
     entropy_coeff: float = 0.01
     vf_loss_coeff: float = 0.5
     grad_clip: float = 0.5
-
-
-@dataclass
-class PolicySection:
-    cnn_channels: int = 32
-    hidden: int = 128
-
-
-@dataclass
-class EvalSection:
-    games: int = 60  # per opponent kind, at the end of training
-    opponents: list = field(default_factory=lambda: ["random", "heuristic"])
-
-
-@dataclass
-class LoggingSection:
-    runs_dir: str = "runs"
-    checkpoints_dir: str = "checkpoints"
-    progress_bar: bool = True
 
 
 @dataclass
