@@ -260,6 +260,23 @@ def format_table(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def evaluate_checkpoint(path: str | Path, cfg: Any) -> dict[str, Any]:
+    """A trained policy against a table of each baseline kind in ``cfg.eval.opponents`` at
+    ``cfg.env.num_players`` players (seats rotated); prints each table. ``cfg`` is an SB3 or RLlib
+    training config."""
+    results = {}
+    n = cfg.env.num_players
+    for opponent in cfg.eval.opponents:
+        specs = [str(path)] + [opponent] * (n - 1)
+        result = evaluate(
+            specs, games=cfg.eval.games, seed=cfg.seed + 10_000, progress=True, env_options=cfg.env.options
+        )
+        print(f"\n{Path(path).name} vs {n - 1} x {opponent} ({cfg.eval.games} games, seats rotated)")
+        print(format_table(result))
+        results[opponent] = result
+    return results
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(
         prog="island-fortress evaluate",

@@ -870,7 +870,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
 
     def save(name: str) -> Path:
         meta = checkpoint_metadata(cfg, decisions, updates, elapsed())
-        meta["training_seconds"] = round(loop_seconds, 2)  # collecting + updating, this session
+        meta["training_seconds"] = round(loop_seconds, 2)  # collecting + updating, since this process started
         return save_policy(
             ckpt_dir / name,
             net,

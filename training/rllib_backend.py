@@ -364,22 +364,6 @@ def train(cfg: RLlibConfig, address: str | None = None, resume: str | Path | Non
     return final
 
 
-def evaluate_checkpoint(path: Path, cfg: RLlibConfig) -> dict[str, Any]:
-    """The final policy against tables of each baseline kind (seats rotated)."""
-    from .evaluate import evaluate, format_table
-
-    results = {}
-    n = cfg.env.num_players
-    for opponent in cfg.eval.opponents:
-        specs = [str(path)] + [opponent] * (n - 1)
-        result = evaluate(specs, games=cfg.eval.games, seed=cfg.seed + 10_000, progress=True,
-                          env_options=cfg.env.options)  # fmt: skip
-        print(f"\n{path.name} vs {n - 1} x {opponent} ({cfg.eval.games} games, seats rotated)")
-        print(format_table(result))
-        results[opponent] = result
-    return results
-
-
 def build_parser() -> argparse.ArgumentParser:
     from island_fortress_env.cli import CommandLineParser
 
@@ -432,6 +416,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     print(f"final checkpoint: {final}")
     if not args.no_eval and cfg.eval.games > 0:
+        from .evaluate import evaluate_checkpoint
+
         evaluate_checkpoint(final, cfg)
     return 0
 

@@ -173,22 +173,6 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
     return final
 
 
-def evaluate_checkpoint(path: Path, cfg: TrainConfig) -> dict[str, Any]:
-    """The final policy against tables of each baseline kind (seats rotated)."""
-    from .evaluate import evaluate, format_table
-
-    results = {}
-    n = cfg.env.num_players
-    for opponent in cfg.eval.opponents:
-        specs = [str(path)] + [opponent] * (n - 1)
-        result = evaluate(specs, games=cfg.eval.games, seed=cfg.seed + 10_000, progress=True,
-                          env_options=cfg.env.options)  # fmt: skip
-        print(f"\n{path.name} vs {n - 1} x {opponent} ({cfg.eval.games} games, seats rotated)")
-        print(format_table(result))
-        results[opponent] = result
-    return results
-
-
 def run_sb3(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         cfg = load_config(args.config or "configs/sb3.yaml", args.overrides)
@@ -205,6 +189,8 @@ def run_sb3(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(exc))
     print(f"\nsaved {final}")
     if not args.no_eval and cfg.eval.games > 0:
+        from .evaluate import evaluate_checkpoint
+
         evaluate_checkpoint(final, cfg)
     print(f"\nWatch the learning curves:  tensorboard --logdir {cfg.logging.runs_dir}")
     return 0
