@@ -58,6 +58,14 @@ from .render import render_text
 REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 SCORE_SCALE = 50.0
+
+
+def score_reward(points: float) -> float:
+    """Victory points as reward: the one scale of every score-based reward (``vp_delta``,
+    ``score_margin`` and the trainers' dense shaping)."""
+    return points / SCORE_SCALE
+
+
 INFO_KEYS = ("score", "won")  # every agent's info has exactly these (numeric) keys at every step
 _SET_BY_RESET = frozenset(
     (
@@ -213,7 +221,7 @@ class raw_env(AECEnv, EzPickle):
             self.infos[a]["score"] = score[i]
         if dense:
             for i, a in enumerate(self.possible_agents):
-                self.rewards[a] = (state.score[i] - before[i]) / SCORE_SCALE
+                self.rewards[a] = score_reward(state.score[i] - before[i])
         # (with end-of-game rewards, .rewards stays all zero until the game is over)
         if state.is_terminal():
             self._finish_game()
@@ -231,7 +239,7 @@ class raw_env(AECEnv, EzPickle):
             returns = win_loss_returns(n, state.winners)
         elif self.reward_mode == "score_margin":
             returns = [
-                (state.score[i] - max(state.score[j] for j in range(n) if j != i)) / SCORE_SCALE
+                score_reward(state.score[i] - max(state.score[j] for j in range(n) if j != i))
                 for i in range(n)
             ]
         else:

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from island_fortress_env.agents import AGENT_KINDS
+
 
 class TrainConfigError(ValueError):
     """A training config that cannot be used."""
@@ -183,7 +185,7 @@ def _validate(cfg: TrainConfig) -> None:
         fail("ppo.gamma", "gamma must be in (0, 1] and gae_lambda in [0, 1]")
     if p.learning_rate <= 0:
         fail("ppo.learning_rate", "must be > 0")
-    bad = [o for o in cfg.eval.opponents if o not in ("random", "heuristic")]
+    bad = [o for o in cfg.eval.opponents if o not in AGENT_KINDS]
     if bad:
         fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")
     if cfg.eval.games < 0:
@@ -340,7 +342,7 @@ def _validate_native(cfg: NativeConfig) -> None:
         fail("ppo.gamma", "gamma must be in (0, 1] and gae_lambda in [0, 1]")
     if p.learning_rate <= 0 or p.clip_coef <= 0 or p.target_kl < 0:
         fail("ppo", "learning_rate and clip_coef must be > 0, target_kl >= 0")
-    bad = [o for o in cfg.eval.opponents if o not in ("random", "heuristic")]
+    bad = [o for o in cfg.eval.opponents if o not in AGENT_KINDS]
     if bad:
         fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")
     if cfg.policy.head_activation not in ("relu", "tanh"):

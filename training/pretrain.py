@@ -15,7 +15,7 @@ import numpy as np
 
 from island_fortress_env.agents import make_agent
 from island_fortress_env.engine.actions import NUM_ACTIONS
-from island_fortress_env.island_fortress_v0 import SCORE_SCALE, raw_env
+from island_fortress_env.island_fortress_v0 import raw_env, score_reward
 from island_fortress_env.observation import OBS_SIZE
 
 
@@ -54,7 +54,7 @@ def collect_demonstrations(
         finals.append((list(state.score), state.returns()))
     returns = np.array(
         [
-            reward_vp * (finals[g][0][seat] - score) / SCORE_SCALE + reward_win * finals[g][1][seat]
+            reward_vp * score_reward(finals[g][0][seat] - score) + reward_win * finals[g][1][seat]
             for g, seat, score in owners
         ],
         dtype=np.float32,

@@ -37,7 +37,7 @@ from island_fortress_env.engine.events import (
     ScoreReason,
 )
 from island_fortress_env.engine.scoring import win_loss_returns
-from island_fortress_env.island_fortress_v0 import SCORE_SCALE, raw_env
+from island_fortress_env.island_fortress_v0 import raw_env, score_reward
 from island_fortress_env.observation import action_mask
 
 OPPONENT_KINDS = ("self", "random", "heuristic")
@@ -180,7 +180,7 @@ class SelfPlayEnv(gym.Env):
         self.aec.step(int(action))
         self._steps += 1
         self._play_opponents()
-        reward = self.reward_vp * (state.score[seat] - before) / SCORE_SCALE
+        reward = self.reward_vp * score_reward(state.score[seat] - before)
         terminated = state.is_terminal()
         info: dict[str, Any] = {}
         if terminated:
