@@ -59,6 +59,7 @@ from .engine import State as EngineState
 from .engine import rng as engine_rng
 from .engine.state import D_BID
 from .observation import OBS_SIZE, ObservationEncoder
+from .render import render_text
 
 SHORT_NAME = "python_island_fortress"
 DEFAULT_PLAYERS = 3
@@ -213,7 +214,7 @@ class IslandFortressState(pyspiel.State):
         return other
 
     def __str__(self) -> str:
-        return str(self.engine)
+        return render_text(self.engine)
 
 
 def redeal_hidden(engine: EngineState, player: int, draw: np.random.Generator) -> None:
