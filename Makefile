@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo train test lint bench clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
+.PHONY: install demo train test lint bench bench-training clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+bench-training: $(STAMP)
+	$(BIN)/python -m training.bench_training --seconds 150
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
