@@ -9,6 +9,7 @@ followed (final-score share + the win/loss outcome, in the same units as the PPO
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -67,22 +68,25 @@ def collect_demonstrations(
     }
 
 
-def behaviour_cloning(
-    model,
+def _fit(
+    module: Any,
+    predict: Callable[[Any, Any], tuple[Any, Any]],
+    log: Callable[[dict[str, Any]], None],
     data: dict[str, np.ndarray],
     epochs: int,
     batch_size: int,
     learning_rate: float,
-    seed: int = 0,
-    progress: bool = False,
+    seed: int,
+    progress: bool,
 ) -> dict[str, Any]:
-    """Fit ``model.policy`` to the demonstrations; logs ``pretrain/*`` to the model's logger."""
+    """The imitation loop shared by both trainers: masked cross-entropy on the demonstrated
+    actions + 0.5 x value MSE on the returns that followed. ``predict(obs, masks)`` gives masked
+    action logits and values; ``log(record)`` reports each epoch."""
     import torch
     from tqdm import tqdm
 
-    policy = model.policy
-    policy.train()
-    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    module.train()
+    optimizer = torch.optim.Adam(module.parameters(), lr=learning_rate)
     n = len(data["actions"])
     assert data["obs"].shape[1] == OBS_SIZE and data["masks"].shape[1] == NUM_ACTIONS
     rng = np.random.default_rng(seed)
@@ -96,68 +100,61 @@ def behaviour_cloning(
             obs = torch.as_tensor(data["obs"][idx], dtype=torch.float32)
             masks = torch.as_tensor(data["masks"][idx])
             actions = torch.as_tensor(data["actions"][idx])
-            returns = torch.as_tensor(data["returns"][idx])
-            dist = policy.get_distribution(obs, action_masks=masks.numpy())
-            policy_loss = -dist.log_prob(actions).mean()
-            value_loss = torch.nn.functional.mse_loss(policy.predict_values(obs).flatten(), returns)
-            loss = policy_loss + 0.5 * value_loss
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
-            optimizer.step()
-            losses.append(loss.item())
-            correct += int((dist.distribution.probs.argmax(dim=1) == actions).sum())
-        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)), "accuracy": correct / n}
-        history.append(record)
-        model.logger.record("pretrain/loss", record["loss"])
-        model.logger.record("pretrain/accuracy", record["accuracy"])
-        model.logger.dump(step=epoch + 1)
-        if progress:
-            print(
-                f"imitation epoch {epoch + 1}: loss {record['loss']:.3f}, accuracy {record['accuracy']:.1%}"
-            )
-    return {"samples": n, "epochs": history}
-
-
-def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, learning_rate: float,
-            seed: int = 0, progress: bool = False, writer: Any = None) -> dict[str, Any]:  # fmt: skip
-    """Fit a native ``ActorCritic`` to the demonstrations (masked cross-entropy + value MSE);
-    logs ``pretrain/loss`` and ``pretrain/accuracy`` per epoch to ``writer`` (TensorBoard)."""
-    import torch
-    from tqdm import tqdm
-
-    net.train()
-    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
-    n = len(data["actions"])
-    rng = np.random.default_rng(seed)
-    history = []
-    for epoch in range(epochs):
-        order = rng.permutation(n)
-        losses, correct = [], 0
-        for start in tqdm(range(0, n, batch_size), desc=f"imitation epoch {epoch + 1}/{epochs}",
-                          disable=not progress, unit="batch", leave=False):  # fmt: skip
-            idx = order[start : start + batch_size]
-            obs = torch.as_tensor(data["obs"][idx], dtype=torch.float32)
-            masks = torch.as_tensor(data["masks"][idx])
-            actions = torch.as_tensor(data["actions"][idx])
-            logits, values = net(obs, masks)
+            logits, values = predict(obs, masks)
             policy_loss = torch.nn.functional.cross_entropy(logits, actions)
             value_loss = torch.nn.functional.mse_loss(values, torch.as_tensor(data["returns"][idx]))
             loss = policy_loss + 0.5 * value_loss
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+            torch.nn.utils.clip_grad_norm_(module.parameters(), 0.5)
             optimizer.step()
             losses.append(loss.item())
             correct += int((logits.argmax(dim=1) == actions).sum())
         record = {"epoch": epoch + 1, "loss": float(np.mean(losses)), "accuracy": correct / n}
         history.append(record)
-        if writer is not None:
-            writer.add_scalar("pretrain/loss", record["loss"], epoch + 1)
-            writer.add_scalar("pretrain/accuracy", record["accuracy"], epoch + 1)
+        log(record)
         if progress:
             print(
                 f"imitation epoch {epoch + 1}: loss {record['loss']:.3f}, accuracy {record['accuracy']:.1%}"
             )
-    net.eval()
+    module.eval()
     return {"samples": n, "epochs": history}
+
+
+def behaviour_cloning(
+    model,
+    data: dict[str, np.ndarray],
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int = 0,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Fit an SB3 ``model.policy`` to the demonstrations; logs ``pretrain/*`` to the model's logger."""
+    policy = model.policy
+
+    def predict(obs: Any, masks: Any) -> tuple[Any, Any]:
+        dist = policy.get_distribution(obs, action_masks=masks.numpy())
+        return dist.distribution.logits, policy.predict_values(obs).flatten()  # masked log-probs
+
+    def log(record: dict[str, Any]) -> None:
+        model.logger.record("pretrain/loss", record["loss"])
+        model.logger.record("pretrain/accuracy", record["accuracy"])
+        model.logger.dump(step=record["epoch"])
+
+    report = _fit(policy, predict, log, data, epochs, batch_size, learning_rate, seed, progress)
+    policy.train()  # SB3 keeps its policy in training mode
+    return report
+
+
+def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, learning_rate: float,
+            seed: int = 0, progress: bool = False, writer: Any = None) -> dict[str, Any]:  # fmt: skip
+    """Fit a native ``ActorCritic`` to the demonstrations; logs ``pretrain/loss`` and
+    ``pretrain/accuracy`` per epoch to ``writer`` (TensorBoard)."""
+
+    def log(record: dict[str, Any]) -> None:
+        if writer is not None:
+            writer.add_scalar("pretrain/loss", record["loss"], record["epoch"])
+            writer.add_scalar("pretrain/accuracy", record["accuracy"], record["epoch"])
+
+    return _fit(net, net, log, data, epochs, batch_size, learning_rate, seed, progress)
