@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
+import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -407,3 +409,20 @@ def load_config(
     except TrainConfigError as exc:
         raise TrainConfigError(f"config {where!r}: {exc}") from None
     return cfg
+
+
+def run_metadata(
+    cfg: Any, env_options: Mapping[str, Any], libraries: Sequence[str], **extra: Any
+) -> dict[str, Any]:
+    """What every trainer's checkpoint records: the run name, the config, the env options, the
+    creation time and the versions of this package, torch and the named ``libraries`` (module
+    names), plus the trainer's own ``extra`` keys."""
+    modules = ("island_fortress_env", "torch", *libraries)
+    return {
+        "run_name": cfg.run_name,
+        **extra,
+        "config": cfg.to_dict(),
+        "env_options": dict(env_options),
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": {name: importlib.import_module(name).__version__ for name in modules},
+    }

@@ -33,7 +33,6 @@ metadata + optimizer state) go to ``checkpoints/<run_name>/``.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import multiprocessing as mp
 import time
 from collections import defaultdict
@@ -53,7 +52,7 @@ from island_fortress_env.island_fortress_v0 import raw_env
 from island_fortress_env.network import ActorCritic
 from island_fortress_env.observation import OBS_SIZE
 
-from .config import NativeConfig
+from .config import NativeConfig, run_metadata
 from .selfplay import game_figures
 
 TABLE_SIZES = (2, 3, 4)
@@ -684,23 +683,15 @@ def greedy_evaluation(
 
 
 def checkpoint_metadata(cfg: NativeConfig, decisions: int, updates: int, elapsed: float) -> dict[str, Any]:
-    import island_fortress_env
-
-    return {
-        "trainer": "native-ppo",
-        "run_name": cfg.run_name,
-        "config": cfg.to_dict(),
-        "env_options": dict(cfg.env.options),
-        "num_timesteps": decisions,  # decisions learned from
-        "updates": updates,
-        "elapsed_seconds": round(elapsed, 1),
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "versions": {
-            "island_fortress_env": island_fortress_env.__version__,
-            "torch": torch.__version__,
-            "numpy": np.__version__,
-        },
-    }
+    return run_metadata(
+        cfg,
+        cfg.env.options,
+        ("numpy",),
+        trainer="native-ppo",
+        num_timesteps=decisions,  # decisions learned from
+        updates=updates,
+        elapsed_seconds=round(elapsed, 1),
+    )
 
 
 def network_kwargs(cfg: NativeConfig) -> dict[str, Any]:

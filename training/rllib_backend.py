@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
 import json
 import math
 import sys
@@ -34,7 +33,15 @@ from typing import Any
 
 import yaml
 
-from .config import EvalSection, LoggingSection, PolicySection, TrainConfigError, _build, _set_dotted
+from .config import (
+    EvalSection,
+    LoggingSection,
+    PolicySection,
+    TrainConfigError,
+    _build,
+    _set_dotted,
+    run_metadata,
+)
 
 REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
 
@@ -224,23 +231,8 @@ def ppo_config(cfg: RLlibConfig) -> Any:
 
 
 def checkpoint_metadata(cfg: RLlibConfig) -> dict[str, Any]:
-    import ray
-    import torch
-
-    import island_fortress_env
-
-    return {
-        "run_name": cfg.run_name,
-        "backend": "rllib",
-        "config": cfg.to_dict(),
-        "env_options": {"num_players": cfg.env.num_players, **cfg.env.options},
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "versions": {
-            "island_fortress_env": island_fortress_env.__version__,
-            "ray": ray.__version__,
-            "torch": torch.__version__,
-        },
-    }
+    env_options = {"num_players": cfg.env.num_players, **cfg.env.options}
+    return run_metadata(cfg, env_options, ("ray",), backend="rllib")
 
 
 def scalars(result: Mapping[str, Any], prefix: str = "") -> dict[str, float]:

@@ -21,7 +21,6 @@ there, top to bottom:
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from .config import TrainConfig, TrainConfigError, load_config
+from .config import TrainConfig, TrainConfigError, load_config, run_metadata
 
 
 def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] = ()):
@@ -55,24 +54,8 @@ def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] 
 
 
 def checkpoint_metadata(cfg: TrainConfig) -> dict[str, Any]:
-    import sb3_contrib
-    import stable_baselines3
-    import torch
-
-    import island_fortress_env
-
-    return {
-        "run_name": cfg.run_name,
-        "config": cfg.to_dict(),
-        "env_options": {"num_players": cfg.env.num_players, **cfg.env.options},
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "versions": {
-            "island_fortress_env": island_fortress_env.__version__,
-            "stable_baselines3": stable_baselines3.__version__,
-            "sb3_contrib": sb3_contrib.__version__,
-            "torch": torch.__version__,
-        },
-    }
+    env_options = {"num_players": cfg.env.num_players, **cfg.env.options}
+    return run_metadata(cfg, env_options, ("stable_baselines3", "sb3_contrib"))
 
 
 def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence[Any] = ()) -> Path:
