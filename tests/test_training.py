@@ -275,6 +275,22 @@ def test_shipped_baseline_checkpoint_matches_the_environment():
     assert meta["env_options"]["num_players"] == 3
 
 
+@pytest.mark.parametrize(
+    "opponents", [["heuristic"], ["random", "random"], ["heuristic", "heuristic", "heuristic"]]
+)
+def test_shipped_policy_plays_every_table_size_and_seat(opponents):
+    from training.evaluate import evaluate
+
+    path = ROOT / "checkpoints" / "policy-2-4p.zip"
+    if not path.exists():
+        pytest.fail("checkpoints/policy-2-4p.zip is missing")
+    assert read_metadata(path)["space_signature"] == space_signature()
+    n = len(opponents) + 1
+    policy = evaluate([str(path), *opponents], games=2 * n, seed=3)["agents"][0]
+    assert policy["seat_games"] == [2] * n  # every seat, twice
+    assert policy["wins"] >= 2 * n - 1  # greedy and seeded: it wins (nearly) every one of these
+
+
 def test_an_unmasked_illegal_action_forfeits_the_game():
     env = SelfPlayEnv(num_players=3, opponents={"random": 1.0}, seed=1)
     env.reset()
