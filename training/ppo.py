@@ -662,6 +662,8 @@ def greedy_evaluation(
         ctx = _mp_context()
         with ctx.Pool(min(processes, len(jobs))) as pool:
             results = pool.starmap(play_evaluation_table, jobs)
+            pool.close()  # let the workers exit on their own (the with block would terminate them)
+            pool.join()
     else:
         results = [play_evaluation_table(*job) for job in jobs]
     model = PlackettLuce()
