@@ -266,13 +266,18 @@ def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path)
         CheckpointAgent(tmp_path / "missing.zip")
 
 
-def test_shipped_baseline_checkpoint_matches_the_environment():
-    path = ROOT / "checkpoints" / "baseline-3p.zip"
+def shipped_checkpoint(name: str) -> Path:
+    """A checkpoint in checkpoints/, which must exist and match this environment's spaces."""
+    path = ROOT / "checkpoints" / name
     if not path.exists():
-        pytest.fail("checkpoints/baseline-3p.zip is missing")
-    meta = read_metadata(path)
-    assert meta["space_signature"] == space_signature()
-    assert meta["env_options"]["num_players"] == 3
+        pytest.fail(f"checkpoints/{name} is missing")
+    assert read_metadata(path)["space_signature"] == space_signature()
+    return path
+
+
+def test_shipped_baseline_checkpoint_matches_the_environment():
+    path = shipped_checkpoint("baseline-3p.zip")
+    assert read_metadata(path)["env_options"]["num_players"] == 3
 
 
 @pytest.mark.parametrize(
@@ -281,10 +286,7 @@ def test_shipped_baseline_checkpoint_matches_the_environment():
 def test_shipped_policy_plays_every_table_size_and_seat(opponents):
     from training.evaluate import evaluate
 
-    path = ROOT / "checkpoints" / "policy-2-4p.zip"
-    if not path.exists():
-        pytest.fail("checkpoints/policy-2-4p.zip is missing")
-    assert read_metadata(path)["space_signature"] == space_signature()
+    path = shipped_checkpoint("policy-2-4p.zip")
     n = len(opponents) + 1
     policy = evaluate([str(path), *opponents], games=2 * n, seed=3)["agents"][0]
     assert policy["seat_games"] == [2] * n  # every seat, twice

@@ -36,7 +36,7 @@ import contextlib
 import multiprocessing as mp
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -414,6 +414,20 @@ def _mp_context() -> Any:
     return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
 
 
+def _starmap(func: Callable[..., Any], jobs: Sequence[tuple], processes: int) -> list[Any]:
+    """``[func(*job) for job in jobs]``, on up to ``processes`` worker processes when that helps.
+
+    The pool is closed and joined, not terminated: its workers exit on their own (no leaked
+    semaphores at interpreter exit)."""
+    if processes <= 1 or len(jobs) <= 1:
+        return [func(*job) for job in jobs]
+    with _mp_context().Pool(min(processes, len(jobs))) as pool:
+        results = pool.starmap(func, jobs)
+        pool.close()
+        pool.join()
+    return results
+
+
 def _worker(cfg: NativeConfig, rank: int, pipe: Any) -> None:
     """A worker process: one collector, driven by the main process over ``pipe``."""
     torch.set_num_threads(1)
@@ -658,14 +672,7 @@ def greedy_evaluation(
         for n in tables
         for kind in opponents
     ]
-    if processes > 1 and len(jobs) > 1:
-        ctx = _mp_context()
-        with ctx.Pool(min(processes, len(jobs))) as pool:
-            results = pool.starmap(play_evaluation_table, jobs)
-            pool.close()  # let the workers exit on their own (the with block would terminate them)
-            pool.join()
-    else:
-        results = [play_evaluation_table(*job) for job in jobs]
+    results = _starmap(play_evaluation_table, jobs, processes)
     model = PlackettLuce()
     rating = model.rating(name="policy")
     anchors = {k: model.rating(mu=mu, sigma=1.0, name=k) for k, mu in ANCHORS.items()}
@@ -776,12 +783,7 @@ def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, An
         f"in {processes} process(es)",
         flush=True,
     )
-    if processes > 1:
-        ctx = _mp_context()
-        with ctx.Pool(processes) as pool:
-            parts = pool.starmap(collect_demonstrations, jobs)
-    else:
-        parts = [collect_demonstrations(*job) for job in jobs]
+    parts = _starmap(collect_demonstrations, jobs, processes)
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return imitate(
         net,
