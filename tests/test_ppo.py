@@ -160,6 +160,7 @@ def _tiny(base: Path, run_name: str, *extra: str) -> NativeConfig:
             "eval.games=1",
             "eval.final_games=1",
             "eval.opponents=[random]",
+            "eval.keep_best=false",
             "logging.progress_bar=false",
             f"logging.runs_dir={base / 'runs'}",
             f"logging.checkpoints_dir={base / 'ckpt'}",
@@ -293,6 +294,48 @@ def test_resume_refuses_a_different_network(tiny_native, tmp_path):
             ]
         )
     assert exc.value.code == 2
+
+
+def _heuristic_means(scalars: dict) -> list[tuple[int, float]]:
+    """(decisions, mean of eval/win_rate_vs_heuristic_{2,3,4}p) of every periodic evaluation."""
+    series = [dict(scalars[f"eval/win_rate_vs_heuristic_{n}p"]) for n in (2, 3, 4)]
+    return [(step, float(np.mean([s[step] for s in series]))) for step in sorted(series[0])]
+
+
+def test_keep_best_keeps_the_best_periodic_evaluation_and_resume_remembers_it(tmp_path):
+    from island_fortress_env.agents.checkpoint import read_metadata
+    from training.plot_curves import read_scalars
+    from training.ppo import train_native
+
+    keep = ("eval.keep_best=true", "eval.opponents=[heuristic]", "pretrain.games=0")
+    cfg = _tiny(tmp_path, "best", *keep, "train.total_decisions=900")
+    kept = train_native(cfg)
+    assert kept == tmp_path / "ckpt" / "best" / "best.zip"
+    scalars = read_scalars(tmp_path / "runs" / "best")
+    means = _heuristic_means(scalars)
+    assert len(means) == 3  # at 300, 600 and 900 decisions: the last weights were evaluated too
+    best_step, best_mean = max(means, key=lambda m: (m[1], -m[0]))  # the first of equal ones
+    selection = read_metadata(kept)["selection"]
+    assert selection == {"decisions": best_step, "games": 1, "score": pytest.approx(best_mean)}
+    assert read_metadata(kept)["num_timesteps"] == best_step
+    assert read_metadata(kept.with_name("final.zip"))["num_timesteps"] >= 900
+    assert "final_eval/win_rate_vs_heuristic_3p" in scalars
+
+    # --resume carries on from the best score so far: best.zip changes only for a better one.
+    more = _tiny(tmp_path, "best", *keep, "train.total_decisions=1500")
+    train_native(more, resume=str(kept.with_name("final.zip")))
+    after = _heuristic_means(read_scalars(tmp_path / "runs" / "best"))
+    assert len(after) > len(means)
+    new = read_metadata(kept)["selection"]
+    assert new["score"] == pytest.approx(max(m for _, m in after))
+    if new["score"] == pytest.approx(best_mean):
+        assert new["decisions"] == best_step
+
+
+def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
+    for bad in (["eval.every=0"], ["eval.opponents=[random]"], ["eval.games=0"]):
+        with pytest.raises(TrainConfigError, match=r"eval\.keep_best"):
+            load_config(ROOT / "configs" / "default.yaml", bad, schema=NativeConfig)
 
 
 def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path):

@@ -281,6 +281,9 @@ class NativeEvalSection:
     games: int = 30  # per table size and opponent kind, periodic
     final_games: int = 60  # per table size and opponent kind, at the end
     opponents: list = field(default_factory=lambda: ["heuristic", "random"])
+    # Keep the policy of the periodic evaluation with the best mean greedy win rate against the
+    # heuristic over the table sizes as best.zip; the final evaluation then plays that policy.
+    keep_best: bool = False
 
 
 @dataclass
@@ -353,6 +356,8 @@ def _validate_native(cfg: NativeConfig) -> None:
         fail("policy.init_from", f"no checkpoint file {cfg.policy.init_from!r}")
     if cfg.eval.every < 0 or cfg.eval.games < 0 or cfg.eval.final_games < 0:
         fail("eval", "every, games and final_games must be >= 0")
+    if cfg.eval.keep_best and not (cfg.eval.every and cfg.eval.games and "heuristic" in cfg.eval.opponents):
+        fail("eval.keep_best", "needs periodic evaluations (eval.every, eval.games > 0) against the heuristic")
     from island_fortress_env.engine import GameConfig
     from island_fortress_env.engine.config import ConfigError
 

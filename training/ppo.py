@@ -24,7 +24,10 @@ In the spirit of CleanRL's ``ppo.py``, read top to bottom:
    entropy bonus over the legal actions only, global gradient clipping, optional annealed
    learning rate and early stop on approximate KL.
 5. **Evaluation** (``greedy_evaluation``): the greedy policy against the heuristic and the random
-   player at 2, 3 and 4 players, and an OpenSkill rating against fixed anchors.
+   player at 2, 3 and 4 players, and an OpenSkill rating against fixed anchors, every
+   ``eval.every`` decisions. With ``eval.keep_best`` the weights of the best periodic evaluation
+   (mean win rate against the heuristic over the table sizes) are kept as ``best.zip``, as SB3's
+   ``EvalCallback`` keeps ``best_model``; the final evaluation plays the kept policy on other deals.
 
 Everything is logged to TensorBoard under ``runs/<run_name>``; native checkpoints (weights +
 metadata + optimizer state) go to ``checkpoints/<run_name>/``.
@@ -615,6 +618,24 @@ def ppo_update(
 
 
 ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the anchor players
+PERIODIC_EVAL_SEED, FINAL_EVAL_SEED = 77_777, 88_888  # added to the run's seed: different deals
+BEST = "best.zip"
+
+
+def selection_score(result: Mapping[str, float]) -> float:
+    """What ``eval.keep_best`` maximises: the mean greedy win rate against the heuristic over the
+    table sizes evaluated (-1 without heuristic games)."""
+    rates = [v for k, v in result.items() if k.startswith("win_rate_vs_heuristic_")]
+    return float(np.mean(rates)) if rates else -1.0
+
+
+def previous_best_score(path: Path) -> float:
+    """The selection score recorded in a run's best.zip (-1 when there is none), for ``--resume``."""
+    from island_fortress_env.agents.checkpoint import read_metadata
+
+    if not path.is_file():
+        return -1.0
+    return float(read_metadata(path).get("selection", {}).get("score", -1.0))
 
 
 def play_evaluation_table(
@@ -863,33 +884,44 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     def elapsed() -> float:
         return elapsed_before + time.monotonic() - start
 
-    def save(name: str) -> Path:
+    def save(name: str, **extra: Any) -> Path:
         meta = checkpoint_metadata(cfg, decisions, updates, elapsed())
         meta["training_seconds"] = round(loop_seconds, 2)  # collecting + updating, since this process started
         return save_policy(
             ckpt_dir / name,
             net,
             network_kwargs(cfg),
-            meta,
+            {**meta, **extra},
             training_state={"optimizer": optimizer.state_dict()},
         )
 
-    def evaluate_now(games: int) -> dict[str, float]:
+    def evaluate_now() -> dict[str, float]:
+        """The periodic greedy evaluation of the current weights, logged; with ``eval.keep_best``
+        the weights are kept as best.zip when they beat every earlier evaluation."""
+        nonlocal best_score, last_eval
         result = greedy_evaluation(
             net,
             network_kwargs(cfg),
-            games,
-            cfg.seed + 77_777,
+            cfg.eval.games,
+            cfg.seed + PERIODIC_EVAL_SEED,
             cfg.eval.opponents,
             cfg.env.options,
             processes=1 + t.workers,
         )
+        last_eval = decisions
         for key, value in result.items():
             writer.add_scalar(f"eval/{key}", value, decisions)
             if key.startswith("win_rate_vs_heuristic"):
                 writer.add_scalar(f"eval_time/{key}", value, int(elapsed()))
+        score = selection_score(result)
+        if cfg.eval.keep_best and score > best_score:
+            best_score = score
+            selection = {"decisions": decisions, "games": cfg.eval.games, "score": score}
+            save(BEST, selection=selection)
         return result
 
+    best_score = previous_best_score(ckpt_dir / BEST) if resume and cfg.eval.keep_best else -1.0
+    last_eval = -1
     if not resume and cfg.policy.init_from:
         net.load_state_dict(initial_weights(cfg.policy.init_from, network_kwargs(cfg)))
     if not resume and cfg.pretrain.games > 0:
@@ -968,7 +1000,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
                 save("latest.zip")
                 next_checkpoint += t.checkpoint_every
             if next_eval is not None and decisions >= next_eval and cfg.eval.games > 0:
-                result = evaluate_now(cfg.eval.games)
+                result = evaluate_now()
                 bar.write(
                     f"{decisions} decisions, {elapsed() / 60:.1f} min: "
                     + ", ".join(f"{k} {v:.2f}" for k, v in result.items())
@@ -982,10 +1014,34 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
         collectors.close()
     final = save("final.zip")
     save("latest.zip")
+    kept, kept_net = final, net
+    if cfg.eval.keep_best:
+        if last_eval != decisions:  # the last weights compete too
+            evaluate_now()
+        if (ckpt_dir / BEST).is_file():
+            kept = ckpt_dir / BEST
+            kept_net, meta = load_policy(kept)
+            chosen = meta["selection"]
+            print(
+                f"\nkept {kept}: the weights after {chosen['decisions']} decisions, mean greedy win rate "
+                f"{chosen['score']:.3f} against the heuristic over the table sizes in the periodic "
+                f"evaluations ({chosen['games']} games per table); the last weights are in {final}"
+            )
     if cfg.eval.final_games > 0:
-        result = evaluate_now(cfg.eval.final_games)
-        print(f"\nfinal greedy evaluation ({cfg.eval.final_games} games per table, seats rotated):")
+        # Other deals than the periodic evaluations': the kept policy was not chosen on these.
+        result = greedy_evaluation(
+            kept_net,
+            network_kwargs(cfg),
+            cfg.eval.final_games,
+            cfg.seed + FINAL_EVAL_SEED,
+            cfg.eval.opponents,
+            cfg.env.options,
+            processes=1 + t.workers,
+        )
+        for key, value in result.items():
+            writer.add_scalar(f"final_eval/{key}", value, decisions)
+        print(f"\nfinal greedy evaluation of {kept.name} ({cfg.eval.final_games} games per table, seats rotated):")
         for key, value in result.items():
             print(f"  {key:<28} {value:.3f}")
     writer.close()
-    return final
+    return kept
