@@ -332,6 +332,13 @@ def test_keep_best_keeps_the_best_periodic_evaluation_and_resume_remembers_it(tm
         assert new["decisions"] == best_step
 
 
+def test_the_training_benchmark_config_loads():
+    from training.bench_training import native_config
+
+    cfg = native_config(150, "/tmp/unused")
+    assert cfg.eval.every == 0 and not cfg.eval.keep_best and cfg.league.share == 0.0
+
+
 def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
     for bad in (["eval.every=0"], ["eval.opponents=[random]"], ["eval.games=0"]):
         with pytest.raises(TrainConfigError, match=r"eval\.keep_best"):

@@ -149,17 +149,17 @@ def run_sb3(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str,
     }
 
 
-def run_native(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str, Any]:
-    from island_fortress_env.agents.checkpoint import read_metadata
-
+def native_config(seconds: float, workdir: str, overrides: Sequence[str] = ()) -> Any:
+    """``configs/default.yaml`` as the benchmark runs it: self-play at 3 players, no imitation,
+    no evaluation, stopped by the clock."""
     from .config import NativeConfig, load_config
-    from .ppo import train_native
 
-    cfg = load_config(
+    return load_config(
         ROOT / "configs" / "default.yaml",
         [
             "pretrain.games=0",
             "eval.every=0",
+            "eval.keep_best=false",
             "eval.final_games=0",
             "logging.progress_bar=false",
             "league.share=0.0",
@@ -175,6 +175,14 @@ def run_native(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[s
         ],
         schema=NativeConfig,
     )
+
+
+def run_native(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str, Any]:
+    from island_fortress_env.agents.checkpoint import read_metadata
+
+    from .ppo import train_native
+
+    cfg = native_config(seconds, workdir, overrides)
     with TreeCPU() as cpu:
         start = time.monotonic()
         final = train_native(cfg)

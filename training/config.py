@@ -357,7 +357,7 @@ def _validate_native(cfg: NativeConfig) -> None:
     if cfg.eval.every < 0 or cfg.eval.games < 0 or cfg.eval.final_games < 0:
         fail("eval", "every, games and final_games must be >= 0")
     if cfg.eval.keep_best and not (cfg.eval.every and cfg.eval.games and "heuristic" in cfg.eval.opponents):
-        fail("eval.keep_best", "needs periodic evaluations (eval.every, eval.games > 0) against the heuristic")
+        fail("eval.keep_best", "needs periodic evaluations (eval.every, eval.games > 0) vs the heuristic")
     from island_fortress_env.engine import GameConfig
     from island_fortress_env.engine.config import ConfigError
 

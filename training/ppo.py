@@ -1040,7 +1040,8 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
         )
         for key, value in result.items():
             writer.add_scalar(f"final_eval/{key}", value, decisions)
-        print(f"\nfinal greedy evaluation of {kept.name} ({cfg.eval.final_games} games per table, seats rotated):")
+        games = cfg.eval.final_games
+        print(f"\nfinal greedy evaluation of {kept.name} ({games} games per table, seats rotated):")
         for key, value in result.items():
             print(f"  {key:<28} {value:.3f}")
     writer.close()
