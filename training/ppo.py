@@ -879,6 +879,8 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 999, updates]))
     ckpt_dir = Path(cfg.logging.checkpoints_dir) / cfg.run_name
     writer = SummaryWriter(str(Path(cfg.logging.runs_dir) / cfg.run_name))
+    best_score = previous_best_score(ckpt_dir / BEST) if resume and cfg.eval.keep_best else -1.0
+    last_eval = -1  # decisions at the last periodic evaluation
     start = time.monotonic()
 
     def elapsed() -> float:
@@ -920,8 +922,6 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             save(BEST, selection=selection)
         return result
 
-    best_score = previous_best_score(ckpt_dir / BEST) if resume and cfg.eval.keep_best else -1.0
-    last_eval = -1
     if not resume and cfg.policy.init_from:
         net.load_state_dict(initial_weights(cfg.policy.init_from, network_kwargs(cfg)))
     if not resume and cfg.pretrain.games > 0:
