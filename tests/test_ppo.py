@@ -340,9 +340,9 @@ def test_the_training_benchmark_config_loads():
 
 
 def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
-    for bad in (["eval.every=0"], ["eval.opponents=[random]"], ["eval.games=0"]):
+    for bad in ("eval.every=0", "eval.opponents=[random]", "eval.games=0"):
         with pytest.raises(TrainConfigError, match=r"eval\.keep_best"):
-            load_config(ROOT / "configs" / "default.yaml", bad, schema=NativeConfig)
+            load_config(ROOT / "configs" / "default.yaml", ["eval.keep_best=true", bad], schema=NativeConfig)
 
 
 def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path):
