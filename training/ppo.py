@@ -618,7 +618,7 @@ def ppo_update(
 
 
 ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the anchor players
-PERIODIC_EVAL_SEED, FINAL_EVAL_SEED = 77_777, 88_888  # added to the run's seed: different deals
+PERIODIC_EVAL_SEED, FINAL_EVAL_SEED = 77_777, 88_888  # offsets from the run's seed: different deals
 BEST = "best.zip"
 
 
@@ -897,19 +897,22 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             training_state={"optimizer": optimizer.state_dict()},
         )
 
-    def evaluate_now() -> dict[str, float]:
-        """The periodic greedy evaluation of the current weights, logged; with ``eval.keep_best``
-        the weights are kept as best.zip when they beat every earlier evaluation."""
-        nonlocal best_score, last_eval
-        result = greedy_evaluation(
-            net,
+    def evaluation(policy: nn.Module, games: int, seed: int) -> dict[str, float]:
+        return greedy_evaluation(
+            policy,
             network_kwargs(cfg),
-            cfg.eval.games,
-            cfg.seed + PERIODIC_EVAL_SEED,
+            games,
+            cfg.seed + seed,
             cfg.eval.opponents,
             cfg.env.options,
             processes=1 + t.workers,
         )
+
+    def evaluate_now() -> dict[str, float]:
+        """The periodic greedy evaluation of the current weights, logged; with ``eval.keep_best``
+        the weights are kept as best.zip when they beat every earlier evaluation."""
+        nonlocal best_score, last_eval
+        result = evaluation(net, cfg.eval.games, PERIODIC_EVAL_SEED)
         last_eval = decisions
         for key, value in result.items():
             writer.add_scalar(f"eval/{key}", value, decisions)
@@ -1016,28 +1019,19 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     save("latest.zip")
     kept, kept_net = final, net
     if cfg.eval.keep_best:
-        if last_eval != decisions:  # the last weights compete too
+        if last_eval != decisions:  # the last weights compete too (and so best.zip exists)
             evaluate_now()
-        if (ckpt_dir / BEST).is_file():
-            kept = ckpt_dir / BEST
-            kept_net, meta = load_policy(kept)
-            chosen = meta["selection"]
-            print(
-                f"\nkept {kept}: the weights after {chosen['decisions']} decisions, mean greedy win rate "
-                f"{chosen['score']:.3f} against the heuristic over the table sizes in the periodic "
-                f"evaluations ({chosen['games']} games per table); the last weights are in {final}"
-            )
+        kept = ckpt_dir / BEST
+        kept_net, meta = load_policy(kept)
+        chosen = meta["selection"]
+        print(
+            f"\nkept {kept}: the weights after {chosen['decisions']} decisions, mean greedy win rate "
+            f"{chosen['score']:.3f} against the heuristic over the table sizes in the periodic "
+            f"evaluations ({chosen['games']} games per table); the last weights are in {final}"
+        )
     if cfg.eval.final_games > 0:
         # Other deals than the periodic evaluations': the kept policy was not chosen on these.
-        result = greedy_evaluation(
-            kept_net,
-            network_kwargs(cfg),
-            cfg.eval.final_games,
-            cfg.seed + FINAL_EVAL_SEED,
-            cfg.eval.opponents,
-            cfg.env.options,
-            processes=1 + t.workers,
-        )
+        result = evaluation(kept_net, cfg.eval.final_games, FINAL_EVAL_SEED)
         for key, value in result.items():
             writer.add_scalar(f"final_eval/{key}", value, decisions)
         games = cfg.eval.final_games
