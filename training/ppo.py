@@ -897,12 +897,12 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             training_state={"optimizer": optimizer.state_dict()},
         )
 
-    def evaluation(policy: nn.Module, games: int, seed: int) -> dict[str, float]:
+    def evaluation(policy: nn.Module, games: int, seed_offset: int) -> dict[str, float]:
         return greedy_evaluation(
             policy,
             network_kwargs(cfg),
             games,
-            cfg.seed + seed,
+            cfg.seed + seed_offset,
             cfg.eval.opponents,
             cfg.env.options,
             processes=1 + t.workers,
