@@ -204,6 +204,10 @@ def test_native_config_errors_are_clear():
         load_config(None, ["tables.two=0", "tables.three=0", "tables.four=0"], schema=NativeConfig)
     with pytest.raises(TrainConfigError, match="unknown key"):
         load_config(None, ["ppo.n_steps=3"], schema=NativeConfig)
+    with pytest.raises(TrainConfigError, match=r"ppo\.anneal_over"):
+        load_config(None, ["ppo.anneal_over=hours"], schema=NativeConfig)
+    with pytest.raises(TrainConfigError, match=r"ppo\.anneal_over.*max_minutes"):
+        load_config(None, ["ppo.anneal_over=minutes", "train.max_minutes=0"], schema=NativeConfig)
 
 
 @pytest.mark.parametrize("name", ["default.yaml", "policy-2-4p.yaml"])
@@ -345,11 +349,20 @@ def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
             load_config(ROOT / "configs" / "default.yaml", ["eval.keep_best=true", bad], schema=NativeConfig)
 
 
-def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path):
+@pytest.mark.parametrize(
+    "collection",
+    [
+        ("train.workers=0", "train.pipelined=false"),
+        # worker processes, and a wall-clock cap that the learning rate does not anneal to
+        ("train.workers=1", "train.pipelined=true", "train.max_minutes=60"),
+    ],
+    ids=["in-process", "worker-process"],
+)
+def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path, collection):
     from training.plot_curves import read_scalars
     from training.ppo import train_native
 
-    losses = []
+    losses, rates = [], []
     for run in ("a", "b"):
         cfg = _tiny(
             tmp_path / run,
@@ -357,12 +370,16 @@ def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path):
             "pretrain.games=0",
             "eval.every=0",
             "eval.final_games=0",
-            "train.total_decisions=300",
+            "train.total_decisions=600",
+            *collection,
         )
         train_native(cfg)
         scalars = read_scalars(tmp_path / run / "runs" / "same")
         losses.append([scalars[k] for k in ("losses/policy_loss", "losses/value_loss", "losses/entropy")])
+        rates.append([lr for _, lr in scalars["charts/learning_rate"]])
     assert losses[0] == losses[1]
+    # ppo.anneal_over=decisions: linear to 0 over the 2 updates of 300 decisions, whatever the clock
+    assert rates[0] == rates[1] == pytest.approx([1e-4, 0.5e-4])
 
 
 class _CreditLedger(SeatTrajectories):

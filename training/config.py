@@ -264,6 +264,10 @@ class NativePolicySection:
 class NativePPOSection:
     learning_rate: float = 2.5e-4
     anneal_lr: bool = True
+    # "decisions": linear to 0 at train.total_decisions (the same seed gives the same run wherever
+    # the total is reached within train.max_minutes); "minutes": at the total or at
+    # train.max_minutes of wall-clock time, whichever is nearer (a capped leg ends annealed).
+    anneal_over: str = "decisions"
     minibatch_size: int = 1024
     n_epochs: int = 3
     gamma: float = 0.997
@@ -347,6 +351,10 @@ def _validate_native(cfg: NativeConfig) -> None:
         fail("ppo.gamma", "gamma must be in (0, 1] and gae_lambda in [0, 1]")
     if p.learning_rate <= 0 or p.clip_coef <= 0 or p.target_kl < 0:
         fail("ppo", "learning_rate and clip_coef must be > 0, target_kl >= 0")
+    if p.anneal_over not in ("decisions", "minutes"):
+        fail("ppo.anneal_over", f"must be 'decisions' or 'minutes', not {p.anneal_over!r}")
+    if p.anneal_over == "minutes" and not t.max_minutes:
+        fail("ppo.anneal_over", "'minutes' needs train.max_minutes > 0")
     bad = [o for o in cfg.eval.opponents if o not in AGENT_KINDS]
     if bad:
         fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")

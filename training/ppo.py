@@ -953,9 +953,9 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             if t.max_minutes and elapsed() - elapsed_before >= 60 * t.max_minutes:
                 bar.write(f"train.max_minutes={t.max_minutes} reached: stopping at {decisions} decisions")
                 break
-            if cfg.ppo.anneal_lr:  # linear to 0 over the steps or the wall-clock cap, whichever is nearer
+            if cfg.ppo.anneal_lr:  # linear to 0 at total_decisions (or the wall-clock cap if nearer)
                 done = updates / total_updates
-                if t.max_minutes:
+                if cfg.ppo.anneal_over == "minutes":
                     done = max(done, (elapsed() - elapsed_before) / (60 * t.max_minutes))
                 frac = max(0.0, 1.0 - done)
                 for group in optimizer.param_groups:
