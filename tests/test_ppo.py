@@ -358,11 +358,12 @@ def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
     ],
     ids=["in-process", "worker-process"],
 )
-def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path, collection):
+def test_two_runs_with_the_same_seed_give_the_same_losses_and_weights(tmp_path, collection):
+    from island_fortress_env.agents.checkpoint import load_policy
     from training.plot_curves import read_scalars
     from training.ppo import train_native
 
-    losses, rates = [], []
+    losses, rates, weights = [], [], []
     for run in ("a", "b"):
         cfg = _tiny(
             tmp_path / run,
@@ -377,7 +378,9 @@ def test_two_runs_with_the_same_seed_give_the_same_losses(tmp_path, collection):
         scalars = read_scalars(tmp_path / run / "runs" / "same")
         losses.append([scalars[k] for k in ("losses/policy_loss", "losses/value_loss", "losses/entropy")])
         rates.append([lr for _, lr in scalars["charts/learning_rate"]])
+        weights.append(load_policy(tmp_path / run / "ckpt" / "same" / "final.zip")[0].state_dict())
     assert losses[0] == losses[1]
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
     # ppo.anneal_over=decisions: linear to 0 over the 2 updates of 300 decisions, whatever the clock
     assert rates[0] == rates[1] == pytest.approx([1e-4, 0.5e-4])
 
