@@ -973,7 +973,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             updates += 1
             learned = len(batch["actions"])
             decisions += learned
-            bar.update(learned)
+            bar.update(min(learned, t.total_decisions - bar.n))  # the bar ends full, not past it
             for key, value in stats.items():
                 writer.add_scalar(f"losses/{key}", value, decisions)
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], decisions)
