@@ -404,10 +404,14 @@ class _CreditLedger(SeatTrajectories):
         super().reward(key, reward)
 
 
-@pytest.mark.parametrize("vp, win", [(1.0, 0.0), (0.0, 1.0), (0.5, 1.0)])
-def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win):
+@pytest.mark.parametrize(
+    "vp, win, relative", [(1.0, 0.0, False), (0.0, 1.0, False), (0.5, 1.0, False), (0.5, 1.0, True)]
+)
+def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win, relative):
     """Over a finished game, the rewards credited to a seat's decisions add up to its final score
-    (scaled) plus its zero-sum outcome, whoever moved when points were scored or the game ended."""
+    (scaled) plus its zero-sum outcome, whoever moved when points were scored or the game ended.
+    With ``reward.vp_relative`` the score part is the margin over the other seats' mean score, and
+    the seats' totals sum to zero."""
     from island_fortress_env.engine.scoring import win_loss_returns
     from island_fortress_env.island_fortress_v0 import SCORE_SCALE
 
@@ -418,6 +422,7 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
         "train.games_per_collector=2",
         f"reward.vp={vp}",
         f"reward.win={win}",
+        f"reward.vp_relative={str(relative).lower()}",
     )
     collector = Collector(cfg, 0)
     collector.book = ledger = _CreditLedger()
@@ -436,8 +441,11 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
         for seat in range(n):
             key = (0, episode, seat)
             assert ledger.decisions[key] > 0
-            expected = vp * scores[seat] / SCORE_SCALE + win * outcome[seat]
+            points = scores[seat] - ((sum(scores) - scores[seat]) / (n - 1) if relative else 0)
+            expected = vp * points / SCORE_SCALE + win * outcome[seat]
             assert ledger.credited.get(key, 0.0) == pytest.approx(expected, abs=1e-9), (episode, seat)
+        if relative:
+            assert sum(ledger.credited[(0, episode, s)] for s in range(n)) == pytest.approx(0.0, abs=1e-9)
 
 
 # ---------------------------------------------------------------- starting from a checkpoint

@@ -49,7 +49,8 @@ class SelfPlaySection:
 @dataclass
 class RewardSection:
     win: float = 1.0  # zero-sum win/loss at the end (sole winner +1, losers -1/(n-1))
-    vp: float = 1.0  # own score change / 50, every step (dense shaping)
+    vp: float = 1.0  # score gained / 50, every step (dense shaping; training/shaping.py)
+    vp_relative: bool = False  # true: own gain minus the other seats' mean gain (zero-sum)
 
 
 @dataclass

@@ -56,6 +56,7 @@ from island_fortress_env.network import ActorCritic
 from island_fortress_env.observation import OBS_SIZE
 
 from .config import NativeConfig, run_metadata
+from .shaping import score_gain_reward
 from .selfplay import game_figures
 
 TABLE_SIZES = (2, 3, 4)
@@ -288,7 +289,7 @@ class Collector:
         n = int(self.table_sizes[int(self.rng.choice(len(self.table_sizes), p=self.table_p))])
         env = self.envs.get((slot, n))
         if env is None:
-            env = self.envs[(slot, n)] = raw_env(num_players=n, reward="vp_delta", **self.cfg.env.options)
+            env = self.envs[(slot, n)] = raw_env(num_players=n, **self.cfg.env.options)
             # One observation encoder per table size: its caches (bounded per encoder, keyed by
             # what a position is made of) then serve every game instead of one copy per game.
             env.encoder = self.encoders.setdefault(n, env.encoder)
@@ -313,16 +314,18 @@ class Collector:
     def _step(self, slot: int, game: _Game, action: int) -> None:
         """Apply ``action`` and hand every learning seat its reward; at the end, close the game."""
         env = game.env
+        state = env.game_state
+        before = state.score[:]
         env.step(action)
         game.decisions += 1
-        state = env.game_state
-        vp, win = self.cfg.reward.vp, self.cfg.reward.win
+        gained = [after - b for after, b in zip(state.score, before, strict=True)]
+        reward = self.cfg.reward
         terminal = state.is_terminal()
         outcome = win_loss_returns(state.n, state.winners) if terminal else None
         for seat in game.learners:
-            r = vp * env.rewards[env.possible_agents[seat]]
+            r = reward.vp * score_gain_reward(gained, seat, reward.vp_relative)
             if outcome is not None:
-                r += win * outcome[seat]
+                r += reward.win * outcome[seat]
             self.book.reward((self.rank, game.episode, seat), r)
             if terminal:
                 self.book.end((self.rank, game.episode, seat))
@@ -796,7 +799,8 @@ def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, An
             if share > 0:
                 seed = cfg.seed * 100_003 + 50_000 + 1000 * n + 100 * part
                 jobs.append(
-                    (n, dict(cfg.env.options), share, seed, "heuristic", cfg.reward.win, cfg.reward.vp)
+                    (n, dict(cfg.env.options), share, seed, "heuristic", cfg.reward.win, cfg.reward.vp,
+                     cfg.reward.vp_relative)
                 )
     print(
         f"imitation: playing {sum(j[2] for j in jobs)} heuristic games "

@@ -16,8 +16,10 @@ import numpy as np
 
 from island_fortress_env.agents import make_agent
 from island_fortress_env.engine.actions import NUM_ACTIONS
-from island_fortress_env.island_fortress_v0 import raw_env, score_reward
+from island_fortress_env.island_fortress_v0 import raw_env
 from island_fortress_env.observation import OBS_SIZE
+
+from .shaping import score_gain_reward
 
 
 def collect_demonstrations(
@@ -28,9 +30,11 @@ def collect_demonstrations(
     teacher: str = "heuristic",
     reward_win: float = 1.0,
     reward_vp: float = 1.0,
+    reward_vp_relative: bool = False,
     progress: bool = False,
 ) -> dict[str, np.ndarray]:
-    """Every decision of every seat in ``games`` teacher-vs-teacher games."""
+    """Every decision of every seat in ``games`` teacher-vs-teacher games, with the return that
+    followed it (the trainers' reward, ``training/shaping.py``, summed to the end)."""
     from tqdm import tqdm
 
     env = raw_env(num_players=num_players, **env_options)
@@ -38,7 +42,7 @@ def collect_demonstrations(
     obs_rows: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     actions: list[int] = []
-    owners: list[tuple[int, int, int]] = []  # (game, seat, score when acting)
+    owners: list[tuple[int, int, list[int]]] = []  # (game, seat, every seat's score when acting)
     finals: list[tuple[list[int], list[float]]] = []
     for g in tqdm(range(games), desc="demonstrations", disable=not progress, unit="game"):
         env.reset(seed=seed + g)
@@ -50,13 +54,16 @@ def collect_demonstrations(
             obs_rows.append(obs["observation"].astype(np.float16))
             masks.append(obs["action_mask"].astype(bool))
             actions.append(action)
-            owners.append((g, seat, state.score[seat]))
+            owners.append((g, seat, state.score[:]))
             env.step(action)
         finals.append((list(state.score), state.returns()))
     returns = np.array(
         [
-            reward_vp * score_reward(finals[g][0][seat] - score) + reward_win * finals[g][1][seat]
-            for g, seat, score in owners
+            reward_vp * score_gain_reward(
+                [end - now for end, now in zip(finals[g][0], scores, strict=True)], seat, reward_vp_relative
+            )
+            + reward_win * finals[g][1][seat]
+            for g, seat, scores in owners
         ],
         dtype=np.float32,
     )

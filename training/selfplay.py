@@ -37,8 +37,10 @@ from island_fortress_env.engine.events import (
     ScoreReason,
 )
 from island_fortress_env.engine.scoring import win_loss_returns
-from island_fortress_env.island_fortress_v0 import raw_env, score_reward
+from island_fortress_env.island_fortress_v0 import raw_env
 from island_fortress_env.observation import action_mask
+
+from .shaping import score_gain_reward
 
 OPPONENT_KINDS = ("self", "random", "heuristic")
 
@@ -89,6 +91,7 @@ class SelfPlayEnv(gym.Env):
         opponents: dict[str, float] | None = None,
         reward_win: float = 1.0,
         reward_vp: float = 1.0,
+        reward_vp_relative: bool = False,
         snapshot_paths: Sequence[str] = (),
         seed: int | None = None,
     ) -> None:
@@ -102,6 +105,7 @@ class SelfPlayEnv(gym.Env):
         self.opponent_weights = weights
         self.reward_win = reward_win
         self.reward_vp = reward_vp
+        self.reward_vp_relative = reward_vp_relative
         # The spaces of the wrapped env (one seat's view), not a second copy of them.
         seat_spaces = self.aec.observation_spaces[self.aec.possible_agents[0]]
         self.observation_space = seat_spaces["observation"]
@@ -176,11 +180,12 @@ class SelfPlayEnv(gym.Env):
             # As PettingZoo's TerminateIllegalWrapper: the game is forfeited (-1). A masked
             # learner never gets here; unmasked samplers (env checkers) must not crash.
             return self._observe(), -1.0, True, False, {"illegal_action": int(action)}
-        before = state.score[seat]
+        before = state.score[:]
         self.aec.step(int(action))
         self._steps += 1
         self._play_opponents()
-        reward = self.reward_vp * score_reward(state.score[seat] - before)
+        gained = [after - b for after, b in zip(state.score, before, strict=True)]
+        reward = self.reward_vp * score_gain_reward(gained, seat, self.reward_vp_relative)
         terminated = state.is_terminal()
         info: dict[str, Any] = {}
         if terminated:

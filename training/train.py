@@ -45,6 +45,7 @@ def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] 
             opponents=dict(vars(cfg.opponents)),
             reward_win=cfg.reward.win,
             reward_vp=cfg.reward.vp,
+            reward_vp_relative=cfg.reward.vp_relative,
             snapshot_paths=snapshot_paths,
             seed=cfg.seed * 1000 + rank,
         )
@@ -118,7 +119,8 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
         pre = cfg.pretrain
         data = collect_demonstrations(
             cfg.env.num_players, cfg.env.options, pre.games, seed=cfg.seed + 50_000,
-            reward_win=cfg.reward.win, reward_vp=cfg.reward.vp, progress=cfg.logging.progress_bar,
+            reward_win=cfg.reward.win, reward_vp=cfg.reward.vp,
+            reward_vp_relative=cfg.reward.vp_relative, progress=cfg.logging.progress_bar,
         )  # fmt: skip
         report = behaviour_cloning(
             model, data, pre.epochs, pre.batch_size, pre.learning_rate, seed=cfg.seed,

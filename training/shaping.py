@@ -1,0 +1,25 @@
+"""The trainers' dense reward: score gained, in ``score_reward`` units (victory points / 50).
+
+Every trainer (native PPO, the SB3 single-agent view, the imitation warm start's value targets)
+adds this to the zero-sum win/loss at the end, scaled by ``reward.vp``. Two kinds:
+
+* own (``reward.vp_relative: false``): the points the seat gained;
+* relative (``reward.vp_relative: true``): the points the seat gained minus the mean of what the
+  other seats gained. The rewards of all seats then sum to zero, like the win/loss, and keeping an
+  opponent from scoring is worth as much as scoring: it is the win that counts, not the score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from island_fortress_env.island_fortress_v0 import score_reward
+
+
+def score_gain_reward(gained: Sequence[float], seat: int, relative: bool) -> float:
+    """The dense reward of ``seat`` when the seats gained ``gained`` points (one entry per seat)."""
+    own = gained[seat]
+    if not relative:
+        return score_reward(own)
+    others = (sum(gained) - own) / (len(gained) - 1)
+    return score_reward(own - others)
