@@ -72,7 +72,9 @@ def test_selfplay_env_plays_only_legal_actions_and_reports_stats():
 def test_selfplay_env_relative_score_reward_is_the_margin_over_the_others_mean(n):
     """With ``reward_vp_relative`` an episode's rewards add up to (own score - the other seats'
     mean score) / 50 + the outcome, whichever seat scored on whose move."""
-    env = SelfPlayEnv(num_players=n, opponents={"random": 1.0}, reward_vp=0.5, reward_vp_relative=True, seed=n)
+    env = SelfPlayEnv(
+        num_players=n, opponents={"random": 1.0}, reward_vp=0.5, reward_vp_relative=True, seed=n
+    )
     rng = np.random.default_rng(n)
     env.reset()
     total, done = 0.0, False
@@ -88,7 +90,9 @@ def test_imitation_returns_use_the_relative_score_reward():
     from training.pretrain import collect_demonstrations
 
     own = collect_demonstrations(3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0)
-    rel = collect_demonstrations(3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0, reward_vp_relative=True)
+    rel = collect_demonstrations(
+        3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0, reward_vp_relative=True
+    )
     np.testing.assert_array_equal(own["actions"], rel["actions"])  # the same game
     env = island_fortress_v0.raw_env(num_players=3)
     env.reset(seed=0)  # replayed: who took each decision, and the final scores
@@ -102,6 +106,7 @@ def test_imitation_returns_use_the_relative_score_reward():
         margin = final[seat] - (sum(final) - final[seat]) / 2
         assert own["returns"][first] == pytest.approx(final[seat] / 50, abs=1e-6)
         assert rel["returns"][first] == pytest.approx(margin / 50, abs=1e-6)
+
 
 def test_jade_spent_counts_every_payment():
     state = sc.action_phase_state(num_players=3, seed=0, holder=0)

@@ -56,8 +56,8 @@ from island_fortress_env.network import ActorCritic
 from island_fortress_env.observation import OBS_SIZE
 
 from .config import NativeConfig, run_metadata
-from .shaping import score_gain_reward
 from .selfplay import game_figures
+from .shaping import score_gain_reward
 
 TABLE_SIZES = (2, 3, 4)
 OPPONENT_KINDS = ("snapshot", "heuristic", "random")
@@ -798,10 +798,8 @@ def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, An
             share = games // processes + (part < games % processes)
             if share > 0:
                 seed = cfg.seed * 100_003 + 50_000 + 1000 * n + 100 * part
-                jobs.append(
-                    (n, dict(cfg.env.options), share, seed, "heuristic", cfg.reward.win, cfg.reward.vp,
-                     cfg.reward.vp_relative)
-                )
+                reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
+                jobs.append((n, dict(cfg.env.options), share, seed, "heuristic", *reward))
     print(
         f"imitation: playing {sum(j[2] for j in jobs)} heuristic games "
         f"at tables {sorted({j[0] for j in jobs})} "

@@ -59,7 +59,8 @@ def collect_demonstrations(
         finals.append((list(state.score), state.returns()))
     returns = np.array(
         [
-            reward_vp * score_gain_reward(
+            reward_vp
+            * score_gain_reward(
                 [end - now for end, now in zip(finals[g][0], scores, strict=True)], seat, reward_vp_relative
             )
             + reward_win * finals[g][1][seat]
