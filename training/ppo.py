@@ -318,12 +318,11 @@ class Collector:
         before = state.score[:]
         env.step(action)
         game.decisions += 1
-        gained = [after - b for after, b in zip(state.score, before, strict=True)]
         reward = self.cfg.reward
         terminal = state.is_terminal()
         outcome = win_loss_returns(state.n, state.winners) if terminal else None
         for seat in game.learners:
-            r = reward.vp * score_gain_reward(gained, seat, reward.vp_relative)
+            r = reward.vp * score_gain_reward(before, state.score, seat, reward.vp_relative)
             if outcome is not None:
                 r += reward.win * outcome[seat]
             self.book.reward((self.rank, game.episode, seat), r)

@@ -59,10 +59,7 @@ def collect_demonstrations(
         finals.append((list(state.score), state.returns()))
     returns = np.array(
         [
-            reward_vp
-            * score_gain_reward(
-                [end - now for end, now in zip(finals[g][0], scores, strict=True)], seat, reward_vp_relative
-            )
+            reward_vp * score_gain_reward(scores, finals[g][0], seat, reward_vp_relative)
             + reward_win * finals[g][1][seat]
             for g, seat, scores in owners
         ],

@@ -184,8 +184,7 @@ class SelfPlayEnv(gym.Env):
         self.aec.step(int(action))
         self._steps += 1
         self._play_opponents()
-        gained = [after - b for after, b in zip(state.score, before, strict=True)]
-        reward = self.reward_vp * score_gain_reward(gained, seat, self.reward_vp_relative)
+        reward = self.reward_vp * score_gain_reward(before, state.score, seat, self.reward_vp_relative)
         terminated = state.is_terminal()
         info: dict[str, Any] = {}
         if terminated:

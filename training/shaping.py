@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from island_fortress_env.island_fortress_v0 import score_reward
 
 
-def score_gain_reward(gained: Sequence[float], seat: int, relative: bool) -> float:
-    """The dense reward of ``seat`` when the seats gained ``gained`` points (one entry per seat)."""
+def score_gain_reward(before: Sequence[int], after: Sequence[int], seat: int, relative: bool) -> float:
+    """The dense reward of ``seat`` when every seat's score went from ``before`` to ``after``."""
+    gained = [a - b for a, b in zip(after, before, strict=True)]
     own = gained[seat]
     if not relative:
         return score_reward(own)
