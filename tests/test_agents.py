@@ -121,6 +121,23 @@ def test_heuristic_is_reproducible_from_its_seed():
     assert a.log == b.log
 
 
+def test_one_heuristic_playing_many_tables_in_turn_moves_as_a_fresh_agent_would():
+    """The trainer's league has one heuristic agent play many tables in turn: it keeps one set of
+    constants and caches per game configuration, and its moves are those of a fresh agent."""
+    states = [Game(num_players=n).new_initial_state(seed) for seed, n in enumerate((2, 3, 4, 3, 2))]
+    shared = HeuristicAgent()
+    for step in range(60):
+        for state in states:
+            if state.is_terminal():
+                continue
+            mask = action_mask(state)
+            shared.reset(seed=step)  # the same tie-breaking draws for both agents
+            action = shared.act(None, mask, state)
+            assert action == HeuristicAgent(seed=step).act(None, mask, state)
+            state.apply_action(action)
+    assert len(shared._infos) == 3  # one per configuration (2, 3 and 4 players)
+
+
 def test_random_agent_is_uniform_over_legal_actions():
     mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
     mask[[3, 7, 11]] = 1

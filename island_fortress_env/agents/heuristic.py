@@ -72,11 +72,16 @@ def _lead_weight(lead: int, empty: int) -> float:
 
 
 class _GameInfo:
-    """Per-game constants the evaluation needs (built once per Game object)."""
+    """The constants the evaluation needs for one game configuration, and its caches (keyed by
+    what a position is made of, so every game of the configuration shares them)."""
 
     def __init__(self, game: Any) -> None:
         geo = game.geometry
-        self.game = game
+        self.progress_cache: dict[tuple[int, int, int], int] = {}
+        self.reward_cache: dict[tuple[int, float], float] = {}
+        self.hand_cache: dict[tuple[int, int, int, float], float] = {}
+        self.wall_cache: dict[tuple[int, ...], list[float]] = {}
+        self.config = game.config
         self.geo = geo
         self.n = game.num_players
         self.total_rounds = game.config.governor_blocks
@@ -120,12 +125,9 @@ class HeuristicAgent:
     def __init__(self, seed: int | None = None, name: str = "heuristic") -> None:
         self.name = name
         self.rng = np.random.default_rng(seed)
+        self._infos: dict[Any, _GameInfo] = {}  # by game configuration
         self._info: _GameInfo | None = None
-        self._progress_cache: dict[tuple[int, int, int], int] = {}
-        self._reward_cache: dict[tuple[int, float], float] = {}
-        self._hand_cache: dict[tuple[int, int, int, float], float] = {}
         self._opp_cache: dict[tuple, float] = {}
-        self._wall_cache: dict[tuple[int, ...], list[float]] = {}
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -153,14 +155,14 @@ class HeuristicAgent:
         return choice
 
     def _game_info(self, game: Any) -> _GameInfo:
+        """The constants and caches of ``game``'s configuration: one agent can play many tables
+        in turn (as the trainer's league does) without rebuilding them."""
         info = self._info
-        if info is None or info.game is not game:  # a new game object: new constants, fresh caches
-            info = self._info = _GameInfo(game)
-            self._progress_cache.clear()
-            self._reward_cache.clear()
-            self._hand_cache.clear()
-            self._wall_cache.clear()
-            self._opp_cache.clear()
+        if info is None or info.config != game.config:
+            info = self._infos.get(game.config)
+            if info is None:
+                info = self._infos[game.config] = _GameInfo(game)
+            self._info = info
         return info
 
     def _decide(self, st: Any, legal: list[int]) -> int:
@@ -205,7 +207,7 @@ class HeuristicAgent:
         own = st.own
         occ = st.occ
         key = (occ, *own)
-        got = self._wall_cache.get(key)
+        got = self._g.wall_cache.get(key)
         if got is not None:
             return got
         g = self._g
@@ -235,9 +237,9 @@ class HeuristicAgent:
             regions = [(o & m).bit_count() for m in g.region_masks]
             vals[p] += tables.LEAST_REGION_MULTIPLIER * min(regions) + 0.25 * sum(regions)
         got = vals
-        if len(self._wall_cache) > 50_000:
-            self._wall_cache.clear()
-        self._wall_cache[key] = got
+        if len(self._g.wall_cache) > 50_000:
+            self._g.wall_cache.clear()
+        self._g.wall_cache[key] = got
         return got
 
     def _values(self, st: Any) -> list[float]:
@@ -321,7 +323,7 @@ class HeuristicAgent:
     def _missing(self, st: Any, card: int, free: int, bad: int) -> int:
         """Fewest own blocks still missing for ``card``'s pattern (large if impossible)."""
         key = (card, free, bad)
-        got = self._progress_cache.get(key)
+        got = self._g.progress_cache.get(key)
         if got is None:
             got = 99
             for cells in self._g.anchors[card]:
@@ -332,9 +334,9 @@ class HeuristicAgent:
                     got = m
                     if m == 0:
                         break
-            if len(self._progress_cache) > 200_000:
-                self._progress_cache.clear()
-            self._progress_cache[key] = got
+            if len(self._g.progress_cache) > 200_000:
+                self._g.progress_cache.clear()
+            self._g.progress_cache[key] = got
         return got
 
     def _card_value(self, st: Any, card: int, rem: float, free: int, bad: int) -> float:
@@ -342,9 +344,9 @@ class HeuristicAgent:
         if missing >= 99:
             return 0.0
         key = (card, rem)
-        value = self._reward_cache.get(key)
+        value = self._g.reward_cache.get(key)
         if value is None:
-            value = self._reward_cache[key] = self._reward_value(self._g.cards[card], rem)
+            value = self._g.reward_cache[key] = self._reward_value(self._g.cards[card], rem)
         if missing == 0:
             return self.FAVOR_DONE * value * min(1.0, rem)
         return self.FAVOR_PROGRESS * value * self.FAVOR_STEP**missing * min(1.0, rem / (1.0 + 0.5 * missing))
@@ -358,12 +360,12 @@ class HeuristicAgent:
         free = st.own[me] & ~st.reinf
         bad = st.occ & ~free
         key = (hand, free, bad, rem)
-        got = self._hand_cache.get(key)
+        got = self._g.hand_cache.get(key)
         if got is None:
             got = sum(self._card_value(st, c, rem, free, bad) for c in iter_bits(hand))
-            if len(self._hand_cache) > 100_000:
-                self._hand_cache.clear()
-            self._hand_cache[key] = got
+            if len(self._g.hand_cache) > 100_000:
+                self._g.hand_cache.clear()
+            self._g.hand_cache[key] = got
         return got
 
     # ------------------------------------------------------------------ look-ahead
