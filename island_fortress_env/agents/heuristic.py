@@ -126,7 +126,6 @@ class HeuristicAgent:
         self.name = name
         self.rng = np.random.default_rng(seed)
         self._infos: dict[Any, _GameInfo] = {}  # by game configuration
-        self._info: _GameInfo | None = None
         self._opp_cache: dict[tuple, float] = {}
 
     def reset(self, seed: int | None = None) -> None:
@@ -157,12 +156,9 @@ class HeuristicAgent:
     def _game_info(self, game: Any) -> _GameInfo:
         """The constants and caches of ``game``'s configuration: one agent can play many tables
         in turn (as the trainer's league does) without rebuilding them."""
-        info = self._info
-        if info is None or info.config != game.config:
-            info = self._infos.get(game.config)
-            if info is None:
-                info = self._infos[game.config] = _GameInfo(game)
-            self._info = info
+        info = self._infos.get(game.config)
+        if info is None:
+            info = self._infos[game.config] = _GameInfo(game)
         return info
 
     def _decide(self, st: Any, legal: list[int]) -> int:
@@ -207,10 +203,10 @@ class HeuristicAgent:
         own = st.own
         occ = st.occ
         key = (occ, *own)
-        got = self._g.wall_cache.get(key)
+        g = self._g
+        got = g.wall_cache.get(key)
         if got is not None:
             return got
-        g = self._g
         n = st.n
         vals = [0.0] * n
         for mask, pts, empty_total in g.majorities:
@@ -237,9 +233,9 @@ class HeuristicAgent:
             regions = [(o & m).bit_count() for m in g.region_masks]
             vals[p] += tables.LEAST_REGION_MULTIPLIER * min(regions) + 0.25 * sum(regions)
         got = vals
-        if len(self._g.wall_cache) > 50_000:
-            self._g.wall_cache.clear()
-        self._g.wall_cache[key] = got
+        if len(g.wall_cache) > 50_000:
+            g.wall_cache.clear()
+        g.wall_cache[key] = got
         return got
 
     def _values(self, st: Any) -> list[float]:
