@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 import torch
 
+from island_fortress_env.agents import make_agent
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.network import ActorCritic
 from island_fortress_env.observation import OBS_SIZE
 from training.config import NativeConfig, TrainConfigError, load_config
-from training.ppo import Collector, League, SeatTrajectories, gae, sample_actions
+from training.ppo import Collector, League, SeatTrajectories, gae, greedy_evaluation, sample_actions
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMMA, LAM = 0.9, 0.8
@@ -535,3 +536,23 @@ def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in():
     collector.set_snapshots({}, {1: 1.0})
     if all(g.snapshot != 0 for g in collector.games):
         assert 0 not in collector.snapshots
+
+
+def test_greedy_evaluation_gives_the_same_figures_on_any_number_of_processes():
+    """Each table's games are split over the processes; game ``g`` is dealt and seated the same
+    way in any part, so the win rates and the OpenSkill rating do not depend on the split."""
+    shipped = make_agent(str(ROOT / "checkpoints" / "policy-2-4p.zip"))
+    one, three = (
+        greedy_evaluation(
+            shipped.net, shipped.metadata["network"], 7, 11, ["heuristic"], {}, processes=p, tables=(2, 3)
+        )
+        for p in (1, 3)
+    )
+    assert one == three
+    assert set(one) == {
+        "win_rate_vs_heuristic_2p",
+        "win_rate_vs_heuristic_3p",
+        "openskill_mu",
+        "openskill_ordinal",
+    }
+    assert one["win_rate_vs_heuristic_2p"] > 0 and one["win_rate_vs_heuristic_3p"] > 0

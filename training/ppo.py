@@ -427,7 +427,7 @@ def _starmap(func: Callable[..., Any], jobs: Sequence[tuple], processes: int) ->
     if processes <= 1 or len(jobs) <= 1:
         return [func(*job) for job in jobs]
     with _mp_context().Pool(min(processes, len(jobs))) as pool:
-        results = pool.starmap(func, jobs)
+        results = pool.starmap(func, jobs, chunksize=1)
         pool.close()
         pool.join()
     return results
@@ -645,12 +645,13 @@ def play_evaluation_table(
     network: Mapping[str, Any],
     players: int,
     kind: str,
-    games: int,
+    games: range,
     seed: int,
     env_options: Mapping[str, Any],
 ) -> tuple[float, list[list[int]]]:
-    """The greedy policy in seat rotation against ``players - 1`` agents of ``kind``: its win
-    count (shared wins split) and every game's final ranks in agent order (policy first)."""
+    """The greedy policy in seat rotation against ``players - 1`` agents of ``kind``, games number
+    ``games`` of the table: its win count (shared wins split) and every game's final ranks in agent
+    order (policy first). Game ``g`` is the same whichever part of the table it is played in."""
     from island_fortress_env import island_fortress_v0
     from island_fortress_env.agents import make_agent
 
@@ -663,7 +664,7 @@ def play_evaluation_table(
     policy = NetAgent(net, greedy=True)
     env = island_fortress_v0.env(num_players=players, **dict(env_options))
     wins, ranks = 0.0, []
-    for g in range(games):
+    for g in games:
         agents = [policy] + [make_agent(kind, seed=agent_seed(seed, g, i)) for i in range(1, players)]
         seat_of = [(i + g) % players for i in range(players)]
         state = play_game(env, agents, seat_of, seed + 1000 * players + g)
@@ -685,25 +686,31 @@ def greedy_evaluation(
     tables: Iterable[int] = TABLE_SIZES,
 ) -> dict[str, float]:
     """The greedy policy against ``n - 1`` copies of each opponent kind at each table size
-    (seats rotated; tables spread over ``processes``), plus its OpenSkill rating (Plackett-Luce,
-    ranked by final position) against anchors whose ratings stay fixed (``ANCHORS``)."""
+    (seats rotated; each table's games split over ``processes``, the same figures for any number),
+    plus its OpenSkill rating (Plackett-Luce, ranked by final position) against anchors whose
+    ratings stay fixed (``ANCHORS``)."""
     from openskill.models import PlackettLuce
 
     state_dict = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    tables_played = [(n, kind) for n in tables for kind in opponents]
+    split = max(processes, 1)
+    parts = [
+        part for part in (range(games * i // split, games * (i + 1) // split) for i in range(split)) if part
+    ]
     jobs = [
-        (state_dict, dict(network), n, kind, games, seed, dict(env_options))
-        for n in tables
-        for kind in opponents
+        (state_dict, dict(network), n, kind, part, seed, dict(env_options))
+        for n, kind in tables_played
+        for part in parts
     ]
     results = _starmap(play_evaluation_table, jobs, processes)
     model = PlackettLuce()
     rating = model.rating(name="policy")
     anchors = {k: model.rating(mu=mu, sigma=1.0, name=k) for k, mu in ANCHORS.items()}
     out: dict[str, float] = {}
-    for job, (wins, ranks) in zip(jobs, results, strict=False):
-        n, kind = job[2], job[3]
-        out[f"win_rate_vs_{kind}_{n}p"] = wins / max(games, 1)
-        for game_ranks in ranks:
+    for t, (n, kind) in enumerate(tables_played):
+        played = results[t * len(parts) : (t + 1) * len(parts)]
+        out[f"win_rate_vs_{kind}_{n}p"] = sum(wins for wins, _ in played) / max(games, 1)
+        for game_ranks in (ranks for _, part_ranks in played for ranks in part_ranks):
             teams = [[rating]] + [[anchors[kind]] for _ in range(n - 1)]
             rating = model.rate(teams, ranks=[float(r) for r in game_ranks])[0][0]
     out["openskill_mu"] = rating.mu
