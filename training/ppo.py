@@ -36,6 +36,7 @@ metadata + optimizer state) go to ``checkpoints/<run_name>/``.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import multiprocessing as mp
 import time
 from collections import defaultdict
@@ -433,6 +434,14 @@ def _starmap(func: Callable[..., Any], jobs: Sequence[tuple], processes: int) ->
     return results
 
 
+def _split(games: int, processes: int) -> list[range]:
+    """``range(games)`` cut into contiguous parts, one per process (the first ones a game longer
+    when ``processes`` does not divide ``games``); empty parts are left out."""
+    k = max(processes, 1)
+    sizes = [games // k + (i < games % k) for i in range(k)]
+    return [range(a, a + n) for a, n in zip(itertools.accumulate(sizes, initial=0), sizes, strict=False) if n]
+
+
 def _worker(cfg: NativeConfig, rank: int, pipe: Any) -> None:
     """A worker process: one collector, driven by the main process over ``pipe``."""
     torch.set_num_threads(1)
@@ -693,10 +702,7 @@ def greedy_evaluation(
 
     state_dict = {k: v.detach().clone() for k, v in net.state_dict().items()}
     tables_played = [(n, kind) for n in tables for kind in opponents]
-    split = max(processes, 1)
-    parts = [
-        part for part in (range(games * i // split, games * (i + 1) // split) for i in range(split)) if part
-    ]
+    parts = _split(games, processes)
     jobs = [
         (state_dict, dict(network), n, kind, part, seed, dict(env_options))
         for n, kind in tables_played
@@ -800,12 +806,10 @@ def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, An
     jobs = []  # (players, options, games, seed): each table size's games split over the processes
     for n in TABLE_SIZES:
         games = round(pre.games * weights[n] / total)
-        for part in range(processes):
-            share = games // processes + (part < games % processes)
-            if share > 0:
-                seed = cfg.seed * 100_003 + 50_000 + 1000 * n + 100 * part
-                reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
-                jobs.append((n, dict(cfg.env.options), share, seed, "heuristic", *reward))
+        for part, chunk in enumerate(_split(games, processes)):
+            seed = cfg.seed * 100_003 + 50_000 + 1000 * n + 100 * part
+            reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
+            jobs.append((n, dict(cfg.env.options), len(chunk), seed, "heuristic", *reward))
     print(
         f"imitation: playing {sum(j[2] for j in jobs)} heuristic games "
         f"at tables {sorted({j[0] for j in jobs})} "
