@@ -83,7 +83,11 @@ class ActorCritic(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits, value): logits masked when ``mask`` is given, value of shape (batch,)."""
         features = self.torso(obs)
-        logits = self.policy_head(features)
-        if mask is not None:
-            logits = masked_logits(logits, mask)
-        return logits, self.value_head(features).squeeze(-1)
+        # The heads stay in float32 under autocast (a bfloat16 torso, see ``torso_autocast``): the
+        # log-probabilities PPO's ratio compares must not carry bfloat16's rounding.
+        with torch.autocast(features.device.type, enabled=False):
+            features = features.float()
+            logits = self.policy_head(features)
+            if mask is not None:
+                logits = masked_logits(logits, mask)
+            return logits, self.value_head(features).squeeze(-1)

@@ -209,6 +209,8 @@ def test_native_config_errors_are_clear():
         load_config(None, ["ppo.anneal_over=hours"], schema=NativeConfig)
     with pytest.raises(TrainConfigError, match=r"ppo\.anneal_over.*max_minutes"):
         load_config(None, ["ppo.anneal_over=minutes", "train.max_minutes=0"], schema=NativeConfig)
+    with pytest.raises(TrainConfigError, match=r"train\.update_dtype.*'float16'"):
+        load_config(None, ["train.update_dtype=float16"], schema=NativeConfig)
 
 
 @pytest.mark.parametrize("name", ["default.yaml", "policy-2-4p.yaml"])
@@ -216,6 +218,27 @@ def test_shipped_native_configs_are_valid(name):
     cfg = load_config(ROOT / "configs" / name, schema=NativeConfig)
     assert cfg.train.pipelined and cfg.train.workers >= 1
     assert all(w > 0 for w in cfg.tables.weights().values())
+
+
+def test_a_bfloat16_torso_leaves_the_heads_in_float32_and_the_log_probabilities_close():
+    """``train.update_dtype: bfloat16`` runs the update's forward pass under autocast: only the torso
+    may round to bfloat16, so the log-probabilities PPO's ratio compares with the float32 ones
+    recorded while collecting differ by far less than the clip range."""
+    torch.manual_seed(0)
+    net = ActorCritic(cnn_channels=8, hidden=32)
+    rng = np.random.default_rng(0)
+    obs = torch.from_numpy((rng.random((256, OBS_SIZE)) < 0.1).astype(np.float32))
+    mask = torch.from_numpy(rng.random((256, NUM_ACTIONS)) < 0.1)
+    mask[:, 0] = True
+    with torch.no_grad():
+        logits32, value32 = net(obs, mask)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logits16, value16 = net(obs, mask)
+    assert logits16.dtype == value16.dtype == torch.float32
+    assert torch.equal(logits16 == torch.finfo(torch.float32).min, ~mask)  # still masked
+    gap = (torch.log_softmax(logits16, -1) - torch.log_softmax(logits32, -1))[mask].abs().max()
+    assert 0 < float(gap) < 0.02
+    assert torch.allclose(value16, value32, atol=0.02)
 
 
 # ---------------------------------------------------------------- a tiny real run
@@ -353,11 +376,12 @@ def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
 @pytest.mark.parametrize(
     "collection",
     [
-        ("train.workers=0", "train.pipelined=false"),
+        ("train.workers=0", "train.pipelined=false", "train.update_dtype=float32"),
+        ("train.workers=0", "train.pipelined=false", "train.update_dtype=bfloat16"),
         # worker processes, and a wall-clock cap that the learning rate does not anneal to
         ("train.workers=1", "train.pipelined=true", "train.max_minutes=60"),
     ],
-    ids=["in-process", "worker-process"],
+    ids=["in-process", "bfloat16-update", "worker-process"],
 )
 def test_two_runs_with_the_same_seed_give_the_same_losses_and_weights(tmp_path, collection):
     from island_fortress_env.agents.checkpoint import load_policy
@@ -556,3 +580,16 @@ def test_greedy_evaluation_gives_the_same_figures_on_any_number_of_processes():
         "openskill_ordinal",
     }
     assert one["win_rate_vs_heuristic_2p"] > 0 and one["win_rate_vs_heuristic_3p"] > 0
+
+
+def test_update_dtype_auto_takes_bfloat16_only_where_the_cpu_computes_it(monkeypatch):
+    from training import ppo
+
+    cfg = load_config(ROOT / "configs" / "default.yaml", schema=NativeConfig)
+    assert cfg.train.update_dtype == "auto"
+    monkeypatch.setattr(ppo, "bfloat16_is_native", lambda: True)
+    assert ppo.update_dtype(cfg) == "bfloat16"
+    monkeypatch.setattr(ppo, "bfloat16_is_native", lambda: False)
+    assert ppo.update_dtype(cfg) == "float32"
+    cfg.train.update_dtype = "bfloat16"
+    assert ppo.update_dtype(cfg) == "bfloat16"

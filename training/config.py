@@ -249,6 +249,10 @@ class NativeTrainSection:
     workers: int = 1  # worker processes collecting (0: the main process collects alone)
     pipelined: bool = True  # workers collect the next rollout during the update (needs workers >= 1)
     torch_threads: int = 1  # threads of the main process (the update)
+    # The update's torso in "float32" or "bfloat16" (autocast; the heads stay float32), or "auto":
+    # bfloat16 where the CPU computes it natively (AVX512-BF16 or AMX), which makes the update
+    # 1.6x faster; elsewhere bfloat16 is emulated and slower than float32.
+    update_dtype: str = "float32"
     checkpoint_every: int = 200_000
     max_minutes: float = 0.0  # wall-clock cap (0: none); the run ends cleanly when it is reached
 
@@ -341,6 +345,8 @@ def _validate_native(cfg: NativeConfig) -> None:
         fail("train.workers", "must be >= 0")
     if t.pipelined and t.workers < 1:
         fail("train.pipelined", "needs train.workers >= 1 (the workers collect during the update)")
+    if t.update_dtype not in ("auto", "float32", "bfloat16"):
+        fail("train.update_dtype", f"must be 'auto', 'float32' or 'bfloat16', not {t.update_dtype!r}")
     if t.max_minutes < 0:
         fail("train.max_minutes", "must be >= 0 (0: no cap)")
     p = cfg.ppo

@@ -22,7 +22,8 @@ In the spirit of CleanRL's ``ppo.py``, read top to bottom:
    heuristic or the random player. Every seat of the other games learns.
 4. **Update** (``ppo_update``): clipped PPO on the rollout, advantages normalised per minibatch,
    entropy bonus over the legal actions only, global gradient clipping, optional annealed
-   learning rate and early stop on approximate KL.
+   learning rate and early stop on approximate KL. With ``train.update_dtype`` bfloat16 the
+   torso's forward pass runs under autocast (the heads, hence the log-probabilities, in float32).
 5. **Evaluation** (``greedy_evaluation``): the greedy policy against the heuristic and the random
    player at 2, 3 and 4 players, and an OpenSkill rating against fixed anchors, every
    ``eval.every`` decisions. With ``eval.keep_best`` the weights of the best periodic evaluation
@@ -576,6 +577,20 @@ class League:
 # ============================================================== 4. the PPO update
 
 
+def bfloat16_is_native() -> bool:
+    """Whether this CPU computes bfloat16 in hardware (AVX512-BF16 or AMX)."""
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
+
+
+def update_dtype(cfg: NativeConfig) -> str:
+    """``train.update_dtype`` with ``auto`` resolved for this CPU: the dtype of the update's torso."""
+    name = cfg.train.update_dtype
+    if name == "auto":
+        return "bfloat16" if bfloat16_is_native() else "float32"
+    return name
+
+
 def ppo_update(
     net: ActorCritic,
     optimizer: torch.optim.Optimizer,
@@ -587,13 +602,15 @@ def ppo_update(
     net.train()
     b = {k: torch.from_numpy(v) for k, v in batch.items()}
     n = len(b["actions"])
+    bf16 = update_dtype(cfg) == "bfloat16"  # autocast: the torso in bfloat16, the heads in float32
     stats: dict[str, list[float]] = defaultdict(list)
     for _epoch in range(p.n_epochs):
         order = rng.permutation(n)
         for start in range(0, n - p.minibatch_size + 1, p.minibatch_size):
             idx = torch.from_numpy(order[start : start + p.minibatch_size])
             mask = b["masks"][idx]
-            logits, value = net(b["obs"][idx], mask)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                logits, value = net(b["obs"][idx], mask)
             logp_all = torch.log_softmax(logits, dim=-1)
             logp = logp_all.gather(1, b["actions"][idx].unsqueeze(-1)).squeeze(-1)
             log_ratio = logp - b["logprobs"][idx]
@@ -735,6 +752,7 @@ def checkpoint_metadata(cfg: NativeConfig, decisions: int, updates: int, elapsed
         trainer="native-ppo",
         num_timesteps=decisions,  # decisions learned from
         updates=updates,
+        update_dtype=update_dtype(cfg),
         elapsed_seconds=round(elapsed, 1),
     )
 

@@ -185,7 +185,7 @@ def run_native(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     from island_fortress_env.agents.checkpoint import CheckpointError
 
     from .config import NativeConfig
-    from .ppo import train_native
+    from .ppo import train_native, update_dtype
 
     try:
         cfg = load_config(args.config or "configs/default.yaml", args.overrides, schema=NativeConfig)
@@ -196,7 +196,8 @@ def run_native(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     t = cfg.train
     collectors = t.workers + (not t.pipelined)
     print(f"run {cfg.run_name!r}: {t.total_decisions} decisions, {collectors} collector process(es) "
-          f"x {t.games_per_collector} games, tables {cfg.tables.weights()}")  # fmt: skip
+          f"x {t.games_per_collector} games, tables {cfg.tables.weights()}, "
+          f"update in {update_dtype(cfg)}")  # fmt: skip
     print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
     try:
         final = train_native(cfg, resume=args.resume)
