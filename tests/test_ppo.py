@@ -376,10 +376,10 @@ def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
 @pytest.mark.parametrize(
     "collection",
     [
-        ("train.workers=0", "train.pipelined=false", "train.update_dtype=float32"),
+        ("train.workers=0", "train.pipelined=false"),
         ("train.workers=0", "train.pipelined=false", "train.update_dtype=bfloat16"),
         # worker processes, and a wall-clock cap that the learning rate does not anneal to
-        ("train.workers=1", "train.pipelined=true", "train.max_minutes=60"),
+        ("train.workers=1", "train.pipelined=true", "train.max_minutes=60", "train.update_dtype=auto"),
     ],
     ids=["in-process", "bfloat16-update", "worker-process"],
 )
@@ -585,8 +585,7 @@ def test_greedy_evaluation_gives_the_same_figures_on_any_number_of_processes():
 def test_update_dtype_auto_takes_bfloat16_only_where_the_cpu_computes_it(monkeypatch):
     from training import ppo
 
-    cfg = load_config(ROOT / "configs" / "default.yaml", schema=NativeConfig)
-    assert cfg.train.update_dtype == "auto"
+    cfg = load_config(ROOT / "configs" / "default.yaml", ["train.update_dtype=auto"], schema=NativeConfig)
     monkeypatch.setattr(ppo, "bfloat16_is_native", lambda: True)
     assert ppo.update_dtype(cfg) == "bfloat16"
     monkeypatch.setattr(ppo, "bfloat16_is_native", lambda: False)
