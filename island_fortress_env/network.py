@@ -83,7 +83,7 @@ class ActorCritic(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits, value): logits masked when ``mask`` is given, value of shape (batch,)."""
         features = self.torso(obs)
-        # The heads stay in float32 under autocast (a bfloat16 torso, see ``torso_autocast``): the
+        # The heads stay in float32 under autocast (a bfloat16 torso: ``train.update_dtype``): the
         # log-probabilities PPO's ratio compares must not carry bfloat16's rounding.
         with torch.autocast(features.device.type, enabled=False):
             features = features.float()
