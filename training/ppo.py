@@ -821,12 +821,12 @@ def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, An
     weights = cfg.tables.weights()
     total = sum(weights.values())
     processes = 1 + cfg.train.workers
+    reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
     jobs = []  # (players, options, games, seed): each table size's games split over the processes
     for n in TABLE_SIZES:
         games = round(pre.games * weights[n] / total)
         for part, chunk in enumerate(_split(games, processes)):
             seed = cfg.seed * 100_003 + 50_000 + 1000 * n + 100 * part
-            reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
             jobs.append((n, dict(cfg.env.options), len(chunk), seed, "heuristic", *reward))
     print(
         f"imitation: playing {sum(j[2] for j in jobs)} heuristic games "
