@@ -301,12 +301,7 @@ class State(
         self._apply(a)
 
     def clone(self) -> State:
-        other = State.__new__(State)
-        for name in _SCALAR_SLOTS:
-            setattr(other, name, getattr(self, name))
-        for name in _LIST_SLOTS:
-            setattr(other, name, getattr(self, name)[:])
-        return other
+        return _clone(self)
 
     def returns(self) -> list[float]:
         """Zero-sum win/loss returns at the end (see ``scoring.win_loss_returns``); 0 before."""
@@ -443,6 +438,24 @@ _LIST_SLOTS = (
 _SCALAR_SLOTS = tuple(
     s for s in StateFields.__slots__ if s not in _LIST_SLOTS
 )  # (last_bids and the legal actions are tuples: shared like any immutable value)
+
+
+def _compile_clone() -> Callable[[State], State]:
+    """``State.clone`` as straight-line code written out from the slot tuples above: one
+    assignment per field, lists sliced, so no field can be missed. About 3x faster than a
+    getattr/setattr loop over the names; the heuristic player clones a state for every option
+    it looks at."""
+    lines = ["def clone(self):", "    other = new(State)"]
+    lines += [f"    other.{name} = self.{name}" for name in _SCALAR_SLOTS]
+    lines += [f"    other.{name} = self.{name}[:]" for name in _LIST_SLOTS]
+    lines.append("    return other")
+    namespace: dict[str, Any] = {"new": object.__new__, "State": State}
+    exec("\n".join(lines), namespace)
+    clone: Callable[[State], State] = namespace["clone"]
+    return clone
+
+
+_clone = _compile_clone()
 
 
 def _action_to_string(state: State, action: int) -> str:
