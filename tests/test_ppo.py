@@ -275,6 +275,10 @@ def test_tiny_run_writes_tensorboard_curves(tiny_native):
         "pretrain/accuracy",
     ):
         assert tag in scalars, tag
+    # The last weights are evaluated once: by the final evaluation, not also by a periodic one.
+    (last_step, _), *_ = scalars["final_eval/win_rate_vs_random_3p"]
+    periodic = [step for step, _ in scalars["eval/win_rate_vs_random_3p"]]
+    assert periodic and max(periodic) < last_step
 
 
 def test_tiny_run_checkpoint_loads_and_plays_every_table_size(tiny_native):

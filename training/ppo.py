@@ -1032,7 +1032,10 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
                 save(f"step_{decisions}.zip")
                 save("latest.zip")
                 next_checkpoint += t.checkpoint_every
-            if next_eval is not None and decisions >= next_eval and cfg.eval.games > 0:
+            # The last weights are evaluated once, by the final evaluation when there is one
+            # (other deals, more games; with keep_best, also by the periodic one after the loop).
+            final_follows = decisions >= t.total_decisions and cfg.eval.final_games > 0
+            if next_eval is not None and decisions >= next_eval and cfg.eval.games > 0 and not final_follows:
                 result = evaluate_now()
                 bar.write(
                     f"{decisions} decisions, {elapsed() / 60:.1f} min: "
