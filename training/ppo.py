@@ -1032,8 +1032,8 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
                 save(f"step_{decisions}.zip")
                 save("latest.zip")
                 next_checkpoint += t.checkpoint_every
-            # The last weights are evaluated once, by the final evaluation when there is one
-            # (other deals, more games; with keep_best, also by the periodic one after the loop).
+            # A final evaluation (other deals, more games) covers the last weights, so they get no
+            # periodic one here; with keep_best, the one after the loop lets them compete for best.zip.
             final_follows = decisions >= t.total_decisions and cfg.eval.final_games > 0
             if next_eval is not None and decisions >= next_eval and cfg.eval.games > 0 and not final_follows:
                 result = evaluate_now()
