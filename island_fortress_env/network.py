@@ -57,6 +57,8 @@ class ActorCritic(nn.Module):
 
     ``head_activation`` is the heads' hidden activation: ``"relu"``, or ``"tanh"`` (what SB3's
     ``MaskablePPO`` puts in its heads, so that an SB3 policy converts to this network exactly).
+    ``value_cnn_channels`` and ``value_hidden`` (both or neither) give the value head a torso of
+    its own, of those sizes, so that the value loss no longer trains the policy's torso.
     """
 
     def __init__(
@@ -66,6 +68,8 @@ class ActorCritic(nn.Module):
         cnn_channels: int = 32,
         hidden: int = 128,
         head_activation: str = "relu",
+        value_cnn_channels: int | None = None,
+        value_hidden: int | None = None,
     ) -> None:
         super().__init__()
         if head_activation not in HEAD_ACTIVATIONS:
@@ -76,6 +80,15 @@ class ActorCritic(nn.Module):
         self.torso = Torso(obs_size, cnn_channels, hidden)
         width = self.torso.features_dim
         self.policy_head = nn.Sequential(nn.Linear(width, hidden), act(), nn.Linear(hidden, num_actions))
+        if (value_cnn_channels is None) != (value_hidden is None):
+            raise ValueError(
+                f"value_cnn_channels ({value_cnn_channels}) and value_hidden ({value_hidden}) "
+                "go together: set both for a value torso of its own, or neither"
+            )
+        self.value_torso: Torso | None = None
+        if value_cnn_channels is not None and value_hidden is not None:
+            self.value_torso = Torso(obs_size, value_cnn_channels, value_hidden)
+            width, hidden = self.value_torso.features_dim, value_hidden
         self.value_head = nn.Sequential(nn.Linear(width, hidden), act(), nn.Linear(hidden, 1))
 
     def forward(
@@ -83,6 +96,7 @@ class ActorCritic(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits, value): logits masked when ``mask`` is given, value of shape (batch,)."""
         features = self.torso(obs)
+        value_features = features if self.value_torso is None else self.value_torso(obs)
         # The heads stay in float32 under autocast (a bfloat16 torso: ``train.update_dtype``): the
         # log-probabilities PPO's ratio compares must not carry bfloat16's rounding.
         with torch.autocast(features.device.type, enabled=False):
@@ -90,4 +104,4 @@ class ActorCritic(nn.Module):
             logits = self.policy_head(features)
             if mask is not None:
                 logits = masked_logits(logits, mask)
-            return logits, self.value_head(features).squeeze(-1)
+            return logits, self.value_head(value_features.float()).squeeze(-1)

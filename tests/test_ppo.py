@@ -13,7 +13,15 @@ from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.network import ActorCritic
 from island_fortress_env.observation import OBS_SIZE
 from training.config import NativeConfig, TrainConfigError, load_config
-from training.ppo import Collector, League, SeatTrajectories, gae, greedy_evaluation, sample_actions
+from training.ppo import (
+    Collector,
+    League,
+    SeatTrajectories,
+    gae,
+    greedy_evaluation,
+    network_kwargs,
+    sample_actions,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMMA, LAM = 0.9, 0.8
@@ -530,7 +538,7 @@ def test_init_from_refuses_a_checkpoint_of_another_architecture(tmp_path):
 def test_a_run_starts_from_init_from(tiny_native, tmp_path):
     _base, _cfg, final = tiny_native
     from island_fortress_env.agents.checkpoint import load_policy
-    from training.ppo import initial_weights, network_kwargs
+    from training.ppo import initial_weights
 
     cfg = _tiny(tmp_path, "init", "pretrain.games=0", f"policy.init_from={final}")
     start = initial_weights(str(final), network_kwargs(cfg))
@@ -597,3 +605,33 @@ def test_update_dtype_auto_takes_bfloat16_only_where_the_cpu_computes_it(monkeyp
     assert ppo.update_dtype(cfg) == "float32"
     cfg.train.update_dtype = "bfloat16"
     assert ppo.update_dtype(cfg) == "bfloat16"
+
+
+def test_a_value_torso_of_its_own_keeps_each_loss_in_its_own_torso(tmp_path):
+    """``policy.value_cnn_channels`` / ``value_hidden``: the value loss trains only the value's
+    torso and head, the policy loss only the policy's; the checkpoint loads the same network."""
+    from island_fortress_env.agents.checkpoint import load_policy, save_policy
+
+    network = {"cnn_channels": 4, "hidden": 16, "value_cnn_channels": 2, "value_hidden": 8}
+    net = ActorCritic(**network)
+    obs = torch.rand(5, OBS_SIZE)
+    logits, value = net(obs)
+    assert logits.shape == (5, NUM_ACTIONS) and value.shape == (5,)
+    value.sum().backward()
+    grads = {name: p.grad for name, p in net.named_parameters()}
+    assert all(g is None for name, g in grads.items() if name.startswith(("torso.", "policy_head.")))
+    assert all(g is not None for name, g in grads.items() if name.startswith(("value_torso.", "value_head.")))
+    net.zero_grad(set_to_none=True)
+    net(obs)[0].logsumexp(-1).sum().backward()
+    assert all(p.grad is None for name, p in net.named_parameters() if name.startswith("value_"))
+    path = save_policy(tmp_path / "v.zip", net, network, {"num_timesteps": 1})
+    loaded, meta = load_policy(path)
+    assert meta["network"] == network
+    torch.testing.assert_close(loaded(obs)[1], net(obs)[1])
+    with pytest.raises(ValueError, match=r"value_cnn_channels .* and value_hidden .* go together"):
+        ActorCritic(cnn_channels=4, hidden=16, value_hidden=8)
+    with pytest.raises(TrainConfigError, match=r"policy\.value_cnn_channels"):
+        load_config(None, ["policy.value_hidden=64"], schema=NativeConfig)
+    cfg = load_config(None, ["policy.value_cnn_channels=2", "policy.value_hidden=8"], schema=NativeConfig)
+    assert {"value_cnn_channels": 2, "value_hidden": 8}.items() <= network_kwargs(cfg).items()
+    assert "value_hidden" not in network_kwargs(load_config(None, schema=NativeConfig))

@@ -262,6 +262,8 @@ class NativePolicySection:
     cnn_channels: int = 32
     hidden: int = 128
     head_activation: str = "relu"  # "relu", or "tanh" (SB3's heads: needed to start from an SB3 policy)
+    value_cnn_channels: int = 0  # both > 0: the value head reads a torso of its own, of these sizes;
+    value_hidden: int = 0  # both 0: it reads the policy's torso
     init_from: str = ""  # start from this checkpoint's weights (native, or SB3 converted exactly)
 
 
@@ -367,6 +369,9 @@ def _validate_native(cfg: NativeConfig) -> None:
         fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")
     if cfg.policy.head_activation not in ("relu", "tanh"):
         fail("policy.head_activation", "must be 'relu' or 'tanh'")
+    vc, vh = cfg.policy.value_cnn_channels, cfg.policy.value_hidden
+    if vc < 0 or vh < 0 or (vc > 0) != (vh > 0):
+        fail("policy.value_cnn_channels", "and value_hidden: both > 0 (a value torso of its own) or both 0")
     if cfg.policy.init_from and not Path(cfg.policy.init_from).is_file():
         fail("policy.init_from", f"no checkpoint file {cfg.policy.init_from!r}")
     if cfg.eval.every < 0 or cfg.eval.games < 0 or cfg.eval.final_games < 0:

@@ -758,13 +758,17 @@ def checkpoint_metadata(cfg: NativeConfig, decisions: int, updates: int, elapsed
 
 
 def network_kwargs(cfg: NativeConfig) -> dict[str, Any]:
-    return {
+    kwargs = {
         "obs_size": OBS_SIZE,
         "num_actions": NUM_ACTIONS,
         "cnn_channels": cfg.policy.cnn_channels,
         "hidden": cfg.policy.hidden,
         "head_activation": cfg.policy.head_activation,
     }
+    if cfg.policy.value_hidden:  # the value head's own torso
+        kwargs["value_cnn_channels"] = cfg.policy.value_cnn_channels
+        kwargs["value_hidden"] = cfg.policy.value_hidden
+    return kwargs
 
 
 # SB3 MaskablePPO policy parameter -> ActorCritic parameter (prefix renames; policy.py's layout)
