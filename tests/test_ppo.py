@@ -217,6 +217,8 @@ def test_native_config_errors_are_clear():
         load_config(None, ["ppo.anneal_over=hours"], schema=NativeConfig)
     with pytest.raises(TrainConfigError, match=r"ppo\.anneal_over.*max_minutes"):
         load_config(None, ["ppo.anneal_over=minutes", "train.max_minutes=0"], schema=NativeConfig)
+    with pytest.raises(TrainConfigError, match=r"ppo\.anneal_power"):
+        load_config(None, ["ppo.anneal_power=0"], schema=NativeConfig)
     with pytest.raises(TrainConfigError, match=r"train\.update_dtype.*'float16'"):
         load_config(None, ["train.update_dtype=float16"], schema=NativeConfig)
 
@@ -389,7 +391,8 @@ def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
     "collection",
     [
         ("train.workers=0", "train.pipelined=false", "train.update_dtype=float32"),
-        ("train.workers=0", "train.pipelined=false", "train.update_dtype=bfloat16"),
+        # ... and a learning rate annealed along (1 - done) ** 2
+        ("train.workers=0", "train.pipelined=false", "train.update_dtype=bfloat16", "ppo.anneal_power=2"),
         # worker processes, and a wall-clock cap that the learning rate does not anneal to
         ("train.workers=1", "train.pipelined=true", "train.max_minutes=60", "train.update_dtype=auto"),
     ],
@@ -418,9 +421,9 @@ def test_two_runs_with_the_same_seed_give_the_same_losses_and_weights(tmp_path, 
         weights.append(load_policy(tmp_path / run / "ckpt" / "same" / "final.zip")[0].state_dict())
     assert losses[0] == losses[1]
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
-    # ppo.anneal_over=decisions: linear to 0 over the 2 updates of 300 decisions, whatever the clock
+    # ppo.anneal_over=decisions: to 0 over the 2 updates of 300 decisions, whatever the clock
     lr = cfg.ppo.learning_rate
-    assert rates[0] == rates[1] == pytest.approx([lr, lr / 2])
+    assert rates[0] == rates[1] == pytest.approx([lr, lr / 2 ** cfg.ppo.anneal_power])
 
 
 class _CreditLedger(SeatTrajectories):

@@ -275,6 +275,7 @@ class NativePPOSection:
     # the total is reached within train.max_minutes); "minutes": at the total or at
     # train.max_minutes of wall-clock time, whichever is nearer (a capped leg ends annealed).
     anneal_over: str = "decisions"
+    anneal_power: float = 1.0  # the rate is learning_rate * (1 - done) ** anneal_power: 1 linear
     minibatch_size: int = 1024
     n_epochs: int = 3
     gamma: float = 0.997
@@ -362,6 +363,8 @@ def _validate_native(cfg: NativeConfig) -> None:
         fail("ppo", "learning_rate and clip_coef must be > 0, target_kl >= 0")
     if p.anneal_over not in ("decisions", "minutes"):
         fail("ppo.anneal_over", f"must be 'decisions' or 'minutes', not {p.anneal_over!r}")
+    if p.anneal_power <= 0:
+        fail("ppo.anneal_power", "must be > 0 (1: linear)")
     if p.anneal_over == "minutes" and not t.max_minutes:
         fail("ppo.anneal_over", "'minutes' needs train.max_minutes > 0")
     bad = [o for o in cfg.eval.opponents if o not in AGENT_KINDS]

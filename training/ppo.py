@@ -987,11 +987,11 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             if t.max_minutes and elapsed() - elapsed_before >= 60 * t.max_minutes:
                 bar.write(f"train.max_minutes={t.max_minutes} reached: stopping at {decisions} decisions")
                 break
-            if cfg.ppo.anneal_lr:  # linear to 0 at total_decisions (or the wall-clock cap if nearer)
+            if cfg.ppo.anneal_lr:  # to 0 at total_decisions (or the wall-clock cap if nearer)
                 done = updates / total_updates
                 if cfg.ppo.anneal_over == "minutes":
                     done = max(done, (elapsed() - elapsed_before) / (60 * t.max_minutes))
-                frac = max(0.0, 1.0 - done)
+                frac = max(0.0, 1.0 - done) ** cfg.ppo.anneal_power
                 for group in optimizer.param_groups:
                     group["lr"] = cfg.ppo.learning_rate * frac
             tick = time.monotonic()
