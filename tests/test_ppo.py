@@ -423,7 +423,7 @@ def test_two_runs_with_the_same_seed_give_the_same_losses_and_weights(tmp_path, 
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
     # ppo.anneal_over=decisions: to 0 over the 2 updates of 300 decisions, whatever the clock
     lr = cfg.ppo.learning_rate
-    assert rates[0] == rates[1] == pytest.approx([lr, lr / 2 ** cfg.ppo.anneal_power])
+    assert rates[0] == rates[1] == pytest.approx([lr, lr / 2**cfg.ppo.anneal_power])
 
 
 class _CreditLedger(SeatTrajectories):
