@@ -96,7 +96,7 @@ class ActorCritic(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits, value): logits masked when ``mask`` is given, value of shape (batch,)."""
         features = self.torso(obs)
-        value_features = features if self.value_torso is None else self.value_torso(obs)
+        value_features = None if self.value_torso is None else self.value_torso(obs)
         # The heads stay in float32 under autocast (a bfloat16 torso: ``train.update_dtype``): the
         # log-probabilities PPO's ratio compares must not carry bfloat16's rounding.
         with torch.autocast(features.device.type, enabled=False):
@@ -104,4 +104,7 @@ class ActorCritic(nn.Module):
             logits = self.policy_head(features)
             if mask is not None:
                 logits = masked_logits(logits, mask)
-            return logits, self.value_head(value_features.float()).squeeze(-1)
+            # A shared torso: both heads read the one float32 copy of its features, so their
+            # gradients add up in float32 before the cast back to the torso's dtype.
+            value_features = features if value_features is None else value_features.float()
+            return logits, self.value_head(value_features).squeeze(-1)
