@@ -638,3 +638,28 @@ def test_a_value_torso_of_its_own_keeps_each_loss_in_its_own_torso(tmp_path):
     cfg = load_config(None, ["policy.value_cnn_channels=2", "policy.value_hidden=8"], schema=NativeConfig)
     assert {"value_cnn_channels": 2, "value_hidden": 8}.items() <= network_kwargs(cfg).items()
     assert "value_hidden" not in network_kwargs(load_config(None, schema=NativeConfig))
+
+
+def test_a_bfloat16_update_adds_the_shared_torsos_two_gradients_in_float32():
+    """Both heads read one float32 copy of the torso's features, so under autocast their gradients
+    are summed in float32 and cast to bfloat16 once (two casts would sum them in bfloat16: another
+    run of the same seed)."""
+    torch.manual_seed(0)
+    net = ActorCritic(cnn_channels=8, hidden=32)
+    obs = torch.rand(64, OBS_SIZE)
+
+    def torso_grads(forward) -> list[torch.Tensor]:
+        net.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logits, value = forward()
+        (logits.logsumexp(-1).sum() + value.square().sum()).backward()
+        return [p.grad.clone() for p in net.torso.parameters()]
+
+    def one_copy() -> tuple[torch.Tensor, torch.Tensor]:
+        features = net.torso(obs)
+        with torch.autocast("cpu", enabled=False):
+            features = features.float()
+            return net.policy_head(features), net.value_head(features).squeeze(-1)
+
+    pairs = zip(torso_grads(lambda: net(obs)), torso_grads(one_copy), strict=True)
+    assert all(torch.equal(a, b) for a, b in pairs)
