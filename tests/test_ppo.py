@@ -631,6 +631,15 @@ def test_a_value_torso_of_its_own_keeps_each_loss_in_its_own_torso(tmp_path):
     loaded, meta = load_policy(path)
     assert meta["network"] == network
     torch.testing.assert_close(loaded(obs)[1], net(obs)[1])
+    # Starting a run without a value torso from it is refused, not a load_state_dict traceback.
+    from island_fortress_env.agents.checkpoint import CheckpointError
+    from training.ppo import initial_weights
+
+    # every argument network_kwargs gives, the same sizes, but no value torso
+    shared = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, **network, "head_activation": "relu"}
+    del shared["value_cnn_channels"], shared["value_hidden"]
+    with pytest.raises(CheckpointError, match=r"value_hidden.*does not match"):
+        initial_weights(str(path), shared)
     with pytest.raises(ValueError, match=r"value_cnn_channels .* and value_hidden .* go together"):
         ActorCritic(cnn_channels=4, hidden=16, value_hidden=8)
     with pytest.raises(TrainConfigError, match=r"policy\.value_cnn_channels"):

@@ -771,6 +771,13 @@ def network_kwargs(cfg: NativeConfig) -> dict[str, Any]:
     return kwargs
 
 
+def saved_network(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """A native checkpoint's network arguments in ``network_kwargs``' terms, every one of them (a
+    value torso included), so that any difference is a mismatch; checkpoints from before
+    ``head_activation`` existed have relu heads."""
+    return {"head_activation": "relu", **meta["network"]}
+
+
 # SB3 MaskablePPO policy parameter -> ActorCritic parameter (prefix renames; policy.py's layout)
 SB3_TO_NATIVE = {
     "features_extractor.torso.": "torso.",
@@ -795,7 +802,7 @@ def initial_weights(path: str, network: Mapping[str, Any]) -> dict[str, torch.Te
 
     if read_metadata(path).get("format") == NATIVE_FORMAT:
         net, meta = load_policy(path)
-        saved = {k: meta["network"].get(k, "relu" if k == "head_activation" else None) for k in network}
+        saved = saved_network(meta)
         if saved != dict(network):
             raise CheckpointError(
                 f"checkpoint {path!r}: network {saved} does not match the config's {dict(network)}"
@@ -898,10 +905,10 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     elapsed_before = 0.0
     if resume:
         loaded, meta = load_policy(resume)
-        if {"head_activation": "relu", **meta["network"]} != network_kwargs(cfg):
+        saved = saved_network(meta)
+        if saved != network_kwargs(cfg):
             raise CheckpointError(
-                f"checkpoint {resume!r}: network {meta['network']} does not match the "
-                f"config's {network_kwargs(cfg)}"
+                f"checkpoint {resume!r}: network {saved} does not match the config's {network_kwargs(cfg)}"
             )
         net.load_state_dict(loaded.state_dict())
         decisions = int(meta.get("num_timesteps", 0))
