@@ -771,11 +771,19 @@ def network_kwargs(cfg: NativeConfig) -> dict[str, Any]:
     return kwargs
 
 
-def saved_network(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """A native checkpoint's network arguments in ``network_kwargs``' terms, every one of them (a
-    value torso included), so that any difference is a mismatch; checkpoints from before
-    ``head_activation`` existed have relu heads."""
-    return {"head_activation": "relu", **meta["network"]}
+def load_same_network(path: str, network: Mapping[str, Any]) -> tuple[ActorCritic, dict[str, Any]]:
+    """A native checkpoint and its metadata, if its whole network (a value torso included) is
+    ``network``, in ``network_kwargs``' terms; any difference is a ``CheckpointError`` naming both.
+    Checkpoints from before ``head_activation`` existed have relu heads."""
+    from island_fortress_env.agents.checkpoint import CheckpointError, load_policy
+
+    net, meta = load_policy(path)
+    saved = {"head_activation": "relu", **meta["network"]}
+    if saved != dict(network):
+        raise CheckpointError(
+            f"checkpoint {path!r}: network {saved} does not match the config's {dict(network)}"
+        )
+    return net, meta
 
 
 # SB3 MaskablePPO policy parameter -> ActorCritic parameter (prefix renames; policy.py's layout)
@@ -796,18 +804,11 @@ def initial_weights(path: str, network: Mapping[str, Any]) -> dict[str, torch.Te
         NATIVE_FORMAT,
         CheckpointError,
         load_model,
-        load_policy,
         read_metadata,
     )
 
     if read_metadata(path).get("format") == NATIVE_FORMAT:
-        net, meta = load_policy(path)
-        saved = saved_network(meta)
-        if saved != dict(network):
-            raise CheckpointError(
-                f"checkpoint {path!r}: network {saved} does not match the config's {dict(network)}"
-            )
-        return net.state_dict()
+        return load_same_network(path, network)[0].state_dict()
     model, _meta = load_model(path)
     out: dict[str, torch.Tensor] = {}
     for key, value in model.policy.state_dict().items():
@@ -889,7 +890,6 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     from tqdm import tqdm
 
     from island_fortress_env.agents.checkpoint import (
-        CheckpointError,
         load_policy,
         load_training_state,
         save_policy,
@@ -904,12 +904,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     decisions = updates = 0
     elapsed_before = 0.0
     if resume:
-        loaded, meta = load_policy(resume)
-        saved = saved_network(meta)
-        if saved != network_kwargs(cfg):
-            raise CheckpointError(
-                f"checkpoint {resume!r}: network {saved} does not match the config's {network_kwargs(cfg)}"
-            )
+        loaded, meta = load_same_network(resume, network_kwargs(cfg))
         net.load_state_dict(loaded.state_dict())
         decisions = int(meta.get("num_timesteps", 0))
         updates = int(meta.get("updates", 0))
