@@ -32,7 +32,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 bench-training: $(STAMP)
-	$(BIN)/python -m training.bench_training --seconds 150
+	$(BIN)/python -m island_fortress_env.training.bench_training --seconds 150
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"

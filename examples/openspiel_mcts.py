@@ -12,7 +12,7 @@ import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
-import island_fortress_env.openspiel  # noqa: F401  (registers python_island_fortress)
+import island_fortress_env.adapters.openspiel  # noqa: F401  (registers python_island_fortress)
 
 
 def main() -> None:

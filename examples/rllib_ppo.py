@@ -3,7 +3,7 @@
     pip install "island-fortress-env[rllib]"
     python examples/rllib_ppo.py --iterations 2     # a local Ray; --address auto on a cluster
 
-Importing ``island_fortress_env.integrations.rllib`` registers the env as "island_fortress_v0"
+Importing ``island_fortress_env.adapters.rllib`` registers the env as "island_fortress_v0"
 (a turn-based MultiAgentEnv whose observations are {"observations", "action_mask"}, the keys of
 RLlib's action-masking examples). Its RLModule is the project's ActorCritic with illegal logits
 masked, so the trained weights export to a checkpoint that ``island-fortress evaluate`` plays.
@@ -18,8 +18,8 @@ from pathlib import Path
 import ray
 from ray.rllib.algorithms.ppo import PPOConfig
 
-from island_fortress_env.integrations import rllib as if_rllib
-from training.evaluate import evaluate, format_table
+from island_fortress_env.adapters import rllib as if_rllib
+from island_fortress_env.training.evaluate import evaluate, format_table
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--iterations", type=int, default=2)

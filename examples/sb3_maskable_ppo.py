@@ -15,7 +15,7 @@ import argparse
 
 from sb3_contrib import MaskablePPO
 
-from training.selfplay import SelfPlayEnv
+from island_fortress_env.training.selfplay import SelfPlayEnv
 
 
 def train(timesteps: int, seed: int = 0) -> MaskablePPO:

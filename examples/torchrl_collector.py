@@ -23,7 +23,7 @@ from torchrl.modules import MaskedCategorical, ProbabilisticActor
 
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine import NUM_ACTIONS
-from island_fortress_env.observation import OBS_SIZE
+from island_fortress_env.env.observation import OBS_SIZE
 
 
 def make_env(seed: int = 0) -> PettingZooWrapper:

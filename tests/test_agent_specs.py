@@ -6,8 +6,8 @@ import importlib.util
 
 import pytest
 
-from island_fortress_env.agents.mcts import DEFAULT_SIMULATIONS, parse_simulations
-from training import evaluate as evaluate_mod
+from island_fortress_env.players.ismcts import DEFAULT_SIMULATIONS, parse_simulations
+from island_fortress_env.training import evaluate as evaluate_mod
 
 
 def test_simulations_parse():

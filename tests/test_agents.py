@@ -15,14 +15,15 @@ from scenario import (
     set_player,
 )
 
-from island_fortress_env.agents import AGENT_KINDS, Agent, RandomAgent, make_agent
+from island_fortress_env.agents import Agent, RandomAgent
 from island_fortress_env.agents.heuristic import HeuristicAgent
 from island_fortress_env.engine import Game
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
 from island_fortress_env.engine.fields import StateFields
-from island_fortress_env.observation import ObservationEncoder, action_mask
-from training.evaluate import evaluate
+from island_fortress_env.env.observation import ObservationEncoder, action_mask
+from island_fortress_env.players import AGENT_KINDS, make_agent
+from island_fortress_env.training.evaluate import evaluate
 
 
 def snapshot(state: S.State) -> dict:

@@ -13,14 +13,7 @@ import numpy as np
 import pytest
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.engine import (
-    ConfigError,
-    DeckError,
-    Game,
-    GameConfig,
-    IllegalActionError,
-    load_deck,
-)
+from island_fortress_env.engine import ConfigError, DeckError, Game, GameConfig, IllegalActionError, load_deck
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.engine.state import D_BID, D_KEEP_SETUP, D_ROLE

@@ -16,8 +16,8 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from island_fortress_env import bench, cli
 from island_fortress_env.engine.state import State
+from island_fortress_env.tools import bench, cli
 
 PLAYERS = ("2", "3", "4")
 # What each anchor needs, written out here independently of bench.py's own bookkeeping.

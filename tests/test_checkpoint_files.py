@@ -17,7 +17,7 @@ from island_fortress_env.agents.checkpoint import (
     read_metadata,
     save_policy,
 )
-from island_fortress_env.network import ActorCritic
+from island_fortress_env.agents.network import ActorCritic
 
 NETWORK = {"cnn_channels": 4, "hidden": 16}
 

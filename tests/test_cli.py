@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from island_fortress_env import cli, records
+from island_fortress_env.env import records
+from island_fortress_env.tools import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,12 +34,22 @@ def test_play_a_whole_game_in_a_terminal(tmp_path):
     other player's kept cards and bids stay hidden, and the game is saved and replays."""
     pexpect = pytest.importorskip("pexpect", reason="the terminal test needs pexpect")
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.play import PROMPT
+    from island_fortress_env.tools.play import PROMPT
 
     out = tmp_path / "game.json"
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "island_fortress_env.cli", "play", "--agents", "random", "--seed", "3", "--save", str(out)],
+        [
+            "-m",
+            "island_fortress_env.tools.cli",
+            "play",
+            "--agents",
+            "random",
+            "--seed",
+            "3",
+            "--save",
+            str(out),
+        ],
         env=_env(),
         encoding="utf-8",
         timeout=60,
@@ -89,7 +100,7 @@ def test_play_a_whole_game_in_a_terminal(tmp_path):
 
 def test_play_quit_saves_nothing(tmp_path):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.play import play_game
+    from island_fortress_env.tools.play import play_game
 
     entries = iter(["2", "quit"])
     console_out = io.StringIO()
@@ -108,7 +119,7 @@ def test_play_quit_saves_nothing(tmp_path):
 
 def test_parse_choice():
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.play import parse_choice
+    from island_fortress_env.tools.play import parse_choice
 
     legal, labels = [5, 9, 11], ["bid 0 Jade", "bid 1 Jade", "bid 10 Jade"]
     assert parse_choice("2", legal, labels).action == 9
@@ -127,8 +138,8 @@ def test_play_with_the_window(tmp_path, monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     from rich.console import Console
 
-    from island_fortress_env import picture
-    from island_fortress_env.play import play_game
+    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.views import picture
 
     shown = []
     real_show = picture.TableWindow.show
@@ -162,7 +173,7 @@ def test_replay_steps_in_a_terminal(tmp_path):
     env = dict(_env(), PROMPT_TOOLKIT_NO_CPR="1")  # pexpect does not answer cursor-position queries
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "island_fortress_env.cli", "replay", str(path)],
+        ["-m", "island_fortress_env.tools.cli", "replay", str(path)],
         env=env,
         encoding="utf-8",
         timeout=60,
@@ -201,7 +212,7 @@ def test_replay_without_a_terminal_prints_the_game(tmp_path):
     record, _final = play(seed=4)
     path = records.save(record, tmp_path / "g.json")
     done = subprocess.run(
-        [sys.executable, "-m", "island_fortress_env.cli", "replay", str(path)],
+        [sys.executable, "-m", "island_fortress_env.tools.cli", "replay", str(path)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -277,7 +288,7 @@ def test_user_error_as_a_real_process(bad_files):
         [
             sys.executable,
             "-m",
-            "island_fortress_env.cli",
+            "island_fortress_env.tools.cli",
             "train",
             "--config",
             str(bad_files / "binary.yaml"),

@@ -18,7 +18,7 @@ import pytest
 
 from island_fortress_env.engine import Game, State
 from island_fortress_env.engine.fields import StateFields
-from island_fortress_env.observation import ObservationEncoder
+from island_fortress_env.env.observation import ObservationEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
 

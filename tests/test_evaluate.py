@@ -7,11 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from island_fortress_env import cli
-from island_fortress_env.agents import AgentSpecError, RandomAgent, make_agent
+from island_fortress_env.agents import RandomAgent
 from island_fortress_env.engine import Game, scoring
 from island_fortress_env.engine.state import play_random_game
-from training import evaluate as ev
+from island_fortress_env.players import AgentSpecError, make_agent
+from island_fortress_env.tools import cli
+from island_fortress_env.training import evaluate as ev
 
 
 class SeatRecorder:
@@ -163,7 +164,7 @@ def test_two_distinct_agents_get_no_rating():
 
 def test_three_distinct_agents_are_rated(tmp_path, monkeypatch):
     from island_fortress_env.agents.checkpoint import save_policy
-    from island_fortress_env.network import ActorCritic
+    from island_fortress_env.agents.network import ActorCritic
 
     fake = tmp_path / "policy.zip"  # a real (untrained) checkpoint spec, played by a random agent here
     save_policy(fake, ActorCritic(cnn_channels=2, hidden=4), {"cnn_channels": 2, "hidden": 4}, {})

@@ -6,15 +6,16 @@ import numpy as np
 import pytest
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.global_state import (
+from island_fortress_env.env import aec
+from island_fortress_env.env.aec import INFO_KEYS
+from island_fortress_env.env.global_state import (
     DECK_START,
     GLOBAL_LAYOUT,
     POSITION_START,
     STATE_SIZE,
     TO_MOVE_START,
 )
-from island_fortress_env.island_fortress_v0 import INFO_KEYS
-from island_fortress_env.observation import OBS_SIZE
+from island_fortress_env.env.observation import OBS_SIZE
 
 
 def _play(env, seed: int, every_step) -> None:
@@ -128,7 +129,7 @@ def test_stepping_never_computes_the_global_state(monkeypatch):
     def refuse(*_args):
         raise AssertionError("the global state was computed without state() being called")
 
-    monkeypatch.setattr(island_fortress_v0, "encode_global_state", refuse)
+    monkeypatch.setattr(aec, "encode_global_state", refuse)
     env = island_fortress_v0.env(num_players=2)
     _play(env, seed=3, every_step=lambda e: e.last())
     with pytest.raises(AssertionError, match="without state"):

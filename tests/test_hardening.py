@@ -16,7 +16,7 @@ from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.events import EventKind
 from island_fortress_env.engine.favors import DECK_REWARD_LIMITS, REWARD_KINDS, REWARD_LIMITS
-from island_fortress_env.observation import (
+from island_fortress_env.env.observation import (
     GLOBAL_FEATURES,
     GLOBAL_START,
     OBS_HIGH,
@@ -354,7 +354,7 @@ def test_with_block_places_by_the_rules_on_a_copy_only():
 
 
 def test_the_text_render_shows_an_unlimited_supply_as_unlimited():
-    from island_fortress_env.render import render_text
+    from island_fortress_env.views.text import render_text
 
     game = Game(num_players=2, unlimited_components=True, extra_jade=10**9, start_laborers=10**9)
     assert "supply: unlimited" in render_text(game.new_initial_state(1))

@@ -27,8 +27,8 @@ from island_fortress_env.engine.state import (
     D_KEEP_SETUP,
     D_TRADE_IN,
 )
-from island_fortress_env.observation import ObservationEncoder, action_mask
-from island_fortress_env.render import render_text
+from island_fortress_env.env.observation import ObservationEncoder, action_mask
+from island_fortress_env.views.text import render_text
 
 FAMILY = {f.name: f for f in A.ACTION_FAMILIES}
 GAMES = [(n, seed) for n in (2, 3, 4) for seed in (11, 12)]

@@ -15,7 +15,7 @@ import hashlib
 import numpy as np
 
 from island_fortress_env.engine import Game
-from island_fortress_env.observation import ObservationEncoder, action_mask
+from island_fortress_env.env.observation import ObservationEncoder, action_mask
 
 # (options, engine seed, number of games)
 GAMES: tuple[tuple[dict, int, int], ...] = (

@@ -11,7 +11,7 @@ from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine import NUM_ACTIONS, Game
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.state import D_BID, DECISION_NAMES
-from island_fortress_env.observation import (
+from island_fortress_env.env.observation import (
     CARDS,
     GLOBAL_FEATURES,
     GLOBAL_START,
@@ -21,6 +21,8 @@ from island_fortress_env.observation import (
     NUM_GLOBAL,
     NUM_PLANES,
     NUM_PLAYER_FEATURES,
+    OBS_HIGH,
+    OBS_LOW,
     OBS_SIZE,
     PLAYER_FEATURES,
     PLAYERS_START,
@@ -174,7 +176,7 @@ def test_encoder_output_in_box_for_a_prison_with_many_convicts():
     state.prison_convicts[0] += 60
     assert state.component_totals()["convicts"] == game.totals["convicts"]
     obs = ObservationEncoder(game).encode(state, 0)
-    assert obs.max() <= island_fortress_v0.OBS_HIGH and obs.min() >= island_fortress_v0.OBS_LOW
+    assert obs.max() <= OBS_HIGH and obs.min() >= OBS_LOW
 
 
 def test_numbers_beyond_a_byte_are_encoded_exactly():
@@ -306,7 +308,7 @@ def test_only_the_agent_to_move_gets_a_mask(n):
 def test_bounded_caches_change_nothing(monkeypatch):
     """The encoder's caches are cleared when full: memory stays bounded over a long training
     run, and an encoder that keeps evicting encodes exactly as a fresh one does."""
-    from island_fortress_env import observation
+    from island_fortress_env.env import observation
 
     monkeypatch.setattr(observation, "_CACHE_LIMIT", 4)
     game = Game(num_players=3)

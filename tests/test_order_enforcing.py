@@ -9,7 +9,7 @@ import pytest
 from pettingzoo.utils import wrappers
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.order_enforcing import FORWARDED, OrderEnforcingWrapper
+from island_fortress_env.env.order_enforcing import FORWARDED, OrderEnforcingWrapper
 
 
 def test_env_is_an_order_enforcing_wrapper():

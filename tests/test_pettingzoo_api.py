@@ -11,7 +11,7 @@ from pettingzoo.test import api_test, seed_test
 
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine import NUM_ACTIONS, State
-from island_fortress_env.observation import OBS_SIZE
+from island_fortress_env.env.observation import OBS_SIZE
 
 CONFIGS = [
     {"num_players": 2},

@@ -11,9 +11,10 @@ from test_hidden_information import hidden_from, interesting_states, swap_hand_w
 
 pytest.importorskip("PIL", reason="the picture render needs the [render] extra (Pillow)")
 
-from island_fortress_env import island_fortress_v0, picture
+from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine import Game
-from island_fortress_env.picture import (
+from island_fortress_env.views import picture
+from island_fortress_env.views.picture import (
     GOVERNOR_COLOUR,
     HEIGHT,
     SEAT_COLOURS,

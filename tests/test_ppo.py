@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from island_fortress_env.agents import make_agent
+from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
-from island_fortress_env.network import ActorCritic
-from island_fortress_env.observation import OBS_SIZE
-from training.config import NativeConfig, TrainConfigError, load_config
-from training.ppo import (
+from island_fortress_env.env.observation import OBS_SIZE
+from island_fortress_env.players import make_agent
+from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
+from island_fortress_env.training.ppo import (
     Collector,
     League,
     SeatTrajectories,
@@ -256,7 +256,7 @@ def test_a_bfloat16_torso_leaves_the_heads_in_float32_and_the_log_probabilities_
 
 @pytest.fixture(scope="module")
 def tiny_native(tmp_path_factory):
-    from training.ppo import train_native
+    from island_fortress_env.training.ppo import train_native
 
     base = tmp_path_factory.mktemp("native")
     cfg = _tiny(base, "tiny")
@@ -265,7 +265,7 @@ def tiny_native(tmp_path_factory):
 
 def test_tiny_run_writes_tensorboard_curves(tiny_native):
     base, _cfg, _final = tiny_native
-    from training.plot_curves import read_scalars
+    from island_fortress_env.training.plot_curves import read_scalars
 
     scalars = read_scalars(next((base / "runs").glob("tiny*")))
     for tag in (
@@ -294,7 +294,7 @@ def test_tiny_run_writes_tensorboard_curves(tiny_native):
 def test_tiny_run_checkpoint_loads_and_plays_every_table_size(tiny_native):
     _base, _cfg, final = tiny_native
     from island_fortress_env.agents.checkpoint import CheckpointAgent, read_metadata
-    from training.evaluate import evaluate
+    from island_fortress_env.training.evaluate import evaluate
 
     meta = read_metadata(final)
     assert meta["num_timesteps"] >= 600 and meta["trainer"] == "native-ppo"
@@ -308,7 +308,7 @@ def test_tiny_run_checkpoint_loads_and_plays_every_table_size(tiny_native):
 def test_resume_continues_the_step_count_and_optimizer(tiny_native, tmp_path):
     _base, _cfg, final = tiny_native
     from island_fortress_env.agents.checkpoint import load_training_state, read_metadata
-    from training.ppo import train_native
+    from island_fortress_env.training.ppo import train_native
 
     before = read_metadata(final)["num_timesteps"]
     assert load_training_state(final)["optimizer"]["state"]
@@ -321,7 +321,7 @@ def test_resume_continues_the_step_count_and_optimizer(tiny_native, tmp_path):
 
 def test_resume_refuses_a_different_network(tiny_native, tmp_path):
     _base, _cfg, final = tiny_native
-    from training.train import main
+    from island_fortress_env.training.train import main
 
     with pytest.raises(SystemExit) as exc:
         main(
@@ -346,8 +346,8 @@ def _heuristic_means(scalars: dict) -> list[tuple[int, float]]:
 
 def test_keep_best_keeps_the_best_periodic_evaluation_and_resume_remembers_it(tmp_path):
     from island_fortress_env.agents.checkpoint import read_metadata
-    from training.plot_curves import read_scalars
-    from training.ppo import train_native
+    from island_fortress_env.training.plot_curves import read_scalars
+    from island_fortress_env.training.ppo import train_native
 
     keep = ("eval.keep_best=true", "eval.opponents=[heuristic]", "pretrain.games=0")
     cfg = _tiny(tmp_path, "best", *keep, "train.total_decisions=900")
@@ -375,7 +375,7 @@ def test_keep_best_keeps_the_best_periodic_evaluation_and_resume_remembers_it(tm
 
 
 def test_the_training_benchmark_config_loads():
-    from training.bench_training import native_config
+    from island_fortress_env.training.bench_training import native_config
 
     cfg = native_config(150, "/tmp/unused")
     assert cfg.eval.every == 0 and not cfg.eval.keep_best and cfg.league.share == 0.0
@@ -400,8 +400,8 @@ def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
 )
 def test_two_runs_with_the_same_seed_give_the_same_losses_and_weights(tmp_path, collection):
     from island_fortress_env.agents.checkpoint import load_policy
-    from training.plot_curves import read_scalars
-    from training.ppo import train_native
+    from island_fortress_env.training.plot_curves import read_scalars
+    from island_fortress_env.training.ppo import train_native
 
     losses, rates, weights = [], [], []
     for run in ("a", "b"):
@@ -454,7 +454,7 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
     With ``reward.vp_relative`` the score part is the margin over the other seats' mean score, and
     the seats' totals sum to zero."""
     from island_fortress_env.engine.scoring import win_loss_returns
-    from island_fortress_env.island_fortress_v0 import SCORE_SCALE
+    from island_fortress_env.env.aec import SCORE_SCALE
 
     cfg = _tiny(
         Path("/nonexistent"),
@@ -504,8 +504,8 @@ def test_the_shipped_sb3_policy_loads_every_weight_and_converts_exactly():
     import warnings
 
     from island_fortress_env.agents.checkpoint import CheckpointAgent
-    from island_fortress_env.island_fortress_v0 import raw_env
-    from training.ppo import initial_weights
+    from island_fortress_env.env.aec import raw_env
+    from island_fortress_env.training.ppo import initial_weights
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # SB3 turns a partial load into a warning
@@ -528,7 +528,7 @@ def test_the_shipped_sb3_policy_loads_every_weight_and_converts_exactly():
 
 def test_init_from_refuses_a_checkpoint_of_another_architecture(tmp_path):
     from island_fortress_env.agents.checkpoint import CheckpointError
-    from training.ppo import initial_weights
+    from island_fortress_env.training.ppo import initial_weights
 
     with pytest.raises(CheckpointError, match="head_activation=tanh"):
         initial_weights(str(BASELINE), {**TANH_32, "head_activation": "relu"})
@@ -541,7 +541,7 @@ def test_init_from_refuses_a_checkpoint_of_another_architecture(tmp_path):
 def test_a_run_starts_from_init_from(tiny_native, tmp_path):
     _base, _cfg, final = tiny_native
     from island_fortress_env.agents.checkpoint import load_policy
-    from training.ppo import initial_weights
+    from island_fortress_env.training.ppo import initial_weights
 
     cfg = _tiny(tmp_path, "init", "pretrain.games=0", f"policy.init_from={final}")
     start = initial_weights(str(final), network_kwargs(cfg))
@@ -599,7 +599,7 @@ def test_greedy_evaluation_gives_the_same_figures_on_any_number_of_processes():
 
 
 def test_update_dtype_auto_takes_bfloat16_only_where_the_cpu_computes_it(monkeypatch):
-    from training import ppo
+    from island_fortress_env.training import ppo
 
     cfg = load_config(ROOT / "configs" / "default.yaml", ["train.update_dtype=auto"], schema=NativeConfig)
     monkeypatch.setattr(ppo, "bfloat16_is_native", lambda: True)
@@ -633,7 +633,7 @@ def test_a_value_torso_of_its_own_keeps_each_loss_in_its_own_torso(tmp_path):
     torch.testing.assert_close(loaded(obs)[1], net(obs)[1])
     # Starting a run without a value torso from it is refused, not a load_state_dict traceback.
     from island_fortress_env.agents.checkpoint import CheckpointError
-    from training.ppo import initial_weights
+    from island_fortress_env.training.ppo import initial_weights
 
     # every argument network_kwargs gives, the same sizes, but no value torso
     shared = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, **network, "head_activation": "relu"}

@@ -11,7 +11,6 @@ import pytest
 import scenario as sc
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.agents import make_agent
 from island_fortress_env.agents.checkpoint import (
     META_MEMBER,
     CheckpointAgent,
@@ -21,8 +20,9 @@ from island_fortress_env.agents.checkpoint import (
 )
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.events import EventKind, Score, ScoreReason
-from training.config import TrainConfigError, load_config
-from training.selfplay import SelfPlayEnv, jade_spent, score_components
+from island_fortress_env.players import make_agent
+from island_fortress_env.training.config import TrainConfigError, load_config
+from island_fortress_env.training.selfplay import SelfPlayEnv, jade_spent, score_components
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,7 +87,7 @@ def test_selfplay_env_relative_score_reward_is_the_margin_over_the_others_mean(n
 
 
 def test_imitation_returns_use_the_relative_score_reward():
-    from training.pretrain import collect_demonstrations
+    from island_fortress_env.training.pretrain import collect_demonstrations
 
     own = collect_demonstrations(3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0)
     rel = collect_demonstrations(
@@ -166,7 +166,7 @@ def test_config_overrides_and_errors(tmp_path):
 
 
 def test_cli_refuses_a_bad_override_with_a_clear_message(capsys):
-    from training.train import main
+    from island_fortress_env.training.train import main
 
     with pytest.raises(SystemExit) as exc:
         main(["--backend", "sb3", "--config", str(ROOT / "configs" / "sb3.yaml"), "ppo.gama=0.9"])
@@ -209,7 +209,7 @@ def tiny_config(base: Path, run_name: str, *extra: str):
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    from training.train import train
+    from island_fortress_env.training.train import train
 
     base = tmp_path_factory.mktemp("train")
     cfg = tiny_config(base, "tiny")
@@ -219,7 +219,7 @@ def tiny_run(tmp_path_factory):
 
 def test_tiny_run_writes_tensorboard_events_with_game_figures(tiny_run):
     base, _cfg, _final = tiny_run
-    from training.plot_curves import read_scalars
+    from island_fortress_env.training.plot_curves import read_scalars
 
     run_dirs = list((base / "runs").glob("tiny_*"))
     assert run_dirs, "no TensorBoard run directory"
@@ -259,7 +259,7 @@ def test_tiny_run_checkpoint_has_metadata_loads_and_plays(tiny_run):
 
 
 def test_resume_continues_the_step_count(tiny_run, tmp_path):
-    from training.train import train
+    from island_fortress_env.training.train import train
 
     _base, _cfg, final = tiny_run
     cfg2 = tiny_config(tmp_path, "tiny2")
@@ -284,7 +284,7 @@ def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path)
     with pytest.raises(CheckpointError, match=r"does not match this environment's spaces.*num_actions"):
         CheckpointAgent(bad)
 
-    from training.train import main
+    from island_fortress_env.training.train import main
 
     with pytest.raises(SystemExit) as exc:  # resume is refused up front, before any work
         main(["--backend", "sb3", "--config", str(ROOT / "configs" / "sb3.yaml"), "--resume", str(bad)])
@@ -324,7 +324,7 @@ def test_shipped_baseline_checkpoint_matches_the_environment():
     "opponents", [["heuristic"], ["random", "random"], ["heuristic", "heuristic", "heuristic"]]
 )
 def test_shipped_policy_plays_every_table_size_and_seat(opponents):
-    from training.evaluate import evaluate
+    from island_fortress_env.training.evaluate import evaluate
 
     path = shipped_checkpoint("policy-2-4p.zip")
     n = len(opponents) + 1
@@ -346,8 +346,8 @@ def test_behaviour_cloning_learns_the_teachers_moves():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.logger import configure
 
-    from training.policy import policy_kwargs
-    from training.pretrain import behaviour_cloning, collect_demonstrations
+    from island_fortress_env.training.policy import policy_kwargs
+    from island_fortress_env.training.pretrain import behaviour_cloning, collect_demonstrations
 
     data = collect_demonstrations(3, {}, games=2, seed=0)
     n = len(data["actions"])
@@ -363,8 +363,8 @@ def test_behaviour_cloning_learns_the_teachers_moves():
 
 
 def test_a_run_with_imitation_warm_start_records_it(tmp_path):
-    from training.plot_curves import read_scalars
-    from training.train import train
+    from island_fortress_env.training.plot_curves import read_scalars
+    from island_fortress_env.training.train import train
 
     cfg = tiny_config(tmp_path, "bc", "train.total_timesteps=128", "pretrain.games=1", "pretrain.epochs=1")
     final = train(cfg)
@@ -376,7 +376,7 @@ def test_a_run_with_imitation_warm_start_records_it(tmp_path):
 
 def test_shipped_baseline_checkpoint_plays_legally_and_beats_random_players():
     """A smoke check of the shipped policy (the README's 201-game table is the real measure)."""
-    from training.evaluate import evaluate
+    from island_fortress_env.training.evaluate import evaluate
 
     result = evaluate([str(ROOT / "checkpoints" / "baseline-3p.zip"), "random", "random"], games=6, seed=0)
     policy = result["agents"][0]

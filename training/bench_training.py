@@ -84,8 +84,8 @@ class TreeCPU:
 def run_sb3(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str, Any]:
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from .config import NativeConfig, load_config
-    from .train import train
+    from island_fortress_env.training.config import NativeConfig, load_config
+    from island_fortress_env.training.train import train
 
     native = load_config(ROOT / "configs" / "default.yaml", schema=NativeConfig)
     same = [
@@ -152,7 +152,7 @@ def run_sb3(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str,
 def native_config(seconds: float, workdir: str, overrides: Sequence[str] = ()) -> Any:
     """``configs/default.yaml`` as the benchmark runs it: self-play at 3 players, no imitation,
     no evaluation, stopped by the clock."""
-    from .config import NativeConfig, load_config
+    from island_fortress_env.training.config import NativeConfig, load_config
 
     return load_config(
         ROOT / "configs" / "default.yaml",
@@ -179,8 +179,7 @@ def native_config(seconds: float, workdir: str, overrides: Sequence[str] = ()) -
 
 def run_native(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str, Any]:
     from island_fortress_env.agents.checkpoint import read_metadata
-
-    from .ppo import train_native
+    from island_fortress_env.training.ppo import train_native
 
     cfg = native_config(seconds, workdir, overrides)
     with TreeCPU() as cpu:

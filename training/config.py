@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from island_fortress_env.agents import AGENT_KINDS
+from island_fortress_env.players import AGENT_KINDS
 
 
 class TrainConfigError(ValueError):

@@ -37,12 +37,12 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.agents import AGENT_KINDS, AgentSpecError, check_agent_spec, make_agent
-from island_fortress_env.cli import CommandLineParser, non_negative_int, positive_int, rule_option
 from island_fortress_env.engine import scoring
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
-from island_fortress_env.records import GameRecord, RecordError
-from island_fortress_env.records import save as save_record
+from island_fortress_env.env.records import GameRecord, RecordError
+from island_fortress_env.env.records import save as save_record
+from island_fortress_env.players import AGENT_KINDS, AgentSpecError, check_agent_spec, make_agent
+from island_fortress_env.tools.cli import CommandLineParser, non_negative_int, positive_int, rule_option
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 

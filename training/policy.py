@@ -10,7 +10,7 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from island_fortress_env.network import Torso
+from island_fortress_env.agents.network import Torso
 
 
 class IslandFortressExtractor(BaseFeaturesExtractor):

@@ -51,15 +51,14 @@ import torch
 from torch import nn
 
 from island_fortress_env.agents.base import RandomAgent
+from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.scoring import win_loss_returns
-from island_fortress_env.island_fortress_v0 import raw_env
-from island_fortress_env.network import ActorCritic
-from island_fortress_env.observation import OBS_SIZE
-
-from .config import NativeConfig, run_metadata
-from .selfplay import game_figures
-from .shaping import score_gain_reward
+from island_fortress_env.env.aec import raw_env
+from island_fortress_env.env.observation import OBS_SIZE
+from island_fortress_env.training.config import NativeConfig, run_metadata
+from island_fortress_env.training.selfplay import game_figures
+from island_fortress_env.training.shaping import score_gain_reward
 
 TABLE_SIZES = (2, 3, 4)
 OPPONENT_KINDS = ("snapshot", "heuristic", "random")
@@ -335,7 +334,7 @@ class Collector:
             self.games[slot] = self._new_game(slot)
 
     def _record(self, game: _Game) -> None:
-        from .evaluate import final_ranks
+        from island_fortress_env.training.evaluate import final_ranks
 
         state = game.env.game_state
         ranks = final_ranks(state)
@@ -679,9 +678,8 @@ def play_evaluation_table(
     ``games`` of the table: its win count (shared wins split) and every game's final ranks in agent
     order (policy first). Game ``g`` is the same whichever part of the table it is played in."""
     from island_fortress_env import island_fortress_v0
-    from island_fortress_env.agents import make_agent
-
-    from .evaluate import agent_seed, final_ranks, play_game
+    from island_fortress_env.players import make_agent
+    from island_fortress_env.training.evaluate import agent_seed, final_ranks, play_game
 
     torch.set_num_threads(1)
     net = ActorCritic(**network)
@@ -827,7 +825,7 @@ def initial_weights(path: str, network: Mapping[str, Any]) -> dict[str, torch.Te
 
 def warm_start(net: ActorCritic, cfg: NativeConfig, writer: Any) -> dict[str, Any]:
     """Behaviour cloning of heuristic games at every table size in use (``training/pretrain.py``)."""
-    from .pretrain import collect_demonstrations, imitate
+    from island_fortress_env.training.pretrain import collect_demonstrations, imitate
 
     pre = cfg.pretrain
     weights = cfg.tables.weights()
@@ -889,11 +887,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
-    from island_fortress_env.agents.checkpoint import (
-        load_policy,
-        load_training_state,
-        save_policy,
-    )
+    from island_fortress_env.agents.checkpoint import load_policy, load_training_state, save_policy
 
     t = cfg.train
     torch.manual_seed(cfg.seed)

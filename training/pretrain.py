@@ -14,12 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from island_fortress_env.agents import make_agent
 from island_fortress_env.engine.actions import NUM_ACTIONS
-from island_fortress_env.island_fortress_v0 import raw_env
-from island_fortress_env.observation import OBS_SIZE
-
-from .shaping import score_gain_reward
+from island_fortress_env.env.aec import raw_env
+from island_fortress_env.env.observation import OBS_SIZE
+from island_fortress_env.players import make_agent
+from island_fortress_env.training.shaping import score_gain_reward
 
 
 def collect_demonstrations(

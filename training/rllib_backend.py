@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from .config import (
+from island_fortress_env.training.config import (
     EvalSection,
     LoggingSection,
     PolicySection,
@@ -208,7 +208,7 @@ def ppo_config(cfg: RLlibConfig) -> Any:
     """RLlib's ``PPOConfig`` for this run (multi-agent, one shared masked module)."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
-    from island_fortress_env.integrations import rllib as if_rllib
+    from island_fortress_env.adapters import rllib as if_rllib
 
     runners = cfg.env_runners
     return (
@@ -249,8 +249,8 @@ def scalars(result: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
 
 def save(algo: Any, cfg: RLlibConfig, metadata: dict[str, Any], steps: int, names: Sequence[str]) -> Path:
     """RLlib checkpoint in ``<checkpoints>/<run>/rllib``, then native copies named ``names``."""
+    from island_fortress_env.adapters.rllib import export_native_checkpoint
     from island_fortress_env.agents.checkpoint import META_MEMBER, space_signature
-    from island_fortress_env.integrations.rllib import export_native_checkpoint
 
     ckpt_dir = Path(cfg.logging.checkpoints_dir) / cfg.run_name
     rllib_dir = (ckpt_dir / "rllib").resolve()
@@ -263,8 +263,8 @@ def save(algo: Any, cfg: RLlibConfig, metadata: dict[str, Any], steps: int, name
 
 def check_resume(path: str | Path, cfg: RLlibConfig) -> Path:
     """An RLlib checkpoint directory this run can continue from, or a clear ``TrainConfigError``."""
+    from island_fortress_env.adapters.rllib import module_dir
     from island_fortress_env.agents.checkpoint import META_MEMBER, CheckpointError, check_signature
-    from island_fortress_env.integrations.rllib import module_dir
 
     path = Path(path)
     if not module_dir(path).is_dir():
@@ -296,7 +296,7 @@ def train(cfg: RLlibConfig, address: str | None = None, resume: str | Path | Non
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
     from torch.utils.tensorboard import SummaryWriter
 
-    from island_fortress_env.integrations.rllib import ILLEGAL_MOVES
+    from island_fortress_env.adapters.rllib import ILLEGAL_MOVES
 
     torch.set_num_threads(cfg.train.torch_threads)
     address = address or cfg.ray.address
@@ -357,7 +357,7 @@ def train(cfg: RLlibConfig, address: str | None = None, resume: str | Path | Non
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from island_fortress_env.cli import CommandLineParser
+    from island_fortress_env.tools.cli import CommandLineParser
 
     parser = CommandLineParser(
         prog="island-fortress train --backend rllib",
@@ -408,7 +408,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     print(f"final checkpoint: {final}")
     if not args.no_eval and cfg.eval.games > 0:
-        from .evaluate import evaluate_checkpoint
+        from island_fortress_env.training.evaluate import evaluate_checkpoint
 
         evaluate_checkpoint(final, cfg)
     return 0

@@ -37,10 +37,9 @@ from island_fortress_env.engine.events import (
     ScoreReason,
 )
 from island_fortress_env.engine.scoring import win_loss_returns
-from island_fortress_env.island_fortress_v0 import raw_env
-from island_fortress_env.observation import action_mask
-
-from .shaping import score_gain_reward
+from island_fortress_env.env.aec import raw_env
+from island_fortress_env.env.observation import action_mask
+from island_fortress_env.training.shaping import score_gain_reward
 
 OPPONENT_KINDS = ("self", "random", "heuristic")
 

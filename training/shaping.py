@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from island_fortress_env.island_fortress_v0 import score_reward
+from island_fortress_env.env.aec import score_reward
 
 
 def score_gain_reward(before: Sequence[int], after: Sequence[int], seat: int, relative: bool) -> float:

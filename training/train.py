@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from .config import TrainConfig, TrainConfigError, load_config, run_metadata
+from island_fortress_env.training.config import TrainConfig, TrainConfigError, load_config, run_metadata
 
 
 def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] = ()):
@@ -36,7 +36,7 @@ def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] 
         import torch
         from stable_baselines3.common.monitor import Monitor
 
-        from .selfplay import SelfPlayEnv
+        from island_fortress_env.training.selfplay import SelfPlayEnv
 
         torch.set_num_threads(1)
         env = SelfPlayEnv(
@@ -69,15 +69,14 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from island_fortress_env.agents.checkpoint import check_signature, read_metadata
-
-    from .callbacks import (
+    from island_fortress_env.training.callbacks import (
         CheckpointCallback,
         GameStatsCallback,
         ProgressBarCallback,
         SnapshotPoolCallback,
         save_checkpoint,
     )
-    from .policy import policy_kwargs
+    from island_fortress_env.training.policy import policy_kwargs
 
     if resume:  # refuse a mismatched checkpoint before any worker starts
         check_signature(resume, read_metadata(resume))
@@ -112,7 +111,7 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
     if not resume and cfg.pretrain.games > 0:
         from stable_baselines3.common.utils import configure_logger
 
-        from .pretrain import behaviour_cloning, collect_demonstrations
+        from island_fortress_env.training.pretrain import behaviour_cloning, collect_demonstrations
 
         # SB3's own logger set-up, made early so imitation and PPO share one TensorBoard run.
         model.set_logger(configure_logger(0, str(runs_dir), cfg.run_name, True))
@@ -174,7 +173,7 @@ def run_sb3(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(exc))
     print(f"\nsaved {final}")
     if not args.no_eval and cfg.eval.games > 0:
-        from .evaluate import evaluate_checkpoint
+        from island_fortress_env.training.evaluate import evaluate_checkpoint
 
         evaluate_checkpoint(final, cfg)
     print(f"\nWatch the learning curves:  tensorboard --logdir {cfg.logging.runs_dir}")
@@ -183,9 +182,8 @@ def run_sb3(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def run_native(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from island_fortress_env.agents.checkpoint import CheckpointError
-
-    from .config import NativeConfig
-    from .ppo import train_native, update_dtype
+    from island_fortress_env.training.config import NativeConfig
+    from island_fortress_env.training.ppo import train_native, update_dtype
 
     try:
         cfg = load_config(args.config or "configs/default.yaml", args.overrides, schema=NativeConfig)
@@ -209,7 +207,7 @@ def run_native(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 
 def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .rllib_backend import run
+    from island_fortress_env.training.rllib_backend import run
 
     return run(args, parser)
 
@@ -219,7 +217,7 @@ BACKENDS = {"native": run_native, "sb3": run_sb3, "rllib": run_rllib}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from island_fortress_env.cli import CommandLineParser
+    from island_fortress_env.tools.cli import CommandLineParser
 
     parser = CommandLineParser(
         prog="island-fortress train",

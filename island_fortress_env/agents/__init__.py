@@ -1,77 +1,11 @@
-"""Baseline agents behind one interface: ``act(observation, action_mask, state=None) -> action``."""
+"""Agents that play from a seat's observation: ``act(observation, action_mask, state=None) -> action``.
 
-from __future__ import annotations
+``base`` (the interface and the random agent), ``heuristic`` (the rule-based bot) and
+``checkpoint`` (a trained policy; ``network`` is its torch model, under the ``train`` extra).
+An agent *spec* (``"heuristic"``, ``"mcts:50"``, a checkpoint path) is turned into an agent by
+``island_fortress_env.players.make_agent``, one layer up, where the search players live too.
+"""
 
-import importlib.util
-from pathlib import Path
+from island_fortress_env.agents.base import Agent, RandomAgent
 
-from .base import Agent, RandomAgent
-
-AGENT_KINDS = ("random", "heuristic")
-SEARCH_KINDS = ("mcts",)  # ``mcts`` or ``mcts:N`` (N simulations); needs the [openspiel] extra
-
-
-class AgentSpecError(ValueError):
-    """An AGENT argument that names no usable agent."""
-
-
-def check_agent_spec(spec: str) -> None:
-    """Accept ``random``, ``heuristic``, ``mcts[:N]`` or a checkpoint file whose metadata fits this
-    environment; anything else raises ``AgentSpecError`` with one clear sentence."""
-    if spec in AGENT_KINDS:
-        return
-    kind, _, argument = spec.partition(":")
-    if kind in SEARCH_KINDS:
-        from .mcts import parse_simulations
-
-        try:
-            parse_simulations(argument)
-        except ValueError as error:
-            raise AgentSpecError(f"agent {spec!r}: {error}") from None
-        if importlib.util.find_spec("pyspiel") is None:
-            raise AgentSpecError(
-                f"agent {spec!r} needs OpenSpiel: pip install 'island-fortress-env[openspiel]'"
-            )
-        return
-    path = Path(spec)
-    if not path.is_file():
-        kinds = ", ".join((*AGENT_KINDS, "mcts[:N]"))
-        what = "a directory, not a checkpoint file" if path.exists() else "no such file"
-        raise AgentSpecError(
-            f"unknown agent {spec!r}: expected one of {kinds} or the path to a checkpoint file (.zip), "
-            f"and {spec!r} is {what}"
-        )
-    from .checkpoint import CheckpointError, check_signature, read_metadata
-
-    try:
-        check_signature(path, read_metadata(path))
-    except CheckpointError as error:
-        raise AgentSpecError(str(error)) from None
-
-
-def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """``random``, ``heuristic``, ``mcts[:N]`` or a path to a trained checkpoint (``.zip``)."""
-    if spec == "random":
-        return RandomAgent(seed=seed)
-    if spec == "heuristic":
-        from .heuristic import HeuristicAgent
-
-        return HeuristicAgent(seed=seed)
-    if spec.partition(":")[0] == "mcts":
-        from .mcts import MCTSAgent, parse_simulations
-
-        return MCTSAgent(parse_simulations(spec.partition(":")[2]), seed=seed)
-    from .checkpoint import CheckpointAgent
-
-    return CheckpointAgent(spec, seed=seed)
-
-
-__all__ = [
-    "AGENT_KINDS",
-    "SEARCH_KINDS",
-    "Agent",
-    "AgentSpecError",
-    "RandomAgent",
-    "check_agent_spec",
-    "make_agent",
-]
+__all__ = ["Agent", "RandomAgent"]

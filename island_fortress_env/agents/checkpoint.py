@@ -25,8 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.actions import ACTION_FAMILIES, NUM_ACTIONS
-from ..observation import GLOBAL_FEATURES, LAYOUT, OBS_SIZE, PLAYER_FEATURES, WALL_PLANES
+from island_fortress_env.engine.actions import ACTION_FAMILIES, NUM_ACTIONS
+from island_fortress_env.env.observation import (
+    GLOBAL_FEATURES,
+    LAYOUT,
+    OBS_SIZE,
+    PLAYER_FEATURES,
+    WALL_PLANES,
+)
 
 META_MEMBER = "island_fortress.json"
 WEIGHTS_MEMBER = "actor_critic.pt"
@@ -152,7 +158,7 @@ def load_policy(path: str | Path) -> tuple[Any, dict[str, Any]]:
     """A native checkpoint's ``ActorCritic`` (eval mode) and metadata, after the signature check."""
     import torch
 
-    from ..network import ActorCritic
+    from island_fortress_env.agents.network import ActorCritic
 
     metadata = read_metadata(path)
     if metadata.get("format") != NATIVE_FORMAT:

@@ -45,10 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import actions as A
-from ..engine import state as S
-from ..engine import tables
-from ..engine.wall import MAX_CELLS, STRIDE, iter_bits
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine import state as S
+from island_fortress_env.engine import tables
+from island_fortress_env.engine.wall import MAX_CELLS, STRIDE, iter_bits
 
 _BIG = 1e9
 _GOV_END = A.GOVERNOR + MAX_CELLS

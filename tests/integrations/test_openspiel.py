@@ -8,11 +8,11 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is an optional extra: pip install '.[openspiel]'")
 
 from island_fortress_env import island_fortress_v0  # noqa: E402
-from island_fortress_env import openspiel as ifo  # noqa: E402
-from island_fortress_env.agents import make_agent  # noqa: E402
+from island_fortress_env.adapters import openspiel as ifo  # noqa: E402
 from island_fortress_env.engine import ConfigError  # noqa: E402
 from island_fortress_env.engine.state import ACTION_PHASE_DECISIONS, D_BID  # noqa: E402
-from training import evaluate as evaluate_mod  # noqa: E402
+from island_fortress_env.players import make_agent  # noqa: E402
+from island_fortress_env.training import evaluate as evaluate_mod  # noqa: E402
 
 
 def _play_random(state, seed: int) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from training.config import TrainConfigError
-from training.rllib_backend import load_config, train_rllib
+from island_fortress_env.training.config import TrainConfigError
+from island_fortress_env.training.rllib_backend import load_config, train_rllib
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY_REASON = "Ray RLlib is not installed (pip install 'island-fortress-env[rllib]')"
@@ -23,7 +23,7 @@ RAY_REASON = "Ray RLlib is not installed (pip install 'island-fortress-env[rllib
 @pytest.fixture(scope="module")
 def if_rllib():
     pytest.importorskip("ray.rllib", reason=RAY_REASON)
-    from island_fortress_env.integrations import rllib
+    from island_fortress_env.adapters import rllib
 
     return rllib
 
@@ -180,7 +180,7 @@ def test_module_is_an_actor_critic_and_never_samples_an_illegal_action(if_rllib)
     import torch
     from ray.rllib.core.columns import Columns
 
-    from island_fortress_env.network import ActorCritic
+    from island_fortress_env.agents.network import ActorCritic
 
     env = if_rllib.IslandFortressEnv({"num_players": 3})
     module = build_module(if_rllib, env)
@@ -251,7 +251,7 @@ def read_meta(path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def tiny_run(if_rllib, tmp_path_factory):
-    from training.rllib_backend import train
+    from island_fortress_env.training.rllib_backend import train
 
     tmp = tmp_path_factory.mktemp("rllib")
     return train(tiny_config(tmp)), tmp
@@ -271,7 +271,7 @@ def test_tiny_run_trains_saves_and_converts(tiny_run):
 
 
 def test_tiny_run_policy_plays_complete_legal_games_in_evaluate(tiny_run):
-    from training.evaluate import evaluate
+    from island_fortress_env.training.evaluate import evaluate
 
     final, _ = tiny_run
     # evaluate's env raises on any illegal action: finishing the games means every move was legal
@@ -321,7 +321,7 @@ def test_an_unreachable_cluster_is_one_line_and_exit_2(if_rllib, monkeypatch, ca
 
 
 def test_resume_continues_weights_and_step_count(tiny_run, tmp_path):
-    from training.rllib_backend import check_resume, train
+    from island_fortress_env.training.rllib_backend import check_resume, train
 
     _, tmp = tiny_run
     rllib_dir = tmp / "checkpoints" / "tiny" / "rllib"
@@ -334,7 +334,7 @@ def test_resume_continues_weights_and_step_count(tiny_run, tmp_path):
 
 
 def test_resume_refuses_a_foreign_or_mismatched_checkpoint(tiny_run, tmp_path, capsys):
-    from training.rllib_backend import check_resume
+    from island_fortress_env.training.rllib_backend import check_resume
 
     _, tmp = tiny_run
     rllib_dir = tmp / "checkpoints" / "tiny" / "rllib"

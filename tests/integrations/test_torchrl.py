@@ -9,7 +9,7 @@ pytest.importorskip("torchrl", reason="TorchRL is an optional extra: pip install
 
 from torchrl.envs.utils import check_env_specs
 
-from island_fortress_env.global_state import STATE_SIZE
+from island_fortress_env.env.global_state import STATE_SIZE
 
 from .conftest import load_example
 

@@ -6,8 +6,14 @@ so the documentation cannot drift from the code (a test compares them with READM
 
 from __future__ import annotations
 
-from .engine.actions import ACTION_FAMILIES, NUM_ACTIONS
-from .observation import GLOBAL_FEATURES, LAYOUT, OBS_SIZE, PLAYER_FEATURES, WALL_PLANES
+from island_fortress_env.engine.actions import ACTION_FAMILIES, NUM_ACTIONS
+from island_fortress_env.env.observation import (
+    GLOBAL_FEATURES,
+    LAYOUT,
+    OBS_SIZE,
+    PLAYER_FEATURES,
+    WALL_PLANES,
+)
 
 
 def action_table() -> str:

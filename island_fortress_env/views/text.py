@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .engine.describe import event_to_string
-from .engine.wall import COLUMNS_PER_REGION, STRIDE
+from island_fortress_env.engine.describe import event_to_string
+from island_fortress_env.engine.wall import COLUMNS_PER_REGION, STRIDE
 
 if TYPE_CHECKING:
-    from .engine.state import State
+    from island_fortress_env.engine.state import State
 
 PLAYER_MARKS = "ABCD"  # builder's marks of seats 0-3; lower case when reinforced
 

@@ -16,11 +16,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .engine import actions as A
-from .engine import tables
-from .engine.decisions import NUM_DECISIONS, Decision
-from .engine.state import State
-from .engine.wall import LEVELS, STRIDE
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine import tables
+from island_fortress_env.engine.decisions import NUM_DECISIONS, Decision
+from island_fortress_env.engine.state import State
+from island_fortress_env.engine.wall import LEVELS, STRIDE
 
 MAX_PLAYERS = tables.MAX_PLAYERS
 CARDS = tables.MAX_FAVOR_CARDS

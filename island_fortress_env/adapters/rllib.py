@@ -51,9 +51,9 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.tune.registry import register_env
 
-from .. import island_fortress_v0
-from ..agents.checkpoint import META_MEMBER, CheckpointError, save_policy
-from ..network import ActorCritic, masked_logits
+from island_fortress_env import island_fortress_v0
+from island_fortress_env.agents.checkpoint import META_MEMBER, CheckpointError, save_policy
+from island_fortress_env.agents.network import ActorCritic, masked_logits
 
 ENV_NAME = "island_fortress_v0"
 SHARED_POLICY = "shared"  # the one module every seat plays

@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .engine import IllegalActionError
-from .engine.actions import ACTION_FAMILIES
+from island_fortress_env.engine import IllegalActionError
+from island_fortress_env.engine.actions import ACTION_FAMILIES
 
 if TYPE_CHECKING:
-    from .engine import State
+    from island_fortress_env.engine import State
 
 FORMAT = "island-fortress-game-record"
 VERSION = 1
@@ -53,7 +53,7 @@ def action_table_digest() -> str:
 
 def initial_state(rules: dict[str, Any], seed: int) -> State:
     """The engine state that ``env.reset(seed=seed)`` starts from with these rules options."""
-    from .island_fortress_v0 import raw_env  # the env owns how a reset seed becomes a game
+    from island_fortress_env.env.aec import raw_env  # the env owns how a reset seed becomes a game
 
     env = raw_env(**rules)
     env.reset(seed=seed)

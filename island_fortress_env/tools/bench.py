@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from .engine.tables import PLAYER_COUNTS
+from island_fortress_env.engine.tables import PLAYER_COUNTS
 
 DEFAULT_OUT = "bench-results/bench.json"
 DEFAULT_SECONDS = 3.0
@@ -97,7 +97,7 @@ def choose_from_list(rng: random.Random, legal: Sequence[int]) -> int:
 
 def engine_game_player(num_players: int, seed: int) -> Callable[[int], int]:
     """play(i) plays game ``seed + i`` on the bare engine and returns its decision count."""
-    from .engine import Game
+    from island_fortress_env.engine import Game
 
     game = Game(num_players=num_players)
     rng = random.Random(seed)
@@ -247,7 +247,7 @@ def time_per_call(fn: Callable[[Any], Any], items: Sequence[Any], seconds: float
 
 def sample_states(num_players: int, seed: int, games: int, per_game: int) -> list:
     """Non-terminal states spread evenly over ``games`` random games (clones, legal cached)."""
-    from .engine import Game
+    from island_fortress_env.engine import Game
 
     game = Game(num_players=num_players)
     rng = random.Random(seed)
@@ -271,9 +271,9 @@ def _fresh_legal_actions(state: Any) -> tuple[int, ...]:
 
 
 def measure_micro(num_players: int, seed: int, seconds: float, repeats: int, quick: bool) -> dict:
-    from .engine import Game
-    from .engine.state import State
-    from .observation import ObservationEncoder, action_mask
+    from island_fortress_env.engine import Game
+    from island_fortress_env.engine.state import State
+    from island_fortress_env.env.observation import ObservationEncoder, action_mask
 
     states = sample_states(num_players, seed, games=2 if quick else 10, per_game=10 if quick else 30)
     encoder = ObservationEncoder(Game(num_players=num_players))
@@ -307,7 +307,7 @@ def rss_bytes() -> int:
 
 def _make_env(kind: str, num_players: int) -> Any:
     if kind == "island_fortress":
-        from . import island_fortress_v0
+        from island_fortress_env import island_fortress_v0
 
         return island_fortress_v0.env(num_players=num_players)
     module = importlib.import_module(f"pettingzoo.classic.{kind}")
@@ -338,14 +338,14 @@ def memory_child(kind: str, num_players: int, count: int) -> dict:
 
 
 def measure_memory(kind: str, num_players: int, count: int) -> dict:
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
     cmd = [
         sys.executable,
         "-m",
-        "island_fortress_env.bench",
+        "island_fortress_env.tools.bench",
         "--memory-child",
         kind,
         str(num_players),
@@ -635,7 +635,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict:
     from pettingzoo.utils import wrappers
 
-    from . import island_fortress_v0
+    from island_fortress_env import island_fortress_v0
 
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
     repeats = args.repeats if args.repeats is not None else (1 if args.quick else DEFAULT_REPEATS)
@@ -708,7 +708,7 @@ def profile(num_players: int, seconds: float, seed: int, top: int = 20) -> str:
     import io
     import pstats
 
-    from . import island_fortress_v0
+    from island_fortress_env import island_fortress_v0
 
     play = aec_game_player(island_fortress_v0.env(num_players=num_players), seed)
     play(WARMUP_GAME)

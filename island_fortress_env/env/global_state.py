@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import tables
-from .engine.state import State
-from .observation import OBS_HIGH, OBS_LOW, OBS_SIZE, ObservationEncoder
+from island_fortress_env.engine import tables
+from island_fortress_env.engine.state import State
+from island_fortress_env.env.observation import OBS_HIGH, OBS_LOW, OBS_SIZE, ObservationEncoder
 
 MAX_PLAYERS = tables.MAX_PLAYERS
 CARDS = tables.MAX_FAVOR_CARDS

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .records import GameRecord, RecordError, load, states
-from .render import PLAYER_MARKS, render_text
+from island_fortress_env.env.records import GameRecord, RecordError, load, states
+from island_fortress_env.views.text import PLAYER_MARKS, render_text
 
 if TYPE_CHECKING:
-    from .engine import State
+    from island_fortress_env.engine import State
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 PER_CHOICES = ("decision", "turn")
@@ -58,7 +58,7 @@ def write_video(
     held until written). Returns the number of frames."""
     from PIL import Image
 
-    from .picture import HEIGHT, WIDTH, render_image
+    from island_fortress_env.views.picture import HEIGHT, WIDTH, render_image
 
     path = Path(path)
     suffix = path.suffix.lower()

@@ -53,7 +53,7 @@ class MCTSAgent:
         self._rollouts = np.random.RandomState(self.rng.integers(2**31))
 
     def _game(self, config: Any) -> Any:
-        from .. import openspiel
+        from island_fortress_env.adapters import openspiel
 
         game = self._games.get(config)
         if game is None:
@@ -71,7 +71,7 @@ class MCTSAgent:
             return int(legal[0])
         from open_spiel.python.algorithms import ismcts, mcts
 
-        from .. import openspiel
+        from island_fortress_env.adapters import openspiel
 
         game = self._game(state.cfg)
         root = openspiel.state_from_engine(game, state)

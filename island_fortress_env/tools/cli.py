@@ -13,11 +13,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .engine.tables import PLAYER_COUNTS
+from island_fortress_env.engine.tables import PLAYER_COUNTS
 
 PROG = "island-fortress"
 # Subcommands whose modules own their full argument parsers (each is runnable on its own).
-DELEGATED = {"train": "training.train", "evaluate": "training.evaluate", "bench": "island_fortress_env.bench"}
+DELEGATED = {
+    "train": "island_fortress_env.training.train",
+    "evaluate": "island_fortress_env.training.evaluate",
+    "bench": "island_fortress_env.tools.bench",
+}
 
 
 # Packages of the [render] extra: without them play, replay --video and pictures cannot run.
@@ -65,7 +69,7 @@ def positive_float(text: str) -> float:
 
 def agent_spec(text: str) -> str:
     """``random``, ``heuristic``, ``mcts[:N]`` or a checkpoint file whose metadata fits this env."""
-    from .agents import AgentSpecError, check_agent_spec
+    from island_fortress_env.players import AgentSpecError, check_agent_spec
 
     try:
         check_agent_spec(text)
@@ -95,7 +99,7 @@ def rule_option(text: str) -> tuple[str, Any]:
 
 
 def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .demo import run_demo
+    from island_fortress_env.tools.demo import run_demo
 
     if args.agents and len(args.agents) != args.players:
         parser.error(f"--agents needs one agent per seat ({args.players} players), got {len(args.agents)}")
@@ -104,7 +108,7 @@ def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .play import play_game
+    from island_fortress_env.tools.play import play_game
 
     players = args.players if args.players is not None else (len(args.agents) + 1 if args.agents else 3)
     agents = args.agents or ["heuristic"] * (players - 1)
@@ -123,12 +127,12 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .replay import run_replay, write_video
+    from island_fortress_env.tools.replay import run_replay, write_video
 
     if args.video is None:
         run_replay(args.file)
         return 0
-    from .records import load
+    from island_fortress_env.env.records import load
 
     frames = write_video(load(args.file), args.video, per=args.per, fps=args.fps, scale=args.scale)
     print(f"{args.video}: {frames} frames, one per {args.per}")
@@ -200,12 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def user_errors() -> tuple[type[BaseException], ...]:
     """The project's error classes that describe a user's mistake, not a bug."""
-    from training.config import TrainConfigError
-
-    from .agents import AgentSpecError
-    from .agents.checkpoint import CheckpointError
-    from .engine import ConfigError, DeckError
-    from .records import RecordError
+    from island_fortress_env.agents.checkpoint import CheckpointError
+    from island_fortress_env.engine import ConfigError, DeckError
+    from island_fortress_env.env.records import RecordError
+    from island_fortress_env.players import AgentSpecError
+    from island_fortress_env.training.config import TrainConfigError
 
     return (
         ConfigError,
@@ -230,7 +233,7 @@ def one_line(exc: BaseException) -> str:
 def _check_train_config(argv: Sequence[str]) -> None:
     """``train --config FILE``: refuse a missing file or one that is not text before training
     starts (one line, like every other user error)."""
-    from training.config import TrainConfigError
+    from island_fortress_env.training.config import TrainConfigError
 
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--config", default=None)

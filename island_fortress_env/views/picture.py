@@ -30,14 +30,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "pictures need Pillow: pip install 'island-fortress-env[render]'", name=exc.name
     ) from exc
 
-from .engine import actions as A
-from .engine.favors import FavorCard
-from .engine.state import D_BID, D_BUILD_CELL
-from .engine.tables import PLAYER_COUNTS
-from .engine.wall import COLUMNS_PER_REGION, LEVELS, STRIDE
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.favors import FavorCard
+from island_fortress_env.engine.state import D_BID, D_BUILD_CELL
+from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.engine.wall import COLUMNS_PER_REGION, LEVELS, STRIDE
 
 if TYPE_CHECKING:
-    from .engine.state import State
+    from island_fortress_env.engine.state import State
 
 WIDTH, HEIGHT = 1280, 800  # one size for every table size: frames of a video stay the same size
 MARKS = "ABCD"  # the seats' marks, as in the text view
@@ -543,8 +543,8 @@ def main(argv: list[str] | None = None) -> int:
     ``python -m island_fortress_env.picture OUT.png [--players 3] [--seed 3] [--round 5]``."""
     import argparse
 
-    from .agents import make_agent
-    from .island_fortress_v0 import raw_env
+    from island_fortress_env.env.aec import raw_env
+    from island_fortress_env.players import make_agent
 
     parser = argparse.ArgumentParser(prog="python -m island_fortress_env.picture", description=main.__doc__)
     parser.add_argument("out")

@@ -15,8 +15,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .engine.actions import NUM_ACTIONS
-from .observation import GRID, LEVELS, NUM_PLANES, OBS_SIZE, STRIDE, WALL_START
+from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.env.observation import GRID, LEVELS, NUM_PLANES, OBS_SIZE, STRIDE, WALL_START
 
 WALL_SIZE = NUM_PLANES * GRID
 

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from .agents import make_agent
-from .engine import actions as A
-from .engine.state import D_BID
-from .records import GameRecord, save
-from .render import PLAYER_MARKS, render_text
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.state import D_BID
+from island_fortress_env.env.records import GameRecord, save
+from island_fortress_env.players import make_agent
+from island_fortress_env.views.text import PLAYER_MARKS, render_text
 
 if TYPE_CHECKING:
-    from .engine import State
+    from island_fortress_env.engine import State
 
 HUMAN = "human"
 PROMPT = "your choice> "
@@ -108,7 +108,7 @@ def play_game(
 ) -> GameRecord | None:
     """Play one game: the person at ``seat``, ``agents`` (specs) at the other seats in order.
     Returns the saved record, or None when the person quits."""
-    from .island_fortress_v0 import env as make_env
+    from island_fortress_env.env.aec import env as make_env
 
     console = console or Console(highlight=False, soft_wrap=True)
     n = len(agents) + 1
@@ -129,7 +129,7 @@ def play_game(
     console.print(COMMANDS)
     table_window = None
     if window:
-        from .picture import TableWindow
+        from island_fortress_env.views.picture import TableWindow
 
         table_window = TableWindow(f"Island Fortress - you are {PLAYER_MARKS[seat]}")
     taken: list[int] = []
@@ -152,7 +152,7 @@ def play_game(
             p = raw.agent_name_mapping[name]
             if p == seat:
                 if table_window is not None:
-                    from .picture import render_rgb
+                    from island_fortress_env.views.picture import render_rgb
 
                     table_window.show(render_rgb(state, seat, names))
                 action = _ask_person(state, seat, ask, console)

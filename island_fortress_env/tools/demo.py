@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .agents import make_agent
-from .engine.describe import event_to_string
-from .engine.events import EventKind
-from .island_fortress_v0 import env as make_env
+from island_fortress_env.engine.describe import event_to_string
+from island_fortress_env.engine.events import EventKind
+from island_fortress_env.env.aec import env as make_env
+from island_fortress_env.players import make_agent
 
 _SHOWN = frozenset(
     (

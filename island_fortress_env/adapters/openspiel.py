@@ -54,12 +54,12 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from .engine import NUM_ACTIONS, Game, GameConfig, tables
-from .engine import State as EngineState
-from .engine import rng as engine_rng
-from .engine.state import D_BID
-from .observation import OBS_SIZE, ObservationEncoder
-from .render import render_text
+from island_fortress_env.engine import NUM_ACTIONS, Game, GameConfig, tables
+from island_fortress_env.engine import State as EngineState
+from island_fortress_env.engine import rng as engine_rng
+from island_fortress_env.engine.state import D_BID
+from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder
+from island_fortress_env.views.text import render_text
 
 SHORT_NAME = "python_island_fortress"
 DEFAULT_PLAYERS = 3

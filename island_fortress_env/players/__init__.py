@@ -1,0 +1,82 @@
+"""Every agent an agent spec names: ``random``, ``heuristic``, a checkpoint file, and the search
+players built on an adapter (``mcts[:N]``, OpenSpiel's IS-MCTS over the OpenSpiel game).
+
+    from island_fortress_env.players import make_agent
+    agent = make_agent("heuristic", seed=0)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from island_fortress_env.agents.base import Agent, RandomAgent
+
+AGENT_KINDS = ("random", "heuristic")
+SEARCH_KINDS = ("mcts",)  # ``mcts`` or ``mcts:N`` (N simulations); needs the [openspiel] extra
+
+
+class AgentSpecError(ValueError):
+    """An AGENT argument that names no usable agent."""
+
+
+def check_agent_spec(spec: str) -> None:
+    """Accept ``random``, ``heuristic``, ``mcts[:N]`` or a checkpoint file whose metadata fits this
+    environment; anything else raises ``AgentSpecError`` with one clear sentence."""
+    if spec in AGENT_KINDS:
+        return
+    kind, _, argument = spec.partition(":")
+    if kind in SEARCH_KINDS:
+        from island_fortress_env.players.ismcts import parse_simulations
+
+        try:
+            parse_simulations(argument)
+        except ValueError as error:
+            raise AgentSpecError(f"agent {spec!r}: {error}") from None
+        if importlib.util.find_spec("pyspiel") is None:
+            raise AgentSpecError(
+                f"agent {spec!r} needs OpenSpiel: pip install 'island-fortress-env[openspiel]'"
+            )
+        return
+    path = Path(spec)
+    if not path.is_file():
+        kinds = ", ".join((*AGENT_KINDS, "mcts[:N]"))
+        what = "a directory, not a checkpoint file" if path.exists() else "no such file"
+        raise AgentSpecError(
+            f"unknown agent {spec!r}: expected one of {kinds} or the path to a checkpoint file (.zip), "
+            f"and {spec!r} is {what}"
+        )
+    from island_fortress_env.agents.checkpoint import CheckpointError, check_signature, read_metadata
+
+    try:
+        check_signature(path, read_metadata(path))
+    except CheckpointError as error:
+        raise AgentSpecError(str(error)) from None
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """``random``, ``heuristic``, ``mcts[:N]`` or a path to a trained checkpoint (``.zip``)."""
+    if spec == "random":
+        return RandomAgent(seed=seed)
+    if spec == "heuristic":
+        from island_fortress_env.agents.heuristic import HeuristicAgent
+
+        return HeuristicAgent(seed=seed)
+    if spec.partition(":")[0] == "mcts":
+        from island_fortress_env.players.ismcts import MCTSAgent, parse_simulations
+
+        return MCTSAgent(parse_simulations(spec.partition(":")[2]), seed=seed)
+    from island_fortress_env.agents.checkpoint import CheckpointAgent
+
+    return CheckpointAgent(spec, seed=seed)
+
+
+__all__ = [
+    "AGENT_KINDS",
+    "SEARCH_KINDS",
+    "Agent",
+    "AgentSpecError",
+    "RandomAgent",
+    "check_agent_spec",
+    "make_agent",
+]
