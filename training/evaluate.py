@@ -42,7 +42,12 @@ from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
 from island_fortress_env.env.records import GameRecord, RecordError
 from island_fortress_env.env.records import save as save_record
 from island_fortress_env.players import AGENT_KINDS, AgentSpecError, check_agent_spec, make_agent
-from island_fortress_env.tools.cli import CommandLineParser, non_negative_int, positive_int, rule_option
+from island_fortress_env.players.arguments import (
+    CommandLineParser,
+    non_negative_int,
+    positive_int,
+    rule_option,
+)
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 

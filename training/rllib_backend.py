@@ -357,7 +357,7 @@ def train(cfg: RLlibConfig, address: str | None = None, resume: str | Path | Non
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from island_fortress_env.tools.cli import CommandLineParser
+    from island_fortress_env.players.arguments import CommandLineParser
 
     parser = CommandLineParser(
         prog="island-fortress train --backend rllib",

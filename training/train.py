@@ -217,7 +217,7 @@ BACKENDS = {"native": run_native, "sb3": run_sb3, "rllib": run_rllib}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from island_fortress_env.tools.cli import CommandLineParser
+    from island_fortress_env.players.arguments import CommandLineParser
 
     parser = CommandLineParser(
         prog="island-fortress train",
