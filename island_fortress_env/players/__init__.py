@@ -11,6 +11,9 @@ import importlib.util
 from pathlib import Path
 
 from island_fortress_env.agents.base import Agent, RandomAgent
+from island_fortress_env.agents.checkpoint import CheckpointAgent, CheckpointError, check_signature, read_metadata
+from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.players.ismcts import MCTSAgent, parse_simulations
 
 AGENT_KINDS = ("random", "heuristic")
 SEARCH_KINDS = ("mcts",)  # ``mcts`` or ``mcts:N`` (N simulations); needs the [openspiel] extra
@@ -27,8 +30,6 @@ def check_agent_spec(spec: str) -> None:
         return
     kind, _, argument = spec.partition(":")
     if kind in SEARCH_KINDS:
-        from island_fortress_env.players.ismcts import parse_simulations
-
         try:
             parse_simulations(argument)
         except ValueError as error:
@@ -46,8 +47,6 @@ def check_agent_spec(spec: str) -> None:
             f"unknown agent {spec!r}: expected one of {kinds} or the path to a checkpoint file (.zip), "
             f"and {spec!r} is {what}"
         )
-    from island_fortress_env.agents.checkpoint import CheckpointError, check_signature, read_metadata
-
     try:
         check_signature(path, read_metadata(path))
     except CheckpointError as error:
@@ -59,15 +58,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if spec == "random":
         return RandomAgent(seed=seed)
     if spec == "heuristic":
-        from island_fortress_env.agents.heuristic import HeuristicAgent
-
         return HeuristicAgent(seed=seed)
     if spec.partition(":")[0] == "mcts":
-        from island_fortress_env.players.ismcts import MCTSAgent, parse_simulations
-
         return MCTSAgent(parse_simulations(spec.partition(":")[2]), seed=seed)
-    from island_fortress_env.agents.checkpoint import CheckpointAgent
-
     return CheckpointAgent(spec, seed=seed)
 
 
