@@ -11,7 +11,12 @@ import importlib.util
 from pathlib import Path
 
 from island_fortress_env.agents.base import Agent, RandomAgent
-from island_fortress_env.agents.checkpoint import CheckpointAgent, CheckpointError, check_signature, read_metadata
+from island_fortress_env.agents.checkpoint import (
+    CheckpointAgent,
+    CheckpointError,
+    check_signature,
+    read_metadata,
+)
 from island_fortress_env.agents.heuristic import HeuristicAgent
 from island_fortress_env.players.ismcts import MCTSAgent, parse_simulations
 
