@@ -117,7 +117,7 @@ GLOBAL_FEATURE_SPECS: tuple[Feature, ...] = (
     Feature("Workers this build needs", A.MAX_WORKERS),
     Feature("Workers to assign", A.MAX_WORKERS),
     # Also the base-101 digits of a sealed bid still to enter after this one (docs/RULES.md E3);
-    # the label stays as it was so trained policies keep their layout signature.
+    # its label is the one in trained policies' layout signature, which must not change.
     Feature("favor cards left to keep", tables.FAVOR_KEEP),
     Feature("my sealed bid this round", 20, "mine only"),
     Feature("I have bid this round"),
