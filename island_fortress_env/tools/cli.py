@@ -1,4 +1,4 @@
-"""``island-fortress``: demo | play | replay | evaluate | train | bench.
+"""``island-fortress``: demo | play | replay | evaluate | tournament | train | bench.
 
 Every user error (a bad option, a file that cannot be used, a game record that does not
 replay) ends the command with one line on stderr and exit status 2, never a traceback.
@@ -27,6 +27,7 @@ DELEGATED = {
     "train": "island_fortress_env.training.train",
     "evaluate": "island_fortress_env.training.evaluate",
     "bench": "island_fortress_env.tools.bench",
+    "tournament": "island_fortress_env.tools.tournament",
 }
 
 
@@ -80,7 +81,8 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(
-        prog=PROG, description="Island Fortress: watch a demo, play, replay, train, evaluate, benchmark."
+        prog=PROG,
+        description="Island Fortress: demo, play, replay, train, evaluate, tournament, benchmark.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=CommandLineParser)
 
