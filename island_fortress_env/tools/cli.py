@@ -1,7 +1,10 @@
 """``island-fortress``: demo | play | replay | evaluate | train | bench.
 
 Every user error (a bad option, a file that cannot be used, a game record that does not
-replay) ends the command with one line on stderr and exit status 2, never a traceback.
+replay) ends the command with one line on stderr and exit status 2, never a traceback; its text
+has control characters escaped, whatever file or record it quotes. Output paths (``play
+--save``, ``replay --video``, ``evaluate --save-games``) are checked when the arguments are read,
+before any work starts.
 """
 
 from __future__ import annotations
@@ -65,6 +68,55 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
+
+
+def seed_value(text: str) -> int:
+    """An ``env.reset`` seed: an integer in [0, 2**64)."""
+    from island_fortress_env.engine.rng import SeedError, seed_state
+
+    value = non_negative_int(text)
+    try:
+        return seed_state(value)
+    except SeedError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _output_path(check: Callable[[str], Any]) -> Callable[[str], str]:
+    """An argparse type: a path that ``check`` (a records path check) accepts."""
+
+    def parse(text: str) -> str:
+        from island_fortress_env.env.records import RecordError
+
+        try:
+            check(text)
+        except (RecordError, OSError) as exc:
+            raise argparse.ArgumentTypeError(one_line(exc)) from None
+        return text
+
+    return parse
+
+
+def _record_file(text: str) -> Any:
+    from island_fortress_env.env.records import check_output_file
+
+    return check_output_file(text, "game record")
+
+
+def _record_dir(text: str) -> Any:
+    from island_fortress_env.env.records import check_output_dir
+
+    return check_output_dir(text, "game records directory")
+
+
+def _video_file(text: str) -> Any:
+    from island_fortress_env.tools.replay import check_video_path
+
+    return check_video_path(text)
+
+
+record_file = _output_path(_record_file)  # play --save: a new file in a writable folder
+record_dir = _output_path(_record_dir)  # evaluate --save-games: a writable (or creatable) folder
+video_file = _output_path(_video_file)  # replay --video: .mp4/.gif in a writable folder
 
 
 def agent_spec(text: str) -> str:
@@ -147,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="play one game between baseline agents and show it")
     demo.add_argument("--players", type=int, default=3, choices=PLAYER_COUNTS)
-    demo.add_argument("--seed", type=non_negative_int, default=7)
+    demo.add_argument("--seed", type=seed_value, default=7)
     demo.add_argument(
         "--agents", nargs="*", default=None, type=agent_spec,
         help="one agent per seat: random, heuristic or a checkpoint path (default: heuristic)",
@@ -166,9 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the other players in seat order: random, heuristic or a checkpoint path (default: heuristic)",
     )  # fmt: skip
     play.add_argument("--seat", type=non_negative_int, default=0, help="your seat (0 plays first; default 0)")
-    play.add_argument("--seed", type=non_negative_int, default=None, help="env.reset seed (default: random)")
+    play.add_argument("--seed", type=seed_value, default=None, help="env.reset seed (default: random)")
     play.add_argument("--window", action="store_true", help="also show the table as a picture in a window")
-    play.add_argument("--save", default=None, metavar="FILE", help="game record path (default: a dated name)")
+    play.add_argument(
+        "--save", default=None, type=record_file, metavar="FILE",
+        help="game record path, a new file (default: a dated name here)",
+    )  # fmt: skip
     play.add_argument(
         "--rule", action="append", default=[], type=rule_option, metavar="KEY=VALUE",
         help="rules option / variant, e.g. --rule no_replace=true (repeatable)",
@@ -183,7 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
         "prints the whole game when stdin is not a terminal. With --video, write it as .mp4 or .gif.",
     )
     replay.add_argument("file", metavar="FILE", help="a game record (.json)")
-    replay.add_argument("--video", default=None, metavar="OUT", help="write out.mp4 or out.gif instead")
+    replay.add_argument(
+        "--video", default=None, type=video_file, metavar="OUT", help="write out.mp4 or out.gif instead"
+    )
     replay.add_argument(
         "--per", default="decision", choices=("decision", "turn"),
         help="one frame per decision (default), or per turn: each time the player to move changes",
@@ -205,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
 def user_errors() -> tuple[type[BaseException], ...]:
     """The project's error classes that describe a user's mistake, not a bug."""
     from island_fortress_env.agents.checkpoint import CheckpointError
-    from island_fortress_env.engine import ConfigError, DeckError
+    from island_fortress_env.engine import ConfigError, DeckError, SeedError
     from island_fortress_env.env.records import RecordError
     from island_fortress_env.players import AgentSpecError
     from island_fortress_env.training.config import TrainConfigError
@@ -213,6 +270,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return (
         ConfigError,
         DeckError,
+        SeedError,
         CheckpointError,
         TrainConfigError,
         RecordError,
@@ -223,11 +281,16 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 
 def one_line(exc: BaseException) -> str:
+    """The error as one line of printable text (control characters escaped)."""
+    from island_fortress_env.env.records import printable
+
     if isinstance(exc, OSError) and exc.filename is not None:
-        return f"{str(exc.filename)!r}: {exc.strerror or exc}"
-    if isinstance(exc, UnicodeDecodeError):
-        return f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
-    return " ".join(str(exc).split()) or type(exc).__name__
+        text = f"{str(exc.filename)!r}: {exc.strerror or exc}"
+    elif isinstance(exc, UnicodeDecodeError):
+        text = f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    else:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+    return printable(text)
 
 
 def _check_train_config(argv: Sequence[str]) -> None:
