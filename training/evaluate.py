@@ -365,7 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.save_games is not None:
         saved = result["saved_games"]
-        print(f"{len(saved)} game records saved: {saved[0]} ... {Path(saved[-1]).name}", file=sys.stderr)
+        where = saved[0] if len(saved) == 1 else f"{saved[0]} ... {Path(saved[-1]).name}"
+        print(f"{len(saved)} game record{'s' * (len(saved) > 1)} saved: {where}", file=sys.stderr)
     if args.json:
         print(json.dumps(result))
     else:

@@ -409,8 +409,20 @@ def _path(path: str | Path, what: str) -> Path:
 
 def temporary_path(path: Path) -> Path:
     """A fresh hidden name beside ``path`` for writing it atomically (same directory, so
-    ``os.replace``/``os.link`` never cross file systems); ends with ``path``'s suffix."""
-    return path.with_name(f".{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp{path.suffix}")
+    ``os.replace``/``os.link`` never cross file systems); ends with ``path``'s suffix. The
+    random part only keeps names apart (it draws nothing a game uses)."""
+    return path.with_name(f".{path.stem}.{os.getpid()}.{secrets.token_hex(6)}.tmp{path.suffix}")
+
+
+def _create_temporary(path: Path, mode: int = 0o666) -> tuple[int, Path]:
+    """Create a new temporary file beside ``path`` (exclusively: never one that exists);
+    returns its descriptor and name."""
+    while True:
+        tmp = temporary_path(path)
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), tmp
+        except FileExistsError:
+            continue
 
 
 def _write_new(path: Path, data: bytes) -> None:
@@ -419,8 +431,7 @@ def _write_new(path: Path, data: bytes) -> None:
     ``path`` (atomic, and refused when the name is taken); where the file system has no hard
     links the name is claimed with an exclusive create and the data renamed over it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_path(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd, tmp = _create_temporary(path)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -490,9 +501,9 @@ def _nearest_folder(folder: Path, what: str, path: Path | None = None) -> Path:
 def _probe(directory: Path, what: str, path: Path) -> None:
     """Create and remove a temporary file in ``directory``: the one sure test that it can be
     written (permissions, read-only file systems, and root's exemptions all included)."""
-    probe = temporary_path(directory / "write-check")
     try:
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        fd, probe = _create_temporary(directory / "write-check", 0o600)
+        os.close(fd)
         probe.unlink()
     except OSError as exc:
         where = "" if directory == path else f" (in {str(directory)!r})"
