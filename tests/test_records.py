@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 
 import numpy as np
 import pytest
@@ -104,7 +106,7 @@ def test_an_illegal_step_is_named(game, tmp_path):
         (lambda d: d.__setitem__("action_table", "0123"), "another action table"),
         (lambda d: d.pop("actions"), r"missing field\(s\) \['actions'\]"),
         (lambda d: d.__setitem__("actions", ["7"]), "'actions' must be a list of integers"),
-        (lambda d: d.__setitem__("seed", -1), "'seed' must be an integer >= 0"),
+        (lambda d: d.__setitem__("seed", -1), r"'seed' must be an integer in \[0, 2\*\*64\)"),
         (lambda d: d["rules"].__setitem__("num_players", 9), "rules"),
         (lambda d: d["agents"].pop(), "agent names for 2 players"),
         (lambda d: d["rules"].__setitem__("render_mode", "bogus"), "rules .*render_mode"),
@@ -140,7 +142,9 @@ def test_evaluate_saves_every_game(tmp_path):
     out = tmp_path / "games"
     result = evaluate(["heuristic", "random"], games=3, seed=7, save_games=out)
     files = sorted(out.glob("*.json"))
-    assert [f.name for f in files] == ["game-00000.json", "game-00001.json", "game-00002.json"]
+    assert [str(f) for f in files] == result["saved_games"]
+    for g, f in enumerate(files):  # named by the run (start time, seed, process id) and the game
+        assert re.fullmatch(rf"\d{{8}}-\d{{6}}-seed7-p{os.getpid()}-game-0000{g}\.json", f.name), f.name
     wins = {"heuristic": 0.0, "random": 0.0}
     score = {"heuristic": 0, "random": 0}
     for g, path in enumerate(files):
@@ -223,7 +227,7 @@ def _has_pyav() -> bool:
 
 def test_saved_rules_are_the_games_options_only(tmp_path):
     """Env-only options (the reward) are not rules: the record holds the game's options."""
-    evaluate(["random", "random"], games=1, seed=3, env_options={"reward": "vp_delta", "no_replace": True},
-             save_games=tmp_path)  # fmt: skip
-    record = records.load(tmp_path / "game-00000.json")
+    options = {"reward": "vp_delta", "no_replace": True}
+    result = evaluate(["random", "random"], games=1, seed=3, env_options=options, save_games=tmp_path)
+    record = records.load(result["saved_games"][0])
     assert record.rules == {"num_players": 2, "no_replace": True}

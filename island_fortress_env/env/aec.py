@@ -49,6 +49,7 @@ from pettingzoo.utils import wrappers
 
 from island_fortress_env.engine import Game, GameConfig, State
 from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.engine.rng import seed_state
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.global_state import STATE_HIGH, STATE_LOW, STATE_SIZE, encode_global_state
 from island_fortress_env.env.observation import OBS_HIGH, OBS_LOW, OBS_SIZE, ObservationEncoder, action_mask
@@ -165,9 +166,13 @@ class raw_env(AECEnv, EzPickle):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a game. With a seed the whole game is reproducible; without one the
-        environment's generator continues (Gymnasium convention)."""
+        environment's generator continues (Gymnasium convention).
+
+        ``seed`` follows the engine's rule (``engine.rng.seed_state``): an integer in [0, 2**64),
+        numpy integers included, or None; anything else (a bool, a float, a string, a negative or
+        too large number) raises ``SeedError`` and leaves the environment as it was."""
         if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
+            self.np_random, _ = seeding.np_random(seed_state(seed))
         game_seed = int(self.np_random.integers(0, 2**63 - 1))
         self.game_state = self.game.new_initial_state(game_seed)
         self.agents = self.possible_agents[:]

@@ -8,6 +8,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from island_fortress_env.engine.rng import SeedError, seed_state
+from island_fortress_env.env.records import RecordError, check_output_dir, check_output_file, printable
 from island_fortress_env.players import AgentSpecError, check_agent_spec
 
 
@@ -71,3 +73,42 @@ def rule_option(text: str) -> tuple[str, Any]:
         return key, yaml.safe_load(value)
     except yaml.YAMLError:
         raise argparse.ArgumentTypeError(f"--rule {text!r}: the value is not valid YAML") from None
+
+
+def seed_value(text: str) -> int:
+    """An ``env.reset`` seed: an integer in [0, 2**64)."""
+    value = non_negative_int(text)
+    try:
+        return seed_state(value)
+    except SeedError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def output_path(check: Callable[[str], Any]) -> Callable[[str], str]:
+    """An argparse type: a path that ``check`` (an output path check) accepts."""
+
+    def parse(text: str) -> str:
+        try:
+            check(text)
+        except (RecordError, OSError) as exc:
+            raise argparse.ArgumentTypeError(one_line(exc)) from None
+        return text
+
+    return parse
+
+
+# play --save: a new file in a writable folder
+record_file = output_path(lambda text: check_output_file(text, "game record"))
+# evaluate --save-games: a writable (or creatable) folder
+record_dir = output_path(lambda text: check_output_dir(text, "game records directory"))
+
+
+def one_line(exc: BaseException) -> str:
+    """The error as one line of printable text (control characters escaped)."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{str(exc.filename)!r}: {exc.strerror or exc}"
+    elif isinstance(exc, UnicodeDecodeError):
+        text = f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    else:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+    return printable(text)

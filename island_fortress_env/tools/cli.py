@@ -1,7 +1,10 @@
 """``island-fortress``: demo | play | replay | evaluate | tournament | train | bench.
 
 Every user error (a bad option, a file that cannot be used, a game record that does not
-replay) ends the command with one line on stderr and exit status 2, never a traceback.
+replay) ends the command with one line on stderr and exit status 2, never a traceback; its text
+has control characters escaped, whatever file or record it quotes. Output paths (``play
+--save``, ``replay --video``, ``evaluate --save-games``) are checked when the arguments are read,
+before any work starts.
 """
 
 from __future__ import annotations
@@ -17,9 +20,16 @@ from island_fortress_env.players.arguments import (
     CommandLineParser,
     agent_spec,
     non_negative_int,
+    one_line,
+    output_path,
     positive_float,
+    record_file,
     rule_option,
+    seed_value,
 )
+from island_fortress_env.tools.replay import check_video_path
+
+video_file = output_path(check_video_path)  # replay --video: .mp4/.gif in a writable folder
 
 PROG = "island-fortress"
 # Subcommands whose modules own their full argument parsers (each is runnable on its own).
@@ -88,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="play one game between baseline agents and show it")
     demo.add_argument("--players", type=int, default=3, choices=PLAYER_COUNTS)
-    demo.add_argument("--seed", type=non_negative_int, default=7)
+    demo.add_argument("--seed", type=seed_value, default=7)
     demo.add_argument(
         "--agents", nargs="*", default=None, type=agent_spec,
         help="one agent per seat: random, heuristic or a checkpoint path (default: heuristic)",
@@ -107,9 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the other players in seat order: random, heuristic or a checkpoint path (default: heuristic)",
     )  # fmt: skip
     play.add_argument("--seat", type=non_negative_int, default=0, help="your seat (0 plays first; default 0)")
-    play.add_argument("--seed", type=non_negative_int, default=None, help="env.reset seed (default: random)")
+    play.add_argument("--seed", type=seed_value, default=None, help="env.reset seed (default: random)")
     play.add_argument("--window", action="store_true", help="also show the table as a picture in a window")
-    play.add_argument("--save", default=None, metavar="FILE", help="game record path (default: a dated name)")
+    play.add_argument(
+        "--save", default=None, type=record_file, metavar="FILE",
+        help="game record path, a new file (default: a dated name here)",
+    )  # fmt: skip
     play.add_argument(
         "--rule", action="append", default=[], type=rule_option, metavar="KEY=VALUE",
         help="rules option / variant, e.g. --rule no_replace=true (repeatable)",
@@ -124,7 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
         "prints the whole game when stdin is not a terminal. With --video, write it as .mp4 or .gif.",
     )
     replay.add_argument("file", metavar="FILE", help="a game record (.json)")
-    replay.add_argument("--video", default=None, metavar="OUT", help="write out.mp4 or out.gif instead")
+    replay.add_argument(
+        "--video", default=None, type=video_file, metavar="OUT", help="write out.mp4 or out.gif instead"
+    )
     replay.add_argument(
         "--per", default="decision", choices=("decision", "turn"),
         help="one frame per decision (default), or per turn: each time the player to move changes",
@@ -146,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
 def user_errors() -> tuple[type[BaseException], ...]:
     """The project's error classes that describe a user's mistake, not a bug."""
     from island_fortress_env.agents.checkpoint import CheckpointError
-    from island_fortress_env.engine import ConfigError, DeckError
+    from island_fortress_env.engine import ConfigError, DeckError, SeedError
     from island_fortress_env.env.records import RecordError
     from island_fortress_env.players import AgentSpecError
     from island_fortress_env.training.config import TrainConfigError
@@ -154,6 +169,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return (
         ConfigError,
         DeckError,
+        SeedError,
         CheckpointError,
         TrainConfigError,
         RecordError,
@@ -161,14 +177,6 @@ def user_errors() -> tuple[type[BaseException], ...]:
         OSError,
         UnicodeDecodeError,
     )
-
-
-def one_line(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.filename is not None:
-        return f"{str(exc.filename)!r}: {exc.strerror or exc}"
-    if isinstance(exc, UnicodeDecodeError):
-        return f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _check_train_config(argv: Sequence[str]) -> None:
