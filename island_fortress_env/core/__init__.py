@@ -1,0 +1,57 @@
+"""The C++ core of the rules engine: the same game as ``island_fortress_env.engine``, compiled.
+
+The Python engine (``engine/``) is the readable reference; the core (``core/src/``, a nanobind
+extension built by ``pip install``) plays bit for bit the same games: the same action ids, legal
+action lists, events, scores, generator draws and observation bytes (``tests/test_core_differential.py``
+steps both side by side). Its states offer the engine's public ``State`` API::
+
+    from island_fortress_env.engine import Game
+    from island_fortress_env import core
+
+    if core.available():
+        state = core.new_initial_state(Game(num_players=3), seed=1)
+        while not state.is_terminal():
+            state.apply_action(state.legal_actions()[0])
+
+The configuration and the favor deck are validated and loaded by the Python engine (``Game``);
+the core receives them as plain data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..engine.state import Game
+    from .state import CoreState
+
+__all__ = ["available", "build_error", "new_initial_state"]
+
+
+def _load() -> tuple[Any, str | None]:
+    try:
+        from . import _core  # type: ignore[attr-defined]
+    except ImportError as exc:
+        return None, f"{exc}"
+    return _core, None
+
+
+_core, _error = _load()
+
+
+def available() -> bool:
+    """Whether the compiled extension was built and imports."""
+    return _core is not None
+
+
+def build_error() -> str | None:
+    """Why the extension does not import (None when it does)."""
+    return _error
+
+
+def new_initial_state(game: Game, seed: Any = None) -> CoreState:
+    """A new game of ``game`` (a validated ``engine.Game``) in the C++ core, with the engine's
+    seed rules (an integer in [0, 2**64) or None, else ``SeedError``)."""
+    from .state import new_initial_state as _new
+
+    return _new(game, seed)
