@@ -30,7 +30,7 @@ __all__ = ["available", "build_error", "new_initial_state"]
 
 def _load() -> tuple[Any, str | None]:
     try:
-        from . import _core  # type: ignore[attr-defined]
+        from . import _core
     except ImportError as exc:
         return None, f"{exc}"
     return _core, None

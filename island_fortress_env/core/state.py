@@ -19,14 +19,14 @@ import numpy as np
 
 from ..engine import actions as A
 from ..engine import events as ev
-from ..engine import rng, tables
+from ..engine import rng
 from ..engine.config import INCENTIVES, ConfigError
 from ..engine.decisions import DECISION_NAMES, Decision
 from ..engine.favors import REWARD_KINDS
 from ..engine.state import GOVERNOR_OWNER, Game, IllegalActionError
 
 try:
-    from . import _core  # type: ignore[attr-defined]
+    from . import _core
 except ImportError as exc:  # pragma: no cover - depends on the build
     raise ImportError(
         "the C++ core (island_fortress_env.core._core) is not built: reinstall the package with "
