@@ -223,6 +223,29 @@ def test_clone_and_with_block_are_independent_copies() -> None:
     assert cs.action_to_string(cs.legal_actions()[0]) == py.action_to_string(py.legal_actions()[0])
 
 
+def test_the_views_read_a_core_state_as_an_engine_state() -> None:
+    from island_fortress_env.picture import table_view
+    from island_fortress_env.render import render_text
+
+    game = Game(num_players=4, favor_trade_in=True)
+    py = game.new_initial_state(9)
+    cs = core.new_initial_state(game, 9)
+    encoder = ObservationEncoder(game)
+    pick = random.Random(9)
+    step = 0
+    while not py.is_terminal():
+        if step % 25 == 0:
+            assert render_text(cs, last_events=8) == render_text(py, last_events=8)
+            for seat in (None, 0, 3):
+                assert table_view(cs, seat) == table_view(py, seat)
+            assert encoder.encode(cs, 2).tobytes() == encoder.encode(py, 2).tobytes()
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+        step += 1
+    assert render_text(cs) == render_text(py) and table_view(cs) == table_view(py)
+
+
 def test_output_buffers_are_checked() -> None:
     cs = core.new_initial_state(Game(num_players=2), 0)
     out = np.zeros(A.NUM_ACTIONS, dtype=np.bool_)

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "game.h"
+#include "heuristic.h"
 #include "observation.h"
 #include "state.h"
 #include "tables.h"
@@ -94,6 +95,15 @@ std::shared_ptr<const Game> MakeGame(int num_players, bool no_replace, bool extr
     deck.push_back(std::move(card));
   }
   return std::make_shared<const Game>(cfg, std::move(deck));
+}
+
+Pcg64 MakePcg64(uint64_t state_lo, uint64_t state_hi, uint64_t inc_lo, uint64_t inc_hi) {
+  return Pcg64(IntToBits(state_lo, state_hi), IntToBits(inc_lo, inc_hi));
+}
+
+std::tuple<uint64_t, uint64_t, uint64_t, uint64_t> Pcg64Words(const Pcg64& rng) {
+  return {static_cast<uint64_t>(rng.state()), static_cast<uint64_t>(rng.state() >> 64),
+          static_cast<uint64_t>(rng.inc()), static_cast<uint64_t>(rng.inc() >> 64)};
 }
 
 template <typename Out>
@@ -258,4 +268,20 @@ NB_MODULE(_core, m) {
       .def_prop_ro("winners", [](const State& s) { return ListOf(s.winners(), s.num_winners()); })
       .def_prop_ro("bid_digits_left", &State::bid_digits_left)
       .def_prop_ro("unlimited", &State::unlimited);
+
+  nb::class_<Heuristic>(m, "Heuristic")
+      .def("__init__",
+           [](Heuristic* h, uint64_t state_lo, uint64_t state_hi, uint64_t inc_lo, uint64_t inc_hi) {
+             new (h) Heuristic(MakePcg64(state_lo, state_hi, inc_lo, inc_hi));
+           },
+           "state_lo"_a, "state_hi"_a, "inc_lo"_a, "inc_hi"_a,
+           "The heuristic player with numpy's PCG64 state and increment, as 64-bit halves.")
+      .def("act", [](Heuristic& h, const State& s) {
+        if (s.IsTerminal()) throw std::invalid_argument("the game is over: no player to move");
+        return h.Act(s);
+      }, "state"_a)
+      .def_prop_rw("rng_words", [](const Heuristic& h) { return Pcg64Words(h.rng()); },
+                   [](Heuristic& h, const std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>& w) {
+                     h.set_rng(MakePcg64(std::get<0>(w), std::get<1>(w), std::get<2>(w), std::get<3>(w)));
+                   });
 }
