@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "batch.h"
 #include "game.h"
 #include "heuristic.h"
 #include "observation.h"
@@ -106,12 +107,21 @@ std::tuple<uint64_t, uint64_t, uint64_t, uint64_t> Pcg64Words(const Pcg64& rng) 
           static_cast<uint64_t>(rng.inc()), static_cast<uint64_t>(rng.inc() >> 64)};
 }
 
+using Buffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
 template <typename Out>
 Out* CheckedBuffer(nb::ndarray<nb::c_contig, nb::device::cpu>& a, size_t size, const char* what) {
   if (a.size() != size || a.itemsize() != sizeof(Out))
     throw std::invalid_argument(std::string(what) + ": needs a C-contiguous buffer of " + std::to_string(size) +
                                 " items of " + std::to_string(sizeof(Out)) + " bytes");
   return static_cast<Out*>(a.data());
+}
+
+BatchOutput Outputs(const Batch& b, Buffer& obs, Buffer& mask, Buffer& player, Buffer& rewards, Buffer& done) {
+  const auto n = static_cast<size_t>(b.size());
+  return BatchOutput{CheckedBuffer<float>(obs, n * kObsSize, "obs"), CheckedBuffer<uint8_t>(mask, n * kNumActions, "mask"),
+                     CheckedBuffer<int32_t>(player, n, "player"),
+                     CheckedBuffer<float>(rewards, n * kMaxPlayers, "rewards"), CheckedBuffer<uint8_t>(done, n, "done")};
 }
 
 }  // namespace
@@ -284,4 +294,47 @@ NB_MODULE(_core, m) {
                    [](Heuristic& h, const std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>& w) {
                      h.set_rng(MakePcg64(std::get<0>(w), std::get<1>(w), std::get<2>(w), std::get<3>(w)));
                    });
+
+  nb::class_<Batch>(m, "Batch")
+      .def(nb::init<std::vector<std::shared_ptr<const Game>>, uint64_t, int>(), "games"_a, "seed"_a, "threads"_a)
+      .def_prop_ro("size", &Batch::size)
+      .def("reset", [](Batch& b, Buffer obs, Buffer mask, Buffer player, Buffer rewards, Buffer done) {
+        const BatchOutput out = Outputs(b, obs, mask, player, rewards, done);
+        nb::gil_scoped_release release;
+        b.Reset(out);
+      }, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a)
+      .def("step", [](Batch& b, Buffer actions, Buffer obs, Buffer mask, Buffer player, Buffer rewards, Buffer done) {
+        const auto* a = CheckedBuffer<int64_t>(actions, static_cast<size_t>(b.size()), "actions");
+        const BatchOutput out = Outputs(b, obs, mask, player, rewards, done);
+        const int bad = b.FirstIllegal(a);
+        if (bad >= 0)
+          throw std::invalid_argument("illegal action " + std::to_string(a[bad]) + " in game " + std::to_string(bad));
+        nb::gil_scoped_release release;
+        b.Step(a, out);
+      }, "actions"_a, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a,
+      "Apply one action per game (all legal, else ValueError and nothing changes); a finished game restarts.")
+      .def("random_actions", [](Batch& b, Buffer out) {
+        auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()), "out");
+        nb::gil_scoped_release release;
+        b.RandomActions(o);
+      }, "out"_a)
+      .def("heuristic_actions", [](Batch& b, Buffer out) {
+        auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()), "out");
+        nb::gil_scoped_release release;
+        b.HeuristicActions(o);
+      }, "out"_a)
+      .def("state", [](const Batch& b, int i) {
+        if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        return State(b.state(i));
+      }, "index"_a, "A copy of game i's state (batched games keep no event log).")
+      .def("seed", [](const Batch& b, int i) {
+        if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        return b.seed(i);
+      }, "index"_a)
+      .def("episode", [](const Batch& b, int i) {
+        if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        return b.episode(i);
+      }, "index"_a);
+  m.def("game_seed", &GameSeed, "batch_seed"_a, "index"_a, "episode"_a);
+  m.def("numpy_default_rng_words", [](uint64_t seed) { return Pcg64Words(NumpyDefaultRng(seed)); }, "seed"_a);
 }
