@@ -15,6 +15,14 @@ steps both side by side). Its states offer the engine's public ``State`` API::
 
 The configuration and the favor deck are validated and loaded by the Python engine (``Game``);
 the core receives them as plain data.
+
+Building: ``pip install -e .`` compiles the extension (scikit-build-core, CMake, nanobind, the
+system's C++17 compiler) into ``build/``; after a change to ``core/src`` run it again (the build
+is incremental). A build with AddressSanitizer and UndefinedBehaviorSanitizer::
+
+    ISLAND_FORTRESS_SANITIZE=ON pip install -e . -Ccmake.build-type=RelWithDebInfo
+    LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)" \
+        ASAN_OPTIONS=detect_leaks=0 python -m pytest -q tests/test_core_*.py
 """
 
 from __future__ import annotations

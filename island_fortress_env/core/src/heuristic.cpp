@@ -93,7 +93,9 @@ int Heuristic::Act(const State& state) {
   me_ = state.CurrentPlayer();
   Prepare(state.game());
   opp_cache_.clear();  // its key is not the whole state: valid within one decision only
-  return Decide(state);
+  State root = state;  // the look-ahead copies this one many times: without the event log
+  root.DropLog();
+  return Decide(root);
 }
 
 int Heuristic::Decide(const State& st) {

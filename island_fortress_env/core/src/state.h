@@ -85,6 +85,11 @@ class State {
   State WithBlock(int cell, int player, bool governor) const;
   // Stops (or resumes) recording the event log; look-ahead copies and batched games need none.
   void set_logging(bool on) { logging_ = on; }
+  // Stops recording and forgets the events recorded so far (a look-ahead copy's log is never read).
+  void DropLog() {
+    logging_ = false;
+    std::vector<int64_t>().swap(log_);
+  }
   bool logging() const { return logging_; }
 
   // --- read access for the observation encoder, the heuristic and the bindings
