@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install demo train test lint bench bench-training clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml CMakeLists.txt $(wildcard island_fortress_env/core/src/*)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first, pinned: it takes the CPU build on these machines, never the CUDA one.

@@ -1,7 +1,7 @@
 """The package's folders are its layers, and imports run one way.
 
-Lowest first: ``engine`` (the rules, standard library only) <- ``views`` (read a state) <- ``env``
-(PettingZoo) <- ``agents`` <- ``adapters`` (other libraries' routes) <- ``players`` (agent specs,
+Lowest first: ``engine`` (the rules, standard library only) <- ``core`` (the same rules in C++)
+<- ``views`` (read a state) <- ``env`` (PettingZoo) <- ``vector`` (many games per call) <- ``agents`` <- ``adapters`` (other libraries' routes) <- ``players`` (agent specs,
 search players) <- ``web`` <- ``training`` <- ``tools`` (the command line). A module may import
 its own layer and the layers below it, never one above; nothing imports the CLI but its own
 entry point; and no two modules import each other, directly or around a loop, not even from
@@ -18,9 +18,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "island_fortress_env"
-LAYERS = ("engine", "views", "env", "agents", "adapters", "players", "web", "training", "tools")
+LAYERS = (
+    "engine", "core", "views", "env", "vector", "agents", "adapters", "players", "web", "training", "tools",
+)  # fmt: skip
 # Modules at the package's top: the versioned entry sits with the env it re-exports.
-TOP_MODULES = {"__init__": "engine", "island_fortress_v0": "env"}
+TOP_MODULES = {"__init__": "engine", "island_fortress_v0": "env", "vector": "vector"}
 CLI = f"{PACKAGE}.tools.cli"
 
 
