@@ -1,11 +1,11 @@
 """The package's folders are its layers, and imports run one way.
 
 Lowest first: ``engine`` (the rules, standard library only) <- ``core`` (the same rules in C++)
-<- ``views`` (read a state) <- ``env`` (PettingZoo) <- ``vector`` (many games per call) <- ``agents`` <- ``adapters`` (other libraries' routes) <- ``players`` (agent specs,
-search players) <- ``web`` <- ``training`` <- ``tools`` (the command line). A module may import
-its own layer and the layers below it, never one above; nothing imports the CLI but its own
-entry point; and no two modules import each other, directly or around a loop, not even from
-inside a function.
+<- ``views`` (read a state) <- ``env`` (PettingZoo) <- ``vector`` (many games per call) <-
+``agents`` <- ``adapters`` (other libraries' routes) <- ``players`` (agent specs, search players)
+<- ``web`` <- ``training`` <- ``tools`` (the command line). A module may import its own layer and
+the layers below it, never one above; nothing imports the CLI but its own entry point; and no two
+modules import each other, directly or around a loop, not even from inside a function.
 """
 
 from __future__ import annotations
