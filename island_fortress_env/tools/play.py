@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine.state import D_BID
+from island_fortress_env.engine import visibility
 from island_fortress_env.env.records import (
     GameRecord,
     RecordError,
@@ -65,13 +65,14 @@ def private_view(state: State, seat: int) -> str:
     """The seat's own hidden things: favor hand, the cards it is choosing from, its sealed bid."""
     cards = state.game.deck.cards
     lines = []
-    hand = [cards[i].describe() for i in range(len(cards)) if state.favor_hand[seat] >> i & 1]
+    hand = [cards[i].describe() for i in visibility.favor_hand(state, seat, seat) or ()]
     lines.append("Your favor hand: " + ("; ".join(hand) if hand else "empty"))
-    drawn = [cards[i].describe() for i in range(len(cards)) if state.drawn[seat] >> i & 1]
+    drawn = [cards[i].describe() for i in visibility.choosing_from(state, seat, seat) or ()]
     if drawn:
         lines.append("You are choosing from: " + "; ".join(drawn))
-    if state.decision == D_BID and seat in state.order[: state.order_pos]:
-        lines.append(f"Your sealed bid: {state.bids[seat]} Jade")
+    bid = visibility.sealed_bid(state, seat, seat)
+    if bid is not None:
+        lines.append(f"Your sealed bid: {bid} Jade")
     return "\n".join(lines)
 
 
@@ -161,7 +162,7 @@ def play_game(
             if state.round != seen_round:
                 seen_round = state.round
                 console.print(f"\n[bold]===== Round {state.round} =====[/bold]")
-            bidding = state.decision == D_BID
+            bidding = visibility.bids_sealed(state)
             if state.last_bids is not None and not bidding and revealed_round != state.round:
                 revealed_round = state.round
                 bids = ", ".join(f"{PLAYER_MARKS[q]} {b}" for q, b in enumerate(state.last_bids))

@@ -31,9 +31,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from island_fortress_env.engine import actions as A
+from island_fortress_env.engine import visibility
 from island_fortress_env.engine.favors import FavorCard
-from island_fortress_env.engine.state import D_BID
-from island_fortress_env.engine.wall import COLUMNS_PER_REGION, LEVELS, STRIDE
+from island_fortress_env.engine.wall import COLUMNS_PER_REGION, LEVELS, STRIDE, iter_bits
 
 if TYPE_CHECKING:
     from island_fortress_env.engine.state import State
@@ -118,16 +118,6 @@ class TableView:
     supply: tuple[tuple[str, int], ...]
 
 
-def _bits(mask: int) -> tuple[int, ...]:
-    return tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
-
-
-def _sealed_bidders(state: State) -> frozenset[int]:
-    if state.decision != D_BID:
-        return frozenset()
-    return frozenset(state.order[: state.order_pos])
-
-
 def table_view(state: State, seat: int | None = None, names: tuple[str, ...] | None = None) -> TableView:
     """What ``seat`` may see of ``state`` (everything but the deck order for ``seat=None``)."""
     if seat is not None and not 0 <= seat < state.n:
@@ -150,13 +140,12 @@ def table_view(state: State, seat: int | None = None, names: tuple[str, ...] | N
                 buildable=bool(buildable >> bit & 1),
             )
         )
-    sealed = _sealed_bidders(state)
+    sealed = visibility.sealed_bidders(state)
     terminal = state.is_terminal()
     players = []
     for p in range(state.n):
-        visible = seat is None or seat == p
-        hand = tuple(cards[i] for i in _bits(state.favor_hand[p]))
-        choosing = tuple(cards[i] for i in _bits(state.drawn[p]))
+        hand_ids = visibility.favor_hand(state, p, seat)
+        choosing_ids = visibility.choosing_from(state, p, seat)
         players.append(
             PlayerView(
                 seat=p,
@@ -174,15 +163,15 @@ def table_view(state: State, seat: int | None = None, names: tuple[str, ...] | N
                 petition_bonus=state.petition_bonus[p],
                 turns_taken=state.turns_taken[p],
                 taskmaster_region=state.region[p],
-                roles_hand=_bits(state.roles_hand[p]),
-                roles_table=_bits(state.roles_table[p]),
-                favor_played=tuple(cards[i] for i in _bits(state.favor_played[p])),
-                hand_count=len(hand),
-                hand=hand if visible else None,
-                choosing_count=len(choosing),
-                choosing=choosing if visible else None,
+                roles_hand=tuple(iter_bits(state.roles_hand[p])),
+                roles_table=tuple(iter_bits(state.roles_table[p])),
+                favor_played=tuple(cards[i] for i in iter_bits(state.favor_played[p])),
+                hand_count=state.favor_hand[p].bit_count(),
+                hand=None if hand_ids is None else tuple(cards[i] for i in hand_ids),
+                choosing_count=state.drawn[p].bit_count(),
+                choosing=None if choosing_ids is None else tuple(cards[i] for i in choosing_ids),
                 bid_sealed=p in sealed,
-                bid=state.bids[p] if p in sealed and visible else None,
+                bid=visibility.sealed_bid(state, p, seat),
                 last_bid=None if state.last_bids is None else state.last_bids[p],
                 governor_marker=p == state.holder,
                 governor_block_in_hand=p == state.holder and state.gov_in_hand,
