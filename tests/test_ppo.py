@@ -13,15 +13,11 @@ from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
-from island_fortress_env.training.ppo import (
-    Collector,
-    League,
-    SeatTrajectories,
-    gae,
-    greedy_evaluation,
-    network_kwargs,
-    sample_actions,
-)
+from island_fortress_env.training.collect import Collector, sample_actions
+from island_fortress_env.training.greedy_eval import greedy_evaluation
+from island_fortress_env.training.league import League
+from island_fortress_env.training.ppo import SeatTrajectories, gae
+from island_fortress_env.training.weights import network_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMMA, LAM = 0.9, 0.8
@@ -47,11 +43,11 @@ def test_a_seat_acting_twice_in_a_row_is_bootstrapped_with_its_own_next_value():
     _act(book, "A", 2, value=0.75)  # A moves again at once
     assert book.num_finished == 1
     batch = book.take(GAMMA, LAM)
-    assert batch["actions"].tolist() == [1]
+    assert batch.actions.tolist() == [1]
     # one closed decision, cut before its successor: advantage = r + gamma * V(next) - V
-    assert batch["advantages"][0] == pytest.approx(0.25 + GAMMA * 0.75 - 0.5)
-    assert batch["returns"][0] == pytest.approx(0.25 + GAMMA * 0.75)
-    assert batch["logprobs"][0] == pytest.approx(-0.1)
+    assert batch.advantages[0] == pytest.approx(0.25 + GAMMA * 0.75 - 0.5)
+    assert batch.returns[0] == pytest.approx(0.25 + GAMMA * 0.75)
+    assert batch.logprobs[0] == pytest.approx(-0.1)
 
 
 def test_a_reward_on_an_opponents_move_goes_to_the_seats_last_decision():
@@ -63,7 +59,7 @@ def test_a_reward_on_an_opponents_move_goes_to_the_seats_last_decision():
     _act(book, "A", 3, value=0.0)
     _act(book, "B", 4, value=0.0)
     batch = book.take(GAMMA, LAM)
-    by_action = dict(zip(batch["actions"].tolist(), batch["advantages"].tolist(), strict=False))
+    by_action = dict(zip(batch.actions.tolist(), batch.advantages.tolist(), strict=False))
     assert by_action == pytest.approx({1: 0.4, 2: 0.1})
 
 
@@ -80,8 +76,8 @@ def test_terminal_reward_closes_every_seat_even_when_the_game_ends_on_another_se
     batch = book.take(GAMMA, LAM)
     rows = dict(
         zip(
-            batch["actions"].tolist(),
-            zip(batch["advantages"].tolist(), batch["returns"].tolist(), strict=False),
+            batch.actions.tolist(),
+            zip(batch.advantages.tolist(), batch.returns.tolist(), strict=False),
             strict=False,
         )
     )
@@ -92,7 +88,7 @@ def test_terminal_reward_closes_every_seat_even_when_the_game_ends_on_another_se
     assert rows[1][0] == pytest.approx(delta1 + GAMMA * LAM * delta2)
     assert rows[3] == pytest.approx((1.05 - 0.6, 1.05))
     # nothing pending is left once the game has ended
-    assert book.take(GAMMA, LAM)["actions"].size == 0
+    assert len(book.take(GAMMA, LAM)) == 0
 
 
 def test_a_trajectory_cut_by_the_rollout_continues_in_the_next_one():
@@ -100,12 +96,12 @@ def test_a_trajectory_cut_by_the_rollout_continues_in_the_next_one():
     _act(book, "A", 1, value=0.1)
     _act(book, "A", 2, value=0.2)
     first = book.take(GAMMA, LAM)
-    assert first["actions"].tolist() == [1]
+    assert first.actions.tolist() == [1]
     book.reward("A", 0.5)  # arrives after the cut: belongs to decision 2
     book.end("A")
     second = book.take(GAMMA, LAM)
-    assert second["actions"].tolist() == [2]
-    assert second["advantages"][0] == pytest.approx(0.5 - 0.2)
+    assert second.actions.tolist() == [2]
+    assert second.advantages[0] == pytest.approx(0.5 - 0.2)
 
 
 def test_gae_matches_the_textbook_recursion():
@@ -115,7 +111,7 @@ def test_gae_matches_the_textbook_recursion():
         _act(book, "A", i, value=v)
         book.reward("A", r)
     book.end("A")
-    got = book.take(GAMMA, LAM)["advantages"]
+    got = book.take(GAMMA, LAM).advantages
     expected, running = [], 0.0
     for t in reversed(range(4)):
         next_v = values[t + 1] if t + 1 < 4 else 0.0
@@ -183,14 +179,14 @@ def test_collector_records_only_legal_actions_and_every_learning_seat():
     cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0")
     collector = Collector(cfg, 0)
     net = ActorCritic(cnn_channels=4, hidden=16)
-    batch, records = collector.collect(net, 1500)
-    n = len(batch["actions"])
+    rollout, finished = collector.collect(net, 1500)
+    n = len(rollout)
     assert n >= 1500
-    assert batch["masks"][np.arange(n), batch["actions"]].all()
-    assert records, "games finished"
+    assert rollout.masks[np.arange(n), rollout.actions].all()
+    assert finished, "games finished"
     # self-play: every seat learns, so a finished game hands over figures for each of its seats
-    assert all(len(r["figures"]) == r["players"] for r in records)
-    assert {r["players"] for r in records} <= {2, 3, 4}
+    assert all(len(game.figures) == game.players for game in finished)
+    assert {game.players for game in finished} <= {2, 3, 4}
 
 
 def test_league_prefers_snapshots_that_beat_the_learner():
@@ -505,7 +501,7 @@ def test_the_shipped_sb3_policy_loads_every_weight_and_converts_exactly():
 
     from island_fortress_env.agents.checkpoint import CheckpointAgent
     from island_fortress_env.env.aec import raw_env
-    from island_fortress_env.training.ppo import initial_weights
+    from island_fortress_env.training.weights import initial_weights
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # SB3 turns a partial load into a warning
@@ -528,7 +524,7 @@ def test_the_shipped_sb3_policy_loads_every_weight_and_converts_exactly():
 
 def test_init_from_refuses_a_checkpoint_of_another_architecture(tmp_path):
     from island_fortress_env.agents.checkpoint import CheckpointError
-    from island_fortress_env.training.ppo import initial_weights
+    from island_fortress_env.training.weights import initial_weights
 
     with pytest.raises(CheckpointError, match="head_activation=tanh"):
         initial_weights(str(BASELINE), {**TANH_32, "head_activation": "relu"})
@@ -541,7 +537,7 @@ def test_init_from_refuses_a_checkpoint_of_another_architecture(tmp_path):
 def test_a_run_starts_from_init_from(tiny_native, tmp_path):
     _base, _cfg, final = tiny_native
     from island_fortress_env.agents.checkpoint import load_policy
-    from island_fortress_env.training.ppo import initial_weights
+    from island_fortress_env.training.weights import initial_weights
 
     cfg = _tiny(tmp_path, "init", "pretrain.games=0", f"policy.init_from={final}")
     start = initial_weights(str(final), network_kwargs(cfg))
@@ -633,12 +629,12 @@ def test_a_value_torso_of_its_own_keeps_each_loss_in_its_own_torso(tmp_path):
     torch.testing.assert_close(loaded(obs)[1], net(obs)[1])
     # Starting a run without a value torso from it is refused, not a load_state_dict traceback.
     from island_fortress_env.agents.checkpoint import CheckpointError
-    from island_fortress_env.training.ppo import initial_weights
+    from island_fortress_env.training.weights import initial_weights
 
     # every argument network_kwargs gives, the same sizes, but no value torso
     shared = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, **network, "head_activation": "relu"}
     del shared["value_cnn_channels"], shared["value_hidden"]
-    with pytest.raises(CheckpointError, match=r"value_hidden.*does not match"):
+    with pytest.raises(CheckpointError, match=r"does not match.*value_hidden 8 there, unset in the config"):
         initial_weights(str(path), shared)
     with pytest.raises(ValueError, match=r"value_cnn_channels .* and value_hidden .* go together"):
         ActorCritic(cnn_channels=4, hidden=16, value_hidden=8)

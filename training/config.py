@@ -211,6 +211,9 @@ class RulesSection:
     options: dict = field(default_factory=dict)  # rules options / variants, as for env()
 
 
+TABLE_SIZES = (2, 3, 4)  # the table sizes the native trainer plays, in TablesSection's order
+
+
 @dataclass
 class TablesSection:
     """Sampling weights of the table size of every new game (one policy for every table)."""
