@@ -31,6 +31,7 @@ from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
+from island_fortress_env.training.figures import game_figures
 from island_fortress_env.training.league import (
     GameKind,
     League,
@@ -38,7 +39,6 @@ from island_fortress_env.training.league import (
     draw_snapshot,
     opponent_probabilities,
 )
-from island_fortress_env.training.selfplay import game_figures
 from island_fortress_env.training.shaping import score_gain_reward
 from island_fortress_env.training.weights import network_kwargs
 

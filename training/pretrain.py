@@ -1,4 +1,4 @@
-"""Behaviour-cloning warm start: imitate the heuristic before self-play PPO.
+"""Behaviour-cloning warm start: imitate the heuristic before PPO.
 
 PPO from a random policy needs a long time to discover the long plans of this game (gather
 Workers and blocks for rounds, then build for row majorities). Imitating the rule-based
