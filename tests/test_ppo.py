@@ -611,9 +611,9 @@ TANH_32 = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "cnn_channels": 32,
 
 
 def test_the_shipped_sb3_policy_loads_every_weight_and_converts_exactly():
-    """Its torso was saved under the extractor's old layer names: every weight must still load
-    (a silently re-initialised torso would play at random), and the native copy must give the
-    same action probabilities as SB3's policy."""
+    """Its torso's layers are named as the extractor's own (``wall.*``, ``board.*``): every weight
+    must load (a silently re-initialised torso would play at random), and the native copy must
+    give the same action probabilities as SB3's policy."""
     import warnings
 
     from island_fortress_env.agents.checkpoint import CheckpointAgent

@@ -136,7 +136,7 @@ class LoggingSection:
 
 class RunConfig:
     """What every schema has: ``to_dict`` (a checkpoint's record of its config) and ``validate``,
-    which ``load_config`` runs. ``RENAMED`` maps an old dotted key to the key that replaced it."""
+    which ``load_config`` runs. ``RENAMED`` maps a refused dotted key to the key to write instead."""
 
     RENAMED: ClassVar[dict[str, str]] = {}
 

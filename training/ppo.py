@@ -3,15 +3,10 @@
     island-fortress train --config configs/default.yaml [section.key=value ...] [--resume CKPT]
 
 One shared policy (``ActorCritic``) plays every learning seat of many games at 2, 3 and 4 players
-at once. In the spirit of CleanRL's ``ppo.py`` this file holds the algorithm; the machinery
-around it sits beside it:
-
-    training/config.py       NativeConfig: every setting of a run, validated (configs/default.yaml)
-    training/collect.py      the games a rollout is played in, on worker processes
-    training/league.py       self-play and league games: snapshots, heuristic and random seats
-    training/greedy_eval.py  the greedy evaluation during and after the run
-    training/weights.py      the network of a config; starting weights from a checkpoint
-    training/pretrain.py     the behaviour-cloning warm start
+at once. In the spirit of CleanRL's ``ppo.py`` this file holds the algorithm; beside it are the
+settings (``config.py``: ``NativeConfig``), the games of a rollout on worker processes
+(``collect.py``), self-play and league games (``league.py``), the greedy evaluation
+(``greedy_eval.py``), starting weights (``weights.py``) and the warm start (``pretrain.py``).
 
 1. **Storage** (``SeatTrajectories``, ``gae``, ``Rollout``). Each learning seat of each game is
    its own trajectory: a decision's reward is everything that seat receives from that decision
@@ -318,11 +313,9 @@ class Run:
         )
 
     def evaluate(self, net: nn.Module, games: int, seed_offset: int) -> dict[str, float]:
-        cfg = self.cfg
-        seed = cfg.seed + seed_offset
-        processes = 1 + cfg.train.workers
-        network = network_kwargs(cfg)
-        return greedy_evaluation(net, network, games, seed, cfg.eval.opponents, cfg.env.options, processes)
+        cfg, processes = self.cfg, 1 + self.cfg.train.workers
+        args = (network_kwargs(cfg), games, cfg.seed + seed_offset, cfg.eval.opponents, cfg.env.options)
+        return greedy_evaluation(net, *args, processes)
 
     def periodic_evaluation(self) -> dict[str, float]:
         """The greedy evaluation of the current weights, logged under ``eval/``; with
