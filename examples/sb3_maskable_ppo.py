@@ -16,7 +16,7 @@ import argparse
 import torch
 from sb3_contrib import MaskablePPO
 
-from island_fortress_env.training.selfplay import SelfPlayEnv
+from island_fortress_env.training.league_env import LeagueEnv as SelfPlayEnv
 
 
 def train(timesteps: int, seed: int = 0) -> MaskablePPO:
