@@ -1,8 +1,8 @@
 """Stable-Baselines3: sb3-contrib's MaskablePPO on one seat, the other seats played by opponents.
 
-SB3 trains single-agent Gymnasium envs, so ``training.selfplay.SelfPlayEnv`` gives it one seat
-of the PettingZoo game (the learner's seat rotates between games) and the ``action_masks()``
-method that MaskablePPO asks for. ``island-fortress train`` is the full version of this
+SB3 trains single-agent Gymnasium envs, so ``island_fortress_env.training.league_env.LeagueEnv``
+gives it one seat of the PettingZoo game (the learner's seat rotates between games) and the
+``action_masks()`` method that MaskablePPO asks for. ``island-fortress train`` is the full version of this
 (self-play snapshots, TensorBoard, checkpoints); this file is the smallest working loop.
 
     pip install torch==2.13.0 && pip install -e ".[train]"    # the README's "Install with pip"
@@ -16,18 +16,18 @@ import argparse
 import torch
 from sb3_contrib import MaskablePPO
 
-from island_fortress_env.training.league_env import LeagueEnv as SelfPlayEnv
+from island_fortress_env.training.league_env import LeagueEnv
 
 
 def train(timesteps: int, seed: int = 0) -> MaskablePPO:
-    env = SelfPlayEnv(num_players=2, opponents={"random": 1.0}, seed=seed)
+    env = LeagueEnv(num_players=2, opponents={"random": 1.0}, seed=seed)
     model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=64, seed=seed, verbose=0)
     return model.learn(total_timesteps=timesteps)
 
 
 def play(model: MaskablePPO, games: int, seed: int = 100) -> tuple[float, bool]:
     """Mean win share of the trained seat against random play, and whether every move was legal."""
-    env = SelfPlayEnv(num_players=2, opponents={"random": 1.0}, seed=seed)
+    env = LeagueEnv(num_players=2, opponents={"random": 1.0}, seed=seed)
     wins, legal = 0.0, True
     for g in range(games):
         obs, _ = env.reset(seed=seed + g)

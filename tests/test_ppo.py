@@ -177,7 +177,7 @@ def _tiny(base: Path, run_name: str, *extra: str) -> NativeConfig:
 
 def test_collector_records_only_legal_actions_and_every_learning_seat():
     cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0")
-    collector = Collector(cfg, 0)
+    collector = Collector(cfg, 0, SeatTrajectories)
     net = ActorCritic(cnn_channels=4, hidden=16)
     rollout, finished = collector.collect(net, 1500)
     n = len(rollout)
@@ -578,7 +578,7 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
         f"reward.win={win}",
         f"reward.vp_relative={str(relative).lower()}",
     )
-    collector = Collector(cfg, 0)
+    collector = Collector(cfg, 0, SeatTrajectories)
     collector.book = ledger = _CreditLedger()
     finals = {}
     record = collector._record
@@ -664,7 +664,7 @@ def test_a_run_starts_from_init_from(tiny_native, tmp_path):
 
 def test_a_collectors_games_share_one_observation_encoder_per_table_size():
     cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0", "train.games_per_collector=12")
-    collector = Collector(cfg, 0)
+    collector = Collector(cfg, 0, SeatTrajectories)
     collector.collect(ActorCritic(cnn_channels=4, hidden=16), 3000)
     by_size: dict[int, set[int]] = {}
     for (_slot, n), env in collector.envs.items():
@@ -677,7 +677,7 @@ def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in():
     cfg = _tiny(
         Path("/nonexistent"), "c", "league.share=1.0", "league.random=0.0", "train.games_per_collector=4"
     )
-    collector = Collector(cfg, 0)
+    collector = Collector(cfg, 0, SeatTrajectories)
     old, new = ActorCritic(cnn_channels=4, hidden=16), ActorCritic(cnn_channels=4, hidden=16)
     collector.set_snapshots({0: old.state_dict()}, {0: 1.0})
     collector.games = [collector._new_game(slot) for slot in range(4)]  # now against snapshot 0

@@ -43,7 +43,9 @@ from island_fortress_env.training.shaping import score_gain_reward
 from island_fortress_env.training.weights import network_kwargs
 
 if TYPE_CHECKING:
-    from island_fortress_env.training.ppo import Rollout
+    from island_fortress_env.training.ppo import Rollout, SeatTrajectories
+
+    Book = SeatTrajectories
 
 
 def sample_actions(
@@ -97,9 +99,7 @@ class Collector:
     """Plays ``games_per_collector`` games at once and turns every learning seat's decisions into
     PPO data. Collector ``rank`` draws from its own generators, seeded by (``seed``, ``rank``)."""
 
-    def __init__(self, cfg: NativeConfig, rank: int) -> None:
-        from island_fortress_env.training.ppo import SeatTrajectories  # ppo.py imports this module
-
+    def __init__(self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book]) -> None:
         self.cfg = cfg
         self.rank = rank
         seed = np.random.SeedSequence([cfg.seed, rank])
@@ -114,7 +114,7 @@ class Collector:
         self.encoders: dict[int, Any] = {}
         self.snapshots: dict[int, nn.Module] = {}
         self.snapshot_p: dict[int, float] = {}
-        self.book = SeatTrajectories()
+        self.book = new_book()  # the per-seat trajectories (ppo.py's SeatTrajectories)
         self.finished: list[FinishedGame] = []
         self.heuristic = make_heuristic(int(self.rng.integers(2**31)))
         self.random = RandomAgent(seed=int(self.rng.integers(2**31)))
@@ -304,11 +304,11 @@ class CollectJob:
     decisions: int  # closed decisions to collect
 
 
-def _worker(cfg: NativeConfig, rank: int, pipe: Any) -> None:
+def _worker(cfg: NativeConfig, rank: int, pipe: Any, new_book: Callable[[], Book]) -> None:
     """A worker process: one collector, driven by the main process over ``pipe`` (a
     ``CollectJob`` in, a rollout and its finished games out; ``None`` ends it)."""
     torch.set_num_threads(1)
-    collector = Collector(cfg, rank)
+    collector = Collector(cfg, rank, new_book)
     net = ActorCritic(**network_kwargs(cfg))
     while True:
         job: CollectJob | None = pipe.recv()
@@ -330,15 +330,15 @@ class Collectors:
     of the policy that acted, so PPO's ratio and clipping stay exact).
     """
 
-    def __init__(self, cfg: NativeConfig) -> None:
+    def __init__(self, cfg: NativeConfig, new_book: Callable[[], Book]) -> None:
         self.pipelined = cfg.train.pipelined
-        self.local = None if self.pipelined else Collector(cfg, 0)
+        self.local = None if self.pipelined else Collector(cfg, 0, new_book)
         self.pipes: list[Any] = []
         self.procs: list[Any] = []
         ctx = mp_context()
         for rank in range(1, cfg.train.workers + 1):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(cfg, rank, child), daemon=True)
+            proc = ctx.Process(target=_worker, args=(cfg, rank, child, new_book), daemon=True)
             proc.start()
             child.close()  # the worker holds it now: its death ends our recv() with EOFError
             self.pipes.append(parent)
@@ -362,10 +362,9 @@ class Collectors:
             self._local_job = (net, share)
         self.outstanding = True
 
-    def finish(self) -> tuple[Rollout, list[FinishedGame]]:
-        """The rollouts of every collector, joined in rank order, and the games they finished."""
-        from island_fortress_env.training.ppo import Rollout
-
+    def finish(self) -> tuple[list[Rollout], list[FinishedGame]]:
+        """The rollouts of every collector in rank order (to be joined in that order), and the
+        games they finished."""
         parts = []
         if self.local is not None and self._local_job is not None:
             parts.append(self.local.collect(*self._local_job))
@@ -376,9 +375,8 @@ class Collectors:
             except EOFError:
                 raise RuntimeError(f"collector worker {rank} died (see its traceback above)") from None
         self.outstanding = False
-        rollout = Rollout.concatenate([part[0] for part in parts])
         finished = [game for part in parts for game in part[1]]
-        return rollout, finished
+        return [part[0] for part in parts], finished
 
     def close(self) -> None:
         if self.outstanding and self.pipes:

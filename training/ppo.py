@@ -393,7 +393,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
 
     league = League(cfg.league.pool_size, cfg.league.priority_power, cfg.league.floor)
     league.add(net, progress.decisions)
-    collectors = Collectors(cfg)
+    collectors = Collectors(cfg, SeatTrajectories)
     next_snapshot = progress.decisions + cfg.league.snapshot_every
     next_checkpoint = progress.decisions + t.checkpoint_every
     next_eval = progress.decisions + cfg.eval.every if cfg.eval.every else None
@@ -424,7 +424,8 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             tick = time.monotonic()
             if not collectors.outstanding:
                 collectors.start(net, t.rollout_decisions, league)
-            rollout, finished = collectors.finish()
+            parts, finished = collectors.finish()
+            rollout = Rollout.concatenate(parts)
             if t.pipelined:
                 collectors.start(net, t.rollout_decisions, league)
             collect_s = time.monotonic() - tick
