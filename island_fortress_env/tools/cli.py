@@ -1,4 +1,4 @@
-"""``island-fortress``: demo | play | replay | evaluate | train | bench.
+"""``island-fortress``: demo | play | replay | serve | evaluate | train | bench.
 
 Every user error (a bad option, a file that cannot be used, a game record that does not
 replay) ends the command with one line on stderr and exit status 2, never a traceback.
@@ -139,6 +139,23 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        from island_fortress_env.web import serve
+    except ImportError as exc:
+        if exc.name not in ("starlette", "uvicorn"):
+            raise
+        parser.exit(2, f"{parser.prog}: error: {exc.name} is missing: pip install 'island-fortress-env[web]'\n")
+    serve(
+        host=args.host,
+        port=args.port,
+        agents=args.agents,
+        games_dir=args.games,
+        open_browser=not args.no_browser,
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(
         prog=PROG, description="Island Fortress: watch a demo, play, replay, train, evaluate, benchmark."
@@ -193,6 +210,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--scale", type=positive_float, default=None, help="picture scale (default 1 for mp4, 0.5 for gif)"
     )
     replay.set_defaults(func=_replay, parser=replay)
+
+    serve = sub.add_parser(
+        "serve",
+        help="play, watch, replay and analyse games in the browser",
+        description="A local web app: play agents by clicking on the table, watch them, replay and "
+        "analyse game records, see a leaderboard. Bound to 127.0.0.1 unless --host says otherwise.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=_int_at_least(1), default=8000, help="port (default 8000)")
+    serve.add_argument("--no-browser", action="store_true", help="do not open the page in a browser")
+    serve.add_argument(
+        "--agents", nargs="+", default=["random", "heuristic"], type=agent_spec, metavar="AGENT",
+        help="the agents offered for the seats: random, heuristic, mcts[:N] or checkpoint paths "
+        "(a checkpoint also serves the analysis; default: random heuristic)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--games", default="games", metavar="DIR",
+        help="directory of game records: read for replays and the leaderboard, games saved there (default games/)",
+    )  # fmt: skip
+    serve.set_defaults(func=_serve, parser=serve)
 
     for name in DELEGATED:
         sub.add_parser(name, help=f"see `{PROG} {name} --help`", add_help=False)
@@ -254,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     command = argv[0] if argv else ""
-    prog = f"{PROG} {command}" if command in DELEGATED or command in ("demo", "play", "replay") else PROG
+    prog = f"{PROG} {command}" if command in DELEGATED or command in ("demo", "play", "replay", "serve") else PROG
     try:
         if command in DELEGATED:
             if command == "train":
