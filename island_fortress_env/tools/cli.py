@@ -145,7 +145,9 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ImportError as exc:
         if exc.name not in ("starlette", "uvicorn"):
             raise
-        parser.exit(2, f"{parser.prog}: error: {exc.name} is missing: pip install 'island-fortress-env[web]'\n")
+        parser.exit(
+            2, f"{parser.prog}: error: {exc.name} is missing: pip install 'island-fortress-env[web]'\n"
+        )
     serve(
         host=args.host,
         port=args.port,
@@ -227,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     serve.add_argument(
         "--games", default="games", metavar="DIR",
-        help="directory of game records: read for replays and the leaderboard, games saved there (default games/)",
+        help="game records are read from and saved to DIR, and evaluation results for the leaderboard "
+        "(default games/)",
     )  # fmt: skip
     serve.set_defaults(func=_serve, parser=serve)
 
@@ -291,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     command = argv[0] if argv else ""
-    prog = f"{PROG} {command}" if command in DELEGATED or command in ("demo", "play", "replay", "serve") else PROG
+    prog = f"{PROG} {command}" if command in DELEGATED or command in ("demo", "play", "replay") else PROG
     try:
         if command in DELEGATED:
             if command == "train":

@@ -288,9 +288,9 @@ class Narrator:
         if isinstance(event, ev.BidPlaced):
             return f"{who} seals a petition bid.", Tone.PLAIN
         if isinstance(event, ev.Incentive):
-            what = {"wall_block": "a Wall Block", "buyback_chip": "a Buyback Chip", "treasure": "a Treasure"}
+            gifts = {"wall_block": "a Wall Block", "buyback_chip": "a Buyback Chip", "treasure": "a Treasure"}
             return (
-                f"{who} gets the first round incentive: {what.get(event.incentive, event.incentive)}.",
+                f"{who} gets the first round incentive: {gifts.get(event.incentive, event.incentive)}.",
                 Tone.PLAIN,
             )
         if isinstance(event, ev.Role):
@@ -344,8 +344,8 @@ class Narrator:
                 Tone.LOSS,
             )
         if isinstance(event, ev.FavorPlayed):
-            card = self.cards[event.card] if 0 <= event.card < len(self.cards) else None
-            name = card_text(card) if card else f"favor card #{event.card}"
+            favor = self.cards[event.card] if 0 <= event.card < len(self.cards) else None
+            name = card_text(favor) if favor else f"favor card #{event.card}"
             return f"{who} plays the favor card {name}.", Tone.PLAIN
         if isinstance(event, ev.Reinforced):
             return f"{who} reinforces the block at {cell_label(event.cell)}.", Tone.PLAIN
@@ -536,8 +536,8 @@ def describe_choice(state: State, action: int) -> Choice:
             and getattr(state, "bid_digits_left", 0) == 0
             and not state.bids[p]
         ):
-            cost = f"costs {plural(i, 'Jade')} if it wins" if i else "free"
-            return Choice(action, f"Bid {plural(i, 'Jade')}", cost, TargetKind.BID, i)
+            price = f"costs {plural(i, 'Jade')} if it wins" if i else "free"
+            return Choice(action, f"Bid {plural(i, 'Jade')}", price, TargetKind.BID, i)
         return Choice(action, state.action_to_string(action).capitalize(), "", TargetKind.OPTION, i)
     if name == "end_turn":
         return Choice(action, "End the turn", "", TargetKind.OPTION, 0)
@@ -696,8 +696,7 @@ def pending_text(state: State, names: Sequence[str]) -> str:
         elif isinstance(event, ev.Replaced):
             steps.append(f"replaced {cell_label(event.cell)}")
         elif isinstance(event, ev.FavorPlayed):
-            card = state.game.deck.cards[event.card]
-            steps.append(f"card {card.name}")
+            steps.append(f"card {state.game.deck.cards[event.card].name}")
         elif isinstance(event, ev.Drew):
             steps.append(f"drew {event.draw}")
     done = f" ({', '.join(steps)})" if steps else ""

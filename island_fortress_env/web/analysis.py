@@ -31,6 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from island_fortress_env.engine import rng as engine_rng
 from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.tables import MAX_BID
@@ -48,6 +50,8 @@ MAX_POINTS = 600  # positions in one job
 KEPT_JOBS = 32
 KEPT_ESTIMATES = 20_000
 TOP_ACTIONS = 6
+# The playout agents (heuristic) read the engine state, not the observation vector: none is made.
+_NO_OBSERVATION = np.zeros(0, dtype=np.float32)
 
 
 def _bits(mask: int) -> list[int]:
@@ -103,7 +107,7 @@ def agent_playout(state: State, agents: Sequence[Agent]) -> None:
             state.apply_action(legal[0])
             continue
         p = state.current_player()
-        state.apply_action(int(agents[p].act(None, action_mask(state), state)))
+        state.apply_action(int(agents[p].act(_NO_OBSERVATION, action_mask(state), state)))
 
 
 def win_chances(
@@ -170,9 +174,10 @@ class Job:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        method = (
-            f"{self.rollouts} {self.playout} playouts per position, "
-            + ("from redeals of what this seat cannot see" if self.viewer is not None else "from the true position")
+        method = f"{self.rollouts} {self.playout} playouts per position, " + (
+            "from redeals of what this seat cannot see"
+            if self.viewer is not None
+            else "from the true position"
         )
         return {
             "job": self.id,
@@ -266,7 +271,12 @@ class Analyst:
                     found = self._cache.get(key)
                 if found is None:
                     chances, done = win_chances(
-                        picked[step], job.viewer, job.playout, job.rollouts, seed=step, cancelled=lambda: job.cancelled
+                        picked[step],
+                        job.viewer,
+                        job.playout,
+                        job.rollouts,
+                        seed=step,
+                        cancelled=lambda: job.cancelled,
                     )
                     if done < job.rollouts and not picked[step].is_terminal():
                         break  # cancelled part-way: not an estimate of the asked size

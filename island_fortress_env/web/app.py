@@ -25,7 +25,7 @@ Bots, replays and analyses run in worker threads, so the event loop keeps answer
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -201,7 +201,12 @@ class WebApp:
         with game.lock:
             history = list(game.history)
         job = self.analyst.start(
-            f"game:{game.id}", history, body.get("steps"), game.seat, body.get("playout"), body.get("rollouts")
+            f"game:{game.id}",
+            history,
+            body.get("steps"),
+            game.seat,
+            body.get("playout"),
+            body.get("rollouts"),
         )
         return JSONResponse(job.to_json(), status_code=202)
 
@@ -218,7 +223,12 @@ class WebApp:
             if game.seat is not None and mover != game.seat:
                 raise Forbidden("the checkpoint's view of another seat's move would show that seat's hand")
             actions = self.analyst.top_actions(checkpoint, state, game.encoder)
-            return {"step": len(game.history) - 1, "seat": mover, "checkpoint": checkpoint, "actions": actions}
+            return {
+                "step": len(game.history) - 1,
+                "seat": mover,
+                "checkpoint": checkpoint,
+                "actions": actions,
+            }
 
         return JSONResponse(await run_in_threadpool(work))
 
@@ -273,10 +283,17 @@ class WebApp:
         body = await read_json(request)
         replay = await run_in_threadpool(self.store.open, request.path_params["name"])
         seat = body.get("seat")
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < replay.record.num_players):
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < replay.record.num_players
+        ):
             raise BadRequest(f"'seat' must be 0..{replay.record.num_players - 1} or null, not {seat!r}")
         job = self.analyst.start(
-            f"record:{replay.name}:{hash((replay.record.seed, replay.record.actions))}", replay.states, body.get("steps"), seat, body.get("playout"), body.get("rollouts")
+            f"record:{replay.name}:{hash((replay.record.seed, replay.record.actions))}",
+            replay.states,
+            body.get("steps"),
+            seat,
+            body.get("playout"),
+            body.get("rollouts"),
         )
         return JSONResponse(job.to_json(), status_code=202)
 
@@ -296,7 +313,13 @@ class WebApp:
         actions = await run_in_threadpool(self.analyst.top_actions, checkpoint, state, encoder)
         chosen = replay.record.actions[step] if step < replay.total else None
         return JSONResponse(
-            {"step": step, "seat": state.current_player(), "checkpoint": checkpoint, "actions": actions, "chosen": chosen}
+            {
+                "step": step,
+                "seat": state.current_player(),
+                "checkpoint": checkpoint,
+                "actions": actions,
+                "chosen": chosen,
+            }
         )
 
     async def analysis(self, request: Request) -> Response:
@@ -353,7 +376,7 @@ def create_app(
     web = WebApp(agents, games_dir)
 
     @asynccontextmanager
-    async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         web.analyst.close()
 
@@ -364,6 +387,8 @@ def create_app(
     middleware = []
     if allowed_hosts is not None:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
-    app = Starlette(routes=web.routes(), exception_handlers=handlers, middleware=middleware, lifespan=lifespan)
+    app = Starlette(
+        routes=web.routes(), exception_handlers=handlers, middleware=middleware, lifespan=lifespan
+    )
     app.state.web = web
     return app

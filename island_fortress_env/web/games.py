@@ -113,7 +113,9 @@ class LiveGame:
 
     def check_token(self, token: Any) -> None:
         if not isinstance(token, str) or not secrets.compare_digest(token, self.token):
-            raise Forbidden(f"game {self.id}: wrong or missing token; only the browser that started it may use it")
+            raise Forbidden(
+                f"game {self.id}: wrong or missing token; only the browser that started it may use it"
+            )
 
     def check_seat(self, seat: Any) -> None:
         """A request that names a seat must name the person's own."""
@@ -195,7 +197,7 @@ class LiveGame:
             raise Conflict("the game is over")
         if self.waiting_for_person():
             raise Conflict("it is your move: the game waits for your choice")
-        out = []
+        out: list[Move] = []
         while len(out) < limit and not self.over and not self.waiting_for_person():
             state = self.state
             seat = state.current_player()
@@ -284,14 +286,18 @@ class GameTable:
                 raise BadRequest(f"'seat' must be 0..{players - 1} for {players} players, not {seat!r}")
             opponents = body.get("opponents")
             if not isinstance(opponents, list) or len(opponents) != players - 1:
-                raise BadRequest(f"'opponents' must list {players - 1} agents, one per other seat, in seat order")
+                raise BadRequest(
+                    f"'opponents' must list {players - 1} agents, one per other seat, in seat order"
+                )
             specs = [self._check_agent(s) for s in opponents]
             specs.insert(seat, HUMAN)
             person: int | None = seat
         elif kind == "watch":
             agents = body.get("agents")
             if not isinstance(agents, list) or len(agents) not in PLAYER_COUNTS:
-                raise BadRequest(f"'agents' must list {PLAYER_COUNTS[0]}-{PLAYER_COUNTS[-1]} agents, one per seat")
+                raise BadRequest(
+                    f"'agents' must list {PLAYER_COUNTS[0]}-{PLAYER_COUNTS[-1]} agents, one per seat"
+                )
             specs = [self._check_agent(s) for s in agents]
             person = None
         else:  # pragma: no cover - the routes name the kind

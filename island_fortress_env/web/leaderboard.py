@@ -58,7 +58,9 @@ def parse_evaluation(data: Any, source: str) -> dict[str, Any]:
         if rating is not None:
             if not isinstance(rating, dict):
                 raise NotAnEvaluation(f"{where}: 'rating' must be an object")
-            row["rating"] = {k: _number(rating.get(k), f"{where}: rating {k!r}") for k in ("mu", "sigma", "ordinal")}
+            row["rating"] = {
+                k: _number(rating.get(k), f"{where}: rating {k!r}") for k in ("mu", "sigma", "ordinal")
+            }
         agents.append(row)
     if len(agents) != players:
         raise NotAnEvaluation(f"{source}: {len(agents)} agents for {players} players")

@@ -106,6 +106,8 @@ def seat_view(
     out["to_move"] = mover
     out["terminal"] = terminal
     out["pending"] = narrate.pending_text(state, names)
+    stage = "The deal" if view.round == 0 else f"Round {view.round}"
+    out["headline"] = view.status if terminal else f"{stage} · {out['pending']}"
     out["choices"] = []
     out["refusals"] = []
     if mover is not None and (seat == mover or (seat is None and with_choices)):

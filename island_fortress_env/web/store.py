@@ -171,7 +171,9 @@ class RecordStore:
         try:
             record = GameRecord.from_dict(raw, "uploaded record")
             if record.rules.get("favor_deck") is not None:
-                raise BadRequest("uploaded record: a favor deck file of the server cannot be named in an upload")
+                raise BadRequest(
+                    "uploaded record: a favor deck file of the server cannot be named in an upload"
+                )
             replay_record("upload", record)  # refuses a record that does not replay
         except RecordError as exc:
             raise BadRequest(str(exc)) from None
@@ -182,4 +184,3 @@ class RecordStore:
         if not self.path(name).exists():
             self.save(record, name.removesuffix(".json"))
         return name
-

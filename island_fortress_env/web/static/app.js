@@ -491,8 +491,9 @@ class LivePage {
   draw() {
     const snap = this.snap;
     const view = snap.view;
-    this.screen.status.textContent = view.status;
-    this.screen.sub.textContent = this.kind === "play" ? `You are ${MARKS[snap.seat]}. ${view.pending}` : view.pending;
+    this.screen.status.textContent = view.headline;
+    this.screen.sub.textContent = this.kind === "play" ? `You are ${seatName(this.names, snap.seat)}.` : "Agents play every seat; every hand is shown.";
+    document.body.dataset.step = snap.step;
     const mine = this.kind === "play" && snap.waiting;
     const d = this.decision;
     this.screen.draw(view, {
@@ -645,7 +646,8 @@ class ReplayPage {
     this.slider.value = step;
     const pos = sum.positions[step];
     this.roundSelect.value = pos.round;
-    this.screen.status.textContent = view.status;
+    this.screen.status.textContent = view.headline;
+    document.body.dataset.step = step;
     const last = step > 0 ? `Last: ${seatName(sum.agents, sum.positions[step - 1].mover)} — ${sum.moves[step - 1]}. ` : "";
     const next = step < sum.total ? `Next: ${seatName(sum.agents, pos.mover)} — ${sum.moves[step]}.` : "The game is over.";
     this.screen.sub.textContent = `${last}${next}`;
