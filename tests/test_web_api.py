@@ -11,11 +11,10 @@ import pytest
 
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.actions import NUM_ACTIONS
-from island_fortress_env.env.records import GameRecord, load, save, states
-from island_fortress_env.players import make_agent
+from island_fortress_env.env.records import load, save, states
 from island_fortress_env.web.seatview import seat_view
 from island_fortress_env.web.store import MAX_RECORD_BYTES
-from tests.web_client import client_for, live_game, play_through
+from tests.web_client import client_for, heuristic_record, live_game, play_through
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = ROOT / "checkpoints" / "policy-2-4p.zip"
@@ -25,23 +24,6 @@ CHECKPOINT = ROOT / "checkpoints" / "policy-2-4p.zip"
 def client(tmp_path):
     with client_for(tmp_path / "games") as c:
         yield c
-
-
-def heuristic_record(players=3, seed=4) -> GameRecord:
-    """A finished game between heuristic agents, as a record."""
-    from island_fortress_env.env.aec import raw_env
-    from island_fortress_env.env.observation import action_mask
-
-    env = raw_env(num_players=players)
-    env.reset(seed=seed)
-    state = env.game_state
-    agents = [make_agent("heuristic", seed=p) for p in range(players)]
-    taken = []
-    while not state.is_terminal():
-        action = agents[state.current_player()].act(None, action_mask(state), state)
-        taken.append(action)
-        state.apply_action(action)
-    return GameRecord.from_game({"num_players": players}, seed, taken, ["heuristic"] * players, state)
 
 
 def start(client, players=3, seat=1, opponents=None, seed=5):

@@ -9,6 +9,11 @@ from typing import Any
 
 import pytest
 
+from island_fortress_env.env.aec import raw_env
+from island_fortress_env.env.observation import action_mask
+from island_fortress_env.env.records import GameRecord
+from island_fortress_env.players import make_agent
+
 pytest.importorskip("starlette", reason="the web app needs the [web] extra (starlette)")
 
 from starlette.testclient import TestClient
@@ -67,3 +72,17 @@ def play_through(
         if check:
             check(snap, game)
     raise AssertionError("the game did not end")
+
+
+def heuristic_record(players: int = 3, seed: int = 4) -> GameRecord:
+    """A finished game between heuristic agents, as a record."""
+    env = raw_env(num_players=players)
+    env.reset(seed=seed)
+    state = env.game_state
+    agents = [make_agent("heuristic", seed=p) for p in range(players)]
+    taken = []
+    while not state.is_terminal():
+        action = agents[state.current_player()].act(None, action_mask(state), state)
+        taken.append(action)
+        state.apply_action(action)
+    return GameRecord.from_game({"num_players": players}, seed, taken, ["heuristic"] * players, state)

@@ -218,6 +218,7 @@ class LiveGame:
             "step": move.step,
             "seat": move.seat,
             "text": move.text if own else move.public,
+            "hidden": not own and move.text != move.public,  # the public words: a kept card, a bid
             "auto": move.auto,
             "lines": [line_json(line) for line in move.lines],
             "cells": list(move.cells),

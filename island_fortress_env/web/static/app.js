@@ -230,7 +230,7 @@ class Analysis {
       h("div", { class: "controls" }, h("label", {}, this.follow, " keep estimating as the game goes")),
       this.chart, this.legend, this.method);
     if (config.checkpoints.length) {
-      this.checkpoint = h("select", { id: "checkpoint" }, config.checkpoints.map((c) => h("option", { value: c, text: c })));
+      this.checkpoint = h("select", { id: "checkpoint" }, config.checkpoints.map((c) => h("option", { value: c, text: c.split(/[\\/]/).pop() })));
       this.policyBox = h("div", { id: "policy" });
       this.showPolicy = h("input", { type: "checkbox", id: "show-policy" });
       this.showPolicy.addEventListener("change", () => this.policy(this.policyQuery).catch(showError));
@@ -289,7 +289,8 @@ class Analysis {
       table.append(h("tr", {}, h("td", { style: { width: "60px" } }, h("div", { class: "bar", style: { width: `${Math.max(2, a.probability * 60)}px` } })),
         h("td", { text: `${(100 * a.probability).toFixed(1)}%` }), h("td", { text: a.label + mark })));
     }
-    this.policyBox.append(h("p", { class: "muted", text: `${this.checkpoint.value}, for ${seatName(this.names, result.seat)}:` }), table);
+    const name = this.checkpoint.value.split(/[\\/]/).pop();
+    this.policyBox.append(h("p", { class: "muted", text: `${name}, for ${seatName(this.names, result.seat)}:` }), table);
   }
 }
 
@@ -362,7 +363,7 @@ class DecisionPanel {
         const refused = view.refusals.filter((r) => r.kind === "role" && config.ops[r.op].card === card);
         if (!options.length && !refused.length) continue;
         const group = h("div", { class: "role-group" }, h("h4", { text: ROLE_NAMES[card] }));
-        for (const c of options) group.append(this.choiceButton(c));
+        for (const c of options) group.append(this.choiceButton({ ...c, label: `${config.ops[c.value].letter} ${c.label}` }));
         for (const r of refused) {
           group.append(h("button", { type: "button", class: "choice refused", disabled: true, title: r.reason },
             `${config.ops[r.op].letter} ${r.label}`, h("span", { class: "cost", text: `refused: ${r.reason}` })));
@@ -475,7 +476,9 @@ class LivePage {
     this.flash = [];
     for (const m of snap.moves) {
       const who = seatName(this.names, m.seat);
-      this.screen.logLine(`${who}: ${m.text}${m.auto ? " (the only choice)" : ""}`, "move", m.seat);
+      if (!m.hidden && (!m.lines.length || (m.auto && m.seat === snap.seat))) {
+        this.screen.logLine(`${who}: ${m.text}${m.auto ? " (the only choice)" : ""}`, "move", m.seat);
+      }
       for (const line of m.lines) this.screen.logLine(line.text, line.tone, line.seat);
       this.flash.push(...m.cells);
     }
@@ -493,13 +496,15 @@ class LivePage {
     const view = snap.view;
     this.screen.status.textContent = view.headline;
     this.screen.sub.textContent = this.kind === "play" ? `You are ${seatName(this.names, snap.seat)}.` : "Agents play every seat; every hand is shown.";
-    document.body.dataset.step = snap.step;
     const mine = this.kind === "play" && snap.waiting;
+    document.body.dataset.step = snap.step;
+    document.body.dataset.waiting = mine ? "yes" : "no";
     const d = this.decision;
     this.screen.draw(view, {
       choices: mine ? view.choices : [],
       onPick: mine ? (choices, where) => d.pick(choices, where) : null,
       onPrison: mine ? (region) => d.prison(region, view) : null,
+      ops: config.ops,
       picked: d ? d.picked : null,
       flash: this.flash,
     });
@@ -612,12 +617,12 @@ class ReplayPage {
     this.where = h("p", { id: "where" });
     side.append(h("section", { class: "panel" }, h("h3", { text: `Replay: ${sum.name}` }),
       h("div", { class: "controls" },
-        button("⏮", "first", () => this.go(0)),
+        button("First", "first", () => this.go(0)),
         button("◀ turn", "prev-turn", () => this.go([...this.turns].reverse().find((t) => t < this.step) ?? 0)),
         button("◀", "prev", () => this.go(this.step - 1)),
         button("▶", "next", () => this.go(this.step + 1)),
         button("turn ▶", "next-turn", () => this.go(this.turns.find((t) => t > this.step) ?? sum.total)),
-        button("⏭", "last", () => this.go(sum.total))),
+        button("Last", "last", () => this.go(sum.total))),
       this.slider, h("div", { class: "controls" }, this.roundSelect, seatSelect), this.where,
       h("div", { class: "controls" }, this.share, copy)));
     this.analysis = new Analysis({
@@ -661,7 +666,9 @@ class ReplayPage {
     const from = Math.max(0, step - 60);
     for (let i = from; i <= step; i++) {
       const now = i === step ? " now" : "";
-      if (i > 0) this.screen.logLine(`${seatName(sum.agents, sum.positions[i - 1].mover)}: ${sum.moves[i - 1]}`, `move${now}`, sum.positions[i - 1].mover);
+      if (i > 0 && !sum.lines[i].length) {
+        this.screen.logLine(`${seatName(sum.agents, sum.positions[i - 1].mover)}: ${sum.moves[i - 1]}`, `move${now}`, sum.positions[i - 1].mover);
+      }
       for (const line of sum.lines[i]) this.screen.logLine(line.text, `${line.tone}${now}`, line.seat);
     }
     log.scrollTop = log.scrollHeight;

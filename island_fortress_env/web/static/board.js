@@ -168,6 +168,14 @@ function tagsOf(p) {
 export function playersEl(view, opts = {}) {
   const favorChoices = new Map();
   for (const c of opts.choices || []) if (c.kind === "favor") favorChoices.set(c.value, c);
+  // A role card's actions, Taskmaster B's repeats under the Taskmaster (opts.ops: the action table).
+  const roleChoices = new Map();
+  for (const c of opts.choices || []) {
+    if (c.kind !== "role" && c.kind !== "repeat") continue;
+    const card = c.kind === "repeat" ? 4 : opts.ops[c.value].card;
+    if (!roleChoices.has(card)) roleChoices.set(card, []);
+    roleChoices.get(card).push(c);
+  }
   const wrap = h("div", { class: "players" });
   for (const p of view.players) {
     const head = h("header", { style: { background: SEAT_COLOURS[p.seat], color: SEAT_TEXT[p.seat] } },
@@ -180,10 +188,17 @@ export function playersEl(view, opts = {}) {
       h("span", { text: `income +${p.income_bonus}` }), h("span", { text: `petition +${p.petition_bonus}` }),
       h("span", { text: `turns ${p.turns_taken}/3` }));
     const roles = h("div", { class: "roles", "aria-label": "role cards" });
+    const mine = p.to_move && p.seat === view.seat;
     for (let r = 0; r < 5; r++) {
       const state = p.roles_hand.includes(r) ? "hand" : p.roles_table.includes(r) ? "table" : "none";
       const where = state === "hand" ? "in hand" : state === "table" ? "played this round" : "not held";
-      roles.append(h("span", { class: `role ${state}`, title: `${ROLE_NAMES[r]}: ${where}`, text: ROLE_LETTERS[r] }));
+      const options = mine ? roleChoices.get(r) : undefined;
+      const chip = h(options ? "button" : "span", {
+        class: `role ${state}${options ? " target" : ""}`, "data-role": r, type: options ? "button" : undefined,
+        title: `${ROLE_NAMES[r]}: ${where}${options ? " — click to play it" : ""}`, text: ROLE_LETTERS[r],
+      });
+      if (options && opts.onPick) chip.addEventListener("click", () => opts.onPick(options, `the ${ROLE_NAMES[r]}`));
+      roles.append(chip);
     }
     const favors = h("div", {});
     if (p.hand === null) {
