@@ -140,6 +140,8 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.port > 65535:
+        parser.error(f"--port must be 1..65535, got {args.port}")
     try:
         from island_fortress_env.web import serve
     except ImportError as exc:

@@ -9,7 +9,8 @@ cannot see: the other hands, the cards others are choosing from and the deck are
 in the same counts, sealed bids of others are drawn again, and the engine's generator is
 reseeded, so the estimate uses nothing the seat may not know. A spectator's (a replay, a game
 between agents) rollouts start from the true position. Every draw comes from a generator
-seeded by the position and the rollout's number, so an estimate repeats exactly.
+seeded by the rollout's number, the same at every position (common random numbers: the curve
+moves with the position more than with the draws), so an estimate repeats exactly.
 
 **Top actions.** A trained checkpoint's probabilities for the seat to move
 (``CheckpointAgent.probabilities`` on that seat's observation).
@@ -270,12 +271,15 @@ class Analyst:
                 with self._lock:
                     found = self._cache.get(key)
                 if found is None:
+                    # One seed for every position: rollout i draws the same numbers wherever it
+                    # starts (common random numbers), so neighbouring points differ by their
+                    # positions more than by the draws.
                     chances, done = win_chances(
                         picked[step],
                         job.viewer,
                         job.playout,
                         job.rollouts,
-                        seed=step,
+                        seed=0,
                         cancelled=lambda: job.cancelled,
                     )
                     if done < job.rollouts and not picked[step].is_terminal():

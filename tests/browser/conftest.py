@@ -46,7 +46,7 @@ def server(games_dir):
     if checkpoint.is_file():
         agents.append(str(checkpoint))
     app = create_app(agents, games_dir, allowed_hosts=["127.0.0.1"])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio sets NODELAY on it
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

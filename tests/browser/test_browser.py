@@ -174,7 +174,7 @@ def test_an_analysis_is_drawn_over_the_game(server, driver, shots):
     wait = WebDriverWait(driver, WAIT)
     wait.until(lambda d: d.find_elements(By.ID, "estimate") and body_data(d, "step") == "120")
     driver.find_element(By.ID, "rollouts").clear()
-    driver.find_element(By.ID, "rollouts").send_keys("8")
+    driver.find_element(By.ID, "rollouts").send_keys("16")
     driver.find_element(By.ID, "estimate").click()
     wait.until(
         lambda d: (
@@ -183,7 +183,7 @@ def test_an_analysis_is_drawn_over_the_game(server, driver, shots):
         )
     )
     method = driver.find_element(By.ID, "method").text
-    assert method.startswith("8 random playouts per position, from the true position")
+    assert method.startswith("16 random playouts per position, from the true position")
     assert len(driver.find_elements(By.CSS_SELECTOR, "#analysis svg.chart polyline")) == 3
     if driver.find_elements(By.ID, "show-policy"):
         driver.find_element(By.ID, "show-policy").click()
