@@ -43,6 +43,7 @@ from starlette.staticfiles import StaticFiles
 
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.env.observation import ObservationEncoder
 from island_fortress_env.players import AGENT_KINDS, SEARCH_KINDS, check_agent_spec, make_agent
 from island_fortress_env.views import narrate
 from island_fortress_env.web.analysis import MAX_ROLLOUTS, PLAYOUTS, Analyst
@@ -307,8 +308,6 @@ class WebApp:
         checkpoint = request.query_params.get("checkpoint")
         if state.is_terminal():
             return JSONResponse({"step": step, "seat": None, "actions": []})
-        from island_fortress_env.env.observation import ObservationEncoder
-
         encoder = ObservationEncoder(state.game)
         actions = await run_in_threadpool(self.analyst.top_actions, checkpoint, state, encoder)
         chosen = replay.record.actions[step] if step < replay.total else None

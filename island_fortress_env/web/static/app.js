@@ -486,7 +486,9 @@ class LivePage {
     this.snap = snap;
     this.draw();
     this.analysis.moved(this.positions, snap.step);
-    if (this.kind === "play" && snap.waiting) this.analysis.policy({ token: this.token }).catch(showError);
+    // The checkpoint's view: of your own move only when you play; of every move when you watch.
+    const policyHere = this.kind === "watch" || snap.waiting;
+    if (!snap.over) this.analysis.policy(policyHere ? { token: this.token } : null).catch(showError);
     if (snap.record) {
       clear(this.recordLink).append("Saved as ", h("a", { href: `/replay/${encodeURIComponent(snap.record)}`, "data-nav": true, text: snap.record }));
     }
