@@ -1,6 +1,6 @@
 """OpenSpiel: load Island Fortress with pyspiel and let OpenSpiel's IS-MCTS play a random bot.
 
-pip install -e '.[openspiel]'
+pip install -e ".[openspiel]"    # the README's "Install with pip" (no torch needed)
 python examples/openspiel_mcts.py --games 2 --simulations 20
 """
 

@@ -1,6 +1,6 @@
 """Island Fortress on Ray RLlib: multi-agent PPO, one shared masked policy for every seat.
 
-    pip install "island-fortress-env[rllib]"
+    pip install torch==2.13.0 && pip install -e ".[train,rllib]"    # the README's "Install with pip"
     python examples/rllib_ppo.py --iterations 2     # a local Ray; --address auto on a cluster
 
 Importing ``island_fortress_env.adapters.rllib`` registers the env as "island_fortress_v0"

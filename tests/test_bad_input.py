@@ -74,17 +74,45 @@ def test_config_and_options_together_is_an_error():
         Game(GameConfig(num_players=3), num_players=4)
 
 
-@pytest.mark.parametrize(
-    "kwargs,match",
-    [
-        ({"reward": "money"}, "reward"),
-        ({"render_mode": "video"}, "render_mode"),
-        ({"illegal_action": "ignore"}, "illegal_action"),
-    ],
-)
-def test_bad_env_arguments(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        island_fortress_v0.env(**kwargs)
+BAD_ENV_OPTIONS = [
+    ({"reward": "money"}, "reward"),
+    ({"reward": "win"}, "reward"),
+    ({"reward": None}, "reward"),
+    ({"render_mode": "video"}, "render_mode"),
+    ({"render_seat": 3}, "render_seat"),
+    ({"render_seat": "0"}, "render_seat"),
+]
+
+
+@pytest.mark.parametrize("kwargs,name", [*BAD_ENV_OPTIONS, ({"illegal_action": "ignore"}, "illegal_action")])
+def test_bad_env_option_raises_config_error_naming_it(kwargs, name):
+    with pytest.raises(ConfigError, match=f"^{name} must be"):
+        island_fortress_v0.env(num_players=3, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,name", BAD_ENV_OPTIONS)
+def test_bad_raw_env_option_raises_config_error_naming_it(kwargs, name):
+    with pytest.raises(ConfigError, match=f"^{name} must be"):
+        island_fortress_v0.raw_env(num_players=3, **kwargs)
+
+
+def _known_options(error: ConfigError) -> set[str]:
+    listed = str(error).split("known options: ")[1]
+    return set(json.loads(listed.replace("'", '"')))
+
+
+def test_an_unknown_option_lists_every_option_the_env_accepts():
+    game_options = set(GameConfig.__dataclass_fields__)
+    env_options = {"reward", "render_mode", "render_seat"}
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) \['rewards'\]") as info:
+        island_fortress_v0.env(num_players=3, rewards="win_loss")
+    assert _known_options(info.value) == game_options | env_options | {"illegal_action"}
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) \['illegal_action'\]") as info:
+        island_fortress_v0.raw_env(num_players=3, illegal_action="raise")  # env()'s option, not raw_env's
+    assert _known_options(info.value) == game_options | env_options
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) \['reward'\]") as info:
+        Game(num_players=3, reward="win_loss")  # the engine takes the game's options only
+    assert _known_options(info.value) == game_options
 
 
 # --------------------------------------------------------------------------- deck files
@@ -406,22 +434,16 @@ def test_raw_env_rejects_out_of_space_actions_without_change(action):
 
 
 @pytest.mark.parametrize("action", MALFORMED, ids=repr)
-def test_terminate_mode_handles_out_of_space_actions_cleanly(action):
-    """With ``illegal_action="terminate"`` a malformed action must either end the game with -1
-    for the offender (like any illegal action) or raise a clear error (IllegalActionError or
-    the out-of-bounds AssertionError of pettingzoo.classic), never an unrelated numpy error."""
+def test_terminate_mode_rejects_out_of_space_actions_as_pettingzoo_classic_does(action):
+    """With ``illegal_action="terminate"`` the env keeps ``AssertOutOfBoundsWrapper``, as
+    ``pettingzoo.classic`` does (``island_fortress_v0.env``): an action outside the action space
+    (out of range, not an integer, or None for an agent still playing) raises its
+    ``AssertionError`` and changes nothing; only an in-space illegal action ends the game."""
     env = _env_mid_game(illegal_action="terminate")
-    offender = env.agent_selection
-    state_before = _snapshot(env.unwrapped.game_state)
-    try:
+    before = _env_view(env)
+    with pytest.raises(AssertionError, match="action is not in action space"):
         env.step(action)
-    except (IllegalActionError, AssertionError) as exc:
-        assert "action" in str(exc)
-        assert not any(env.terminations.values())
-    else:
-        assert all(env.terminations.values())
-        assert env.rewards[offender] == -1.0
-    assert _snapshot(env.unwrapped.game_state) == state_before
+    assert _env_view(env) == before
 
 
 def test_env_rejects_in_space_illegal_actions_without_change():

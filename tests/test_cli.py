@@ -257,7 +257,7 @@ ERRORS = [
     (["replay", "{bad}/missing.json"], "cannot be read"),
     (["replay", "{bad}/binary.yaml"], "not a text"),
     (["replay", "{bad}/record.json"], "missing field"),
-    (["replay", "{bad}/record.json", "--video", "x.avi"], "missing field"),
+    (["replay", "{bad}/record.json", "--video", "x.avi"], r"video .x\.avi.: the name must end in one of"),
     (["play", "--agents", "random", "--seat", "2"], "--seat must be 0..1"),
     (
         ["play", "--agents", "random", "random", "random", "random"],

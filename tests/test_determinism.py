@@ -18,6 +18,7 @@ import pytest
 
 from island_fortress_env.engine import Game, State
 from island_fortress_env.engine.fields import StateFields
+from island_fortress_env.engine.state import D_BID
 from island_fortress_env.env.observation import ObservationEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,16 +189,60 @@ def test_clone_shares_no_mutable_list():
     what the ORIGINAL state offers (or its order) through the clone."""
     original = _mid_game({"num_players": 3}, 5, 40)
     assert original.last_bids is not None
-    legal = original.legal_actions()
     clone = original.clone()
-    assert isinstance(clone.legal_actions(), tuple)
     shared = [
         name
         for name in StateFields.__slots__
         if isinstance(getattr(original, name), list) and getattr(original, name) is getattr(clone, name)
     ]
-    assert original.legal_actions() == legal, "mutating the clone's legal list changed the original's"
     assert shared == [], f"clone() shares these lists with the original: {shared}"
+    for legal in (original.legal_actions(), clone.legal_actions()):
+        assert isinstance(legal, tuple) and isinstance(original.last_bids, tuple)
+        with pytest.raises(TypeError):
+            legal[0] = legal[-1]
+
+
+def _sealing_bids() -> State:
+    """A state of round 2 or later while bids are sealed, one of them already in: the bids
+    are written in place as they come, and ``last_bids`` holds the previous round's."""
+    state = Game(num_players=3).new_initial_state(5)
+    chooser = random.Random(5)
+    while not (state.round >= 2 and state.decision == D_BID and state.order_pos >= 1):
+        state.apply_action(chooser.choice(state.legal_actions()))
+    assert state.last_bids is not None
+    return state
+
+
+def _through_next_petition(state: State, seed: int) -> None:
+    """Play ``state`` on until the next petition reveals new bids (``last_bids`` replaced)."""
+    chooser = random.Random(seed)
+    bids = state.last_bids
+    while state.last_bids is bids:
+        state.apply_action(chooser.choice(state.legal_actions()))
+
+
+def test_playing_the_original_past_a_petition_leaves_the_clone_as_it_was():
+    """The shared tuples are replaced, never changed in place: the original moves on through
+    a petition (new ``last_bids``, new legal actions) and its clone still offers what it did."""
+    original = _sealing_bids()
+    legal, last_bids = original.legal_actions(), original.last_bids
+    clone = original.clone()
+    before = slots(clone)
+    _through_next_petition(original, 1)
+    assert original.last_bids != last_bids
+    assert slots(clone) == before
+    assert clone.legal_actions() == legal and clone.last_bids == last_bids
+
+
+def test_playing_a_clone_past_a_petition_leaves_the_original_as_it_was():
+    original = _sealing_bids()
+    legal, last_bids = original.legal_actions(), original.last_bids
+    before = slots(original)
+    clone = original.clone()
+    _through_next_petition(clone, 2)
+    assert clone.last_bids != last_bids
+    assert slots(original) == before
+    assert original.legal_actions() == legal and original.last_bids == last_bids
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)

@@ -27,15 +27,12 @@ from island_fortress_env.engine.state import (
     D_KEEP_SETUP,
     D_TRADE_IN,
 )
+from island_fortress_env.engine.wall import iter_bits
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.views.text import render_text
 
 FAMILY = {f.name: f for f in A.ACTION_FAMILIES}
 GAMES = [(n, seed) for n in (2, 3, 4) for seed in (11, 12)]
-
-
-def _bits(mask: int) -> list[int]:
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
 
 
 def _expected_totals(game: Game) -> dict:
@@ -79,7 +76,7 @@ def _fresh(state: State) -> State:
 
 def _swap_with_deck(state: State, field: str, p: int, k: int, stride: int) -> State | None:
     """Swap the k-th card of seat p's card set ``field`` with a deck card (a hidden change)."""
-    cards = _bits(getattr(state, field)[p])
+    cards = list(iter_bits(getattr(state, field)[p]))
     if not cards or not state.deck:
         return None
     c = _fresh(state)
@@ -100,7 +97,7 @@ def swap_drawn_with_deck(state: State, p: int, k: int = 0) -> State | None:
 
 
 def swap_between_hands(state: State, p: int, q: int) -> State | None:
-    hp, hq = _bits(state.favor_hand[p]), _bits(state.favor_hand[q])
+    hp, hq = list(iter_bits(state.favor_hand[p])), list(iter_bits(state.favor_hand[q]))
     if not hp or not hq:
         return None
     c = _fresh(state)

@@ -1,5 +1,12 @@
-"""The rules engine stands alone: its modules import only the standard library and each
-other (no RL library, no module of the package above the engine)."""
+"""The package's folders are its layers, and imports run one way.
+
+Lowest first: ``engine`` (the rules, standard library only) <- ``core`` (the same rules in C++)
+<- ``views`` (read a state) <- ``env`` (PettingZoo) <- ``vector`` (many games per call) <-
+``agents`` <- ``adapters`` (other libraries' routes) <- ``players`` (agent specs, search players)
+<- ``web`` <- ``training`` <- ``tools`` (the command line). A module may import its own layer and
+the layers below it, never one above; nothing imports the CLI but its own entry point; and no two
+modules import each other, directly or around a loop, not even from inside a function.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,135 @@ from pathlib import Path
 
 import pytest
 
-ENGINE = Path(__file__).resolve().parent.parent / "island_fortress_env" / "engine"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "island_fortress_env"
+LAYERS = (
+    "engine", "core", "views", "env", "vector", "agents", "adapters", "players", "web", "training", "tools",
+)  # fmt: skip
+# Modules at the package's top: the versioned entry sits with the env it re-exports.
+TOP_MODULES = {"__init__": "engine", "island_fortress_v0": "env", "vector": "vector"}
+CLI = f"{PACKAGE}.tools.cli"
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (``training/`` is installed as a subpackage)."""
+    found = {}
+    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+        rel = path.relative_to(ROOT / PACKAGE)
+        if rel.parts[0] == "training":
+            continue  # the link to the top-level training/ folder, read below
+        found[_dotted(PACKAGE, rel)] = path
+    for path in sorted((ROOT / "training").rglob("*.py")):
+        found[_dotted(f"{PACKAGE}.training", path.relative_to(ROOT / "training"))] = path
+    return found
+
+
+def _dotted(prefix: str, rel: Path) -> str:
+    parts = [*rel.with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([prefix, *parts])
+
+
+MODULES = _modules()
+
+
+def _layer(module: str) -> str:
+    rest = module.split(".")[1:]
+    if not rest:
+        return TOP_MODULES["__init__"]
+    if rest[0] in TOP_MODULES:
+        return TOP_MODULES[rest[0]]
+    assert rest[0] in LAYERS, f"{module} is in no layer: put it in one of {LAYERS}"
+    return rest[0]
+
+
+def _type_only_lines(tree: ast.Module) -> set[int]:
+    """The lines of ``if TYPE_CHECKING:`` blocks: imports for annotations, never run."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    return lines
+
+
+def _imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
+    """The package modules that ``module`` imports (anywhere in the file): each with its line and
+    whether it is for type annotations only."""
+    is_package = path.name == "__init__.py"
+    here = module.split(".") if is_package else module.split(".")[:-1]
+    tree = ast.parse(path.read_text("utf-8"))
+    type_only = _type_only_lines(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(here[: len(here) - node.level + 1]) if node.level else ""
+            target = ".".join(p for p in (base, node.module or "") if p)
+            names = [f"{target}.{alias.name}" for alias in node.names]  # a module, or a name in one
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] == PACKAGE:
+                # the deepest package module the name refers to (a name may be a function)
+                while name not in MODULES and "." in name:
+                    name = name.rsplit(".", 1)[0]
+                if name in MODULES and name != module:
+                    found.append((name, node.lineno, node.lineno in type_only))
+    return found
+
+
+GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+
+
+def test_every_module_is_in_a_layer():
+    for module in MODULES:
+        _layer(module)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_run_down_the_layers(module):
+    mine = LAYERS.index(_layer(module))
+    for target, line, _ in GRAPH[module]:
+        theirs = LAYERS.index(_layer(target))
+        assert theirs <= mine, (
+            f"{module} (layer {LAYERS[mine]}) imports {target} (layer {LAYERS[theirs]}) at line {line}"
+        )
+
+
+def test_nothing_imports_the_cli():
+    importers = sorted({m for m, targets in GRAPH.items() for t, _, _ in targets if t == CLI})
+    assert importers == [], f"{importers} import the command line"
+
+
+def test_no_import_cycles():
+    """Every import that runs counts, those inside functions too, so no cycle is dodged by a late
+    import; imports for type annotations only (``if TYPE_CHECKING:``) do not run."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        if module in path:
+            cycle = [*path[path.index(module) :], module]
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+        if module in done:
+            return
+        path.append(module)
+        for target, _, annotations_only in GRAPH[module]:
+            if (
+                not annotations_only and target != module.rsplit(".", 1)[0]
+            ):  # a submodule may import its package
+                visit(target)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(GRAPH):
+        visit(module)
+
+
+ENGINE = ROOT / PACKAGE / "engine"
 
 
 @pytest.mark.parametrize("path", sorted(ENGINE.rglob("*.py")), ids=lambda p: p.name)

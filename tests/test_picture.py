@@ -162,10 +162,15 @@ def test_env_render_seat_hides_other_hands():
     seat0 = island_fortress_v0.env(num_players=3, render_mode="rgb_array", render_seat=0)
     for env in (spectator, seat0):
         env.reset(seed=2)
-    state = seat0.unwrapped.game_state
-    assert table_view(state, 0) == picture.table_view(state, 0)
+    state = seat0.unwrapped.game_state  # the setup deal: every seat is choosing from its cards
     assert np.array_equal(seat0.render(), render_rgb(state, 0))
+    assert np.array_equal(spectator.render(), render_rgb(spectator.unwrapped.game_state, None))
+    assert not np.array_equal(seat0.render(), render_rgb(state, 1))  # seat 0's view, not seat 1's
     assert not np.array_equal(spectator.render(), seat0.render())  # the spectator sees every hand
+    view = table_view(state, 0)
+    assert view.players[0].choosing is not None and view.players[0].choosing_count > 0
+    assert [p.choosing for p in view.players[1:]] == [None, None]
+    assert [p.choosing_count for p in view.players] == [state.drawn[p].bit_count() for p in range(3)]
 
 
 @pytest.mark.parametrize("seat", [3, -1, "0", True])

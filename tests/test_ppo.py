@@ -12,16 +12,12 @@ from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
+from island_fortress_env.training.collect import Collector, sample_actions
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
-from island_fortress_env.training.ppo import (
-    Collector,
-    League,
-    SeatTrajectories,
-    gae,
-    greedy_evaluation,
-    network_kwargs,
-    sample_actions,
-)
+from island_fortress_env.training.greedy_eval import greedy_evaluation
+from island_fortress_env.training.league import League
+from island_fortress_env.training.ppo import SeatTrajectories, gae
+from island_fortress_env.training.weights import network_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMMA, LAM = 0.9, 0.8
@@ -47,11 +43,11 @@ def test_a_seat_acting_twice_in_a_row_is_bootstrapped_with_its_own_next_value():
     _act(book, "A", 2, value=0.75)  # A moves again at once
     assert book.num_finished == 1
     batch = book.take(GAMMA, LAM)
-    assert batch["actions"].tolist() == [1]
+    assert batch.actions.tolist() == [1]
     # one closed decision, cut before its successor: advantage = r + gamma * V(next) - V
-    assert batch["advantages"][0] == pytest.approx(0.25 + GAMMA * 0.75 - 0.5)
-    assert batch["returns"][0] == pytest.approx(0.25 + GAMMA * 0.75)
-    assert batch["logprobs"][0] == pytest.approx(-0.1)
+    assert batch.advantages[0] == pytest.approx(0.25 + GAMMA * 0.75 - 0.5)
+    assert batch.returns[0] == pytest.approx(0.25 + GAMMA * 0.75)
+    assert batch.logprobs[0] == pytest.approx(-0.1)
 
 
 def test_a_reward_on_an_opponents_move_goes_to_the_seats_last_decision():
@@ -63,7 +59,7 @@ def test_a_reward_on_an_opponents_move_goes_to_the_seats_last_decision():
     _act(book, "A", 3, value=0.0)
     _act(book, "B", 4, value=0.0)
     batch = book.take(GAMMA, LAM)
-    by_action = dict(zip(batch["actions"].tolist(), batch["advantages"].tolist(), strict=False))
+    by_action = dict(zip(batch.actions.tolist(), batch.advantages.tolist(), strict=False))
     assert by_action == pytest.approx({1: 0.4, 2: 0.1})
 
 
@@ -80,8 +76,8 @@ def test_terminal_reward_closes_every_seat_even_when_the_game_ends_on_another_se
     batch = book.take(GAMMA, LAM)
     rows = dict(
         zip(
-            batch["actions"].tolist(),
-            zip(batch["advantages"].tolist(), batch["returns"].tolist(), strict=False),
+            batch.actions.tolist(),
+            zip(batch.advantages.tolist(), batch.returns.tolist(), strict=False),
             strict=False,
         )
     )
@@ -92,7 +88,7 @@ def test_terminal_reward_closes_every_seat_even_when_the_game_ends_on_another_se
     assert rows[1][0] == pytest.approx(delta1 + GAMMA * LAM * delta2)
     assert rows[3] == pytest.approx((1.05 - 0.6, 1.05))
     # nothing pending is left once the game has ended
-    assert book.take(GAMMA, LAM)["actions"].size == 0
+    assert len(book.take(GAMMA, LAM)) == 0
 
 
 def test_a_trajectory_cut_by_the_rollout_continues_in_the_next_one():
@@ -100,12 +96,12 @@ def test_a_trajectory_cut_by_the_rollout_continues_in_the_next_one():
     _act(book, "A", 1, value=0.1)
     _act(book, "A", 2, value=0.2)
     first = book.take(GAMMA, LAM)
-    assert first["actions"].tolist() == [1]
+    assert first.actions.tolist() == [1]
     book.reward("A", 0.5)  # arrives after the cut: belongs to decision 2
     book.end("A")
     second = book.take(GAMMA, LAM)
-    assert second["actions"].tolist() == [2]
-    assert second["advantages"][0] == pytest.approx(0.5 - 0.2)
+    assert second.actions.tolist() == [2]
+    assert second.advantages[0] == pytest.approx(0.5 - 0.2)
 
 
 def test_gae_matches_the_textbook_recursion():
@@ -115,7 +111,7 @@ def test_gae_matches_the_textbook_recursion():
         _act(book, "A", i, value=v)
         book.reward("A", r)
     book.end("A")
-    got = book.take(GAMMA, LAM)["advantages"]
+    got = book.take(GAMMA, LAM).advantages
     expected, running = [], 0.0
     for t in reversed(range(4)):
         next_v = values[t + 1] if t + 1 < 4 else 0.0
@@ -183,14 +179,14 @@ def test_collector_records_only_legal_actions_and_every_learning_seat():
     cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0")
     collector = Collector(cfg, 0)
     net = ActorCritic(cnn_channels=4, hidden=16)
-    batch, records = collector.collect(net, 1500)
-    n = len(batch["actions"])
+    rollout, finished = collector.collect(net, 1500)
+    n = len(rollout)
     assert n >= 1500
-    assert batch["masks"][np.arange(n), batch["actions"]].all()
-    assert records, "games finished"
+    assert rollout.masks[np.arange(n), rollout.actions].all()
+    assert finished, "games finished"
     # self-play: every seat learns, so a finished game hands over figures for each of its seats
-    assert all(len(r["figures"]) == r["players"] for r in records)
-    assert {r["players"] for r in records} <= {2, 3, 4}
+    assert all(len(game.figures) == game.players for game in finished)
+    assert {game.players for game in finished} <= {2, 3, 4}
 
 
 def test_league_prefers_snapshots_that_beat_the_learner():
@@ -305,21 +301,93 @@ def test_tiny_run_checkpoint_loads_and_plays_every_table_size(tiny_native):
         assert result["agents"][0]["games"] == n
 
 
-def test_resume_continues_the_step_count_and_optimizer(tiny_native, tmp_path):
-    _base, _cfg, final = tiny_native
-    from island_fortress_env.agents.checkpoint import load_training_state, read_metadata
+def _record_updates(monkeypatch) -> list[dict]:
+    """From now on, every PPO update of a run is recorded first: the weights, the optimizer state
+    (Adam's moments and step counts) and the learning rate it starts from, and its rollout's size."""
+    import copy
+
+    from island_fortress_env.training import ppo
+
+    calls: list[dict] = []
+    update = ppo.ppo_update
+
+    def recorded(net, optimizer, rollout, cfg, rng):
+        calls.append(
+            {
+                "weights": copy.deepcopy(net.state_dict()),
+                "optimizer": copy.deepcopy(optimizer.state_dict()),
+                "lr": optimizer.param_groups[0]["lr"],
+                "decisions": len(rollout),
+            }
+        )
+        return update(net, optimizer, rollout, cfg, rng)
+
+    monkeypatch.setattr(ppo, "ppo_update", recorded)
+    return calls
+
+
+def _assert_same(a, b, where: str = "") -> None:
+    """``a`` and ``b`` are equal, tensors included (bit for bit)."""
+    if isinstance(a, torch.Tensor):
+        assert isinstance(b, torch.Tensor) and torch.equal(a, b), where
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), where
+        for key in a:
+            _assert_same(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _assert_same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, where
+
+
+def test_resume_starts_from_where_an_uninterrupted_run_was(tmp_path, monkeypatch):
+    """A run of four updates, and the same run stopped after two and resumed: the resumed leg's
+    first update starts from the weights, the Adam state (moments, step counts) and the update
+    count the uninterrupted run had at its third, and the decision count goes on from the first
+    leg's. (The collectors start new games on resume, so the two runs part after that.)"""
+    from island_fortress_env.agents.checkpoint import read_metadata
     from island_fortress_env.training.ppo import train_native
 
-    before = read_metadata(final)["num_timesteps"]
-    assert load_training_state(final)["optimizer"]["state"]
-    cfg = _tiny(tmp_path, "resumed", "train.total_decisions=1200", "pretrain.games=0")
-    resumed = train_native(cfg, resume=str(final))
-    meta = read_metadata(resumed)
-    assert before < meta["num_timesteps"] and meta["num_timesteps"] - before < 700
-    assert meta["updates"] > read_metadata(final)["updates"]
+    calls = _record_updates(monkeypatch)
+    same = ("pretrain.games=0", "ppo.anneal_lr=false", "eval.every=0", "eval.final_games=0")
+    whole = train_native(_tiny(tmp_path / "whole", "run", *same, "train.total_decisions=1200"))
+    uninterrupted = list(calls)
+    calls.clear()
+    first = train_native(_tiny(tmp_path / "legs", "run", *same, "train.total_decisions=600"))
+    first_leg = list(calls)
+    calls.clear()
+    second = _tiny(tmp_path / "legs", "more", *same, "train.total_decisions=1200")
+    resumed = train_native(second, resume=str(first))
+    second_leg = list(calls)
+
+    assert (len(uninterrupted), len(first_leg), len(second_leg)) == (4, 2, 2)
+    _assert_same(first_leg, uninterrupted[:2], "first leg")  # the same seed, the same two updates
+    _assert_same(second_leg[0]["weights"], uninterrupted[2]["weights"], "weights")
+    _assert_same(second_leg[0]["optimizer"], uninterrupted[2]["optimizer"], "optimizer")
+    assert second_leg[0]["optimizer"]["state"][0]["step"] > 0
+    meta, whole_meta, first_meta = (read_metadata(p) for p in (resumed, whole, first))
+    assert first_meta["updates"] == 2 and meta["updates"] == whole_meta["updates"] == 4
+    assert meta["num_timesteps"] == first_meta["num_timesteps"] + sum(c["decisions"] for c in second_leg)
 
 
-def test_resume_refuses_a_different_network(tiny_native, tmp_path):
+def test_resume_continues_the_learning_rate_schedule(tmp_path, monkeypatch):
+    """``ppo.anneal_over: decisions``: the learning rate falls with the updates of the whole run, so
+    after two updates of four the resumed leg's run at a half and a quarter of the rate."""
+    from island_fortress_env.training.ppo import train_native
+
+    calls = _record_updates(monkeypatch)
+    same = ("pretrain.games=0", "eval.every=0", "eval.final_games=0")
+    first = train_native(_tiny(tmp_path, "lr", *same, "train.total_decisions=600"))
+    calls.clear()
+    cfg = _tiny(tmp_path, "lr2", *same, "train.total_decisions=1200")
+    train_native(cfg, resume=str(first))
+    lr = cfg.ppo.learning_rate
+    assert [c["lr"] for c in calls] == pytest.approx([lr / 2, lr / 4])
+
+
+def test_resume_refuses_a_different_network_and_names_what_differs(tiny_native, tmp_path, capsys):
     _base, _cfg, final = tiny_native
     from island_fortress_env.training.train import main
 
@@ -336,6 +404,46 @@ def test_resume_refuses_a_different_network(tiny_native, tmp_path):
             ]
         )
     assert exc.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()  # one line, no traceback
+    assert "cnn_channels 4 there, 32 in the config" in line and "hidden 16 there, 32 in the config" in line
+    assert "head_activation" not in line  # the same on both sides
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+@pytest.mark.parametrize(
+    "collection",
+    [("train.workers=0", "train.pipelined=false"), ("train.workers=1", "train.pipelined=true")],
+    ids=["in-process", "worker-process"],
+)
+def test_a_crash_or_ctrl_c_in_the_loop_still_writes_a_checkpoint_that_resumes(
+    tmp_path, monkeypatch, error, collection
+):
+    from island_fortress_env.agents.checkpoint import load_policy, load_training_state
+    from island_fortress_env.training import ppo
+
+    update = ppo.ppo_update
+    updates: list[int] = []
+
+    def second_update_fails(net, optimizer, rollout, cfg, rng):
+        updates.append(len(rollout))
+        if len(updates) == 2:
+            raise error("stopped in the second update")
+        return update(net, optimizer, rollout, cfg, rng)
+
+    monkeypatch.setattr(ppo, "ppo_update", second_update_fails)
+    no_checkpoints = ("train.checkpoint_every=1000000", "pretrain.games=0", "eval.every=0")
+    cfg = _tiny(tmp_path, "crash", *no_checkpoints, *collection)
+    with pytest.raises(error, match="second update"):
+        ppo.train_native(cfg)
+    run_dir = tmp_path / "ckpt" / "crash"
+    assert sorted(p.name for p in run_dir.iterdir()) == ["latest.zip"]  # written by the crash alone
+    _net, meta = load_policy(run_dir / "latest.zip")
+    assert meta["updates"] == 1 and meta["num_timesteps"] == updates[0]
+    assert load_training_state(run_dir / "latest.zip")["optimizer"]["state"]
+    monkeypatch.setattr(ppo, "ppo_update", update)
+    more = _tiny(tmp_path, "again", *no_checkpoints, *collection, "eval.final_games=0")
+    resumed = ppo.train_native(more, resume=str(run_dir / "latest.zip"))
+    assert load_policy(resumed)[1]["updates"] == 2
 
 
 def _heuristic_means(scalars: dict) -> list[tuple[int, float]]:
@@ -368,10 +476,11 @@ def test_keep_best_keeps_the_best_periodic_evaluation_and_resume_remembers_it(tm
     train_native(more, resume=str(kept.with_name("final.zip")))
     after = _heuristic_means(read_scalars(tmp_path / "runs" / "best"))
     assert len(after) > len(means)
+    # best.zip is replaced only by a strictly better score: it holds the first best evaluation
+    first_best_step, first_best_mean = max(after, key=lambda m: (m[1], -m[0]))
     new = read_metadata(kept)["selection"]
-    assert new["score"] == pytest.approx(max(m for _, m in after))
-    if new["score"] == pytest.approx(best_mean):
-        assert new["decisions"] == best_step
+    assert new == {"decisions": first_best_step, "games": 1, "score": pytest.approx(first_best_mean)}
+    assert first_best_mean >= best_mean
 
 
 def test_the_training_benchmark_config_loads():
@@ -395,8 +504,12 @@ def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
         ("train.workers=0", "train.pipelined=false", "train.update_dtype=bfloat16", "ppo.anneal_power=2"),
         # worker processes, and a wall-clock cap that the learning rate does not anneal to
         ("train.workers=1", "train.pipelined=true", "train.max_minutes=60", "train.update_dtype=auto"),
+        # two workers, as configs/default.yaml has it: their rollouts joined in a fixed order
+        ("train.workers=2", "train.pipelined=true", "train.update_dtype=auto"),
+        # two workers and the main process collecting in lockstep
+        ("train.workers=2", "train.pipelined=false", "train.update_dtype=float32"),
     ],
-    ids=["in-process", "bfloat16-update", "worker-process"],
+    ids=["in-process", "bfloat16-update", "worker-process", "two-workers", "two-workers-lockstep"],
 )
 def test_two_runs_with_the_same_seed_give_the_same_losses_and_weights(tmp_path, collection):
     from island_fortress_env.agents.checkpoint import load_policy
@@ -498,14 +611,14 @@ TANH_32 = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "cnn_channels": 32,
 
 
 def test_the_shipped_sb3_policy_loads_every_weight_and_converts_exactly():
-    """Its torso was saved under the extractor's old layer names: every weight must still load
-    (a silently re-initialised torso would play at random), and the native copy must give the
-    same action probabilities as SB3's policy."""
+    """Its torso's layers are named as the extractor's own (``wall.*``, ``board.*``): every weight
+    must load (a silently re-initialised torso would play at random), and the native copy must
+    give the same action probabilities as SB3's policy."""
     import warnings
 
     from island_fortress_env.agents.checkpoint import CheckpointAgent
     from island_fortress_env.env.aec import raw_env
-    from island_fortress_env.training.ppo import initial_weights
+    from island_fortress_env.training.weights import initial_weights
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # SB3 turns a partial load into a warning
@@ -528,7 +641,7 @@ def test_the_shipped_sb3_policy_loads_every_weight_and_converts_exactly():
 
 def test_init_from_refuses_a_checkpoint_of_another_architecture(tmp_path):
     from island_fortress_env.agents.checkpoint import CheckpointError
-    from island_fortress_env.training.ppo import initial_weights
+    from island_fortress_env.training.weights import initial_weights
 
     with pytest.raises(CheckpointError, match="head_activation=tanh"):
         initial_weights(str(BASELINE), {**TANH_32, "head_activation": "relu"})
@@ -541,7 +654,7 @@ def test_init_from_refuses_a_checkpoint_of_another_architecture(tmp_path):
 def test_a_run_starts_from_init_from(tiny_native, tmp_path):
     _base, _cfg, final = tiny_native
     from island_fortress_env.agents.checkpoint import load_policy
-    from island_fortress_env.training.ppo import initial_weights
+    from island_fortress_env.training.weights import initial_weights
 
     cfg = _tiny(tmp_path, "init", "pretrain.games=0", f"policy.init_from={final}")
     start = initial_weights(str(final), network_kwargs(cfg))
@@ -572,10 +685,13 @@ def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in():
     assert any(g.snapshot == 0 for g in collector.games)
     collector.set_snapshots({1: new.state_dict()}, {1: 1.0})  # 0 leaves the pool mid-game
     assert 0 in collector.snapshots
-    collector.collect(new, 3000)  # the games against 0 end; new ones draw 1
+    for _ in range(20):  # the games against 0 end; new ones draw 1
+        collector.collect(new, 500)
+        if all(g.snapshot != 0 for g in collector.games):
+            break
+    assert all(g.snapshot != 0 for g in collector.games)
     collector.set_snapshots({}, {1: 1.0})
-    if all(g.snapshot != 0 for g in collector.games):
-        assert 0 not in collector.snapshots
+    assert 0 not in collector.snapshots and 1 in collector.snapshots
 
 
 def test_greedy_evaluation_gives_the_same_figures_on_any_number_of_processes():
@@ -596,6 +712,39 @@ def test_greedy_evaluation_gives_the_same_figures_on_any_number_of_processes():
         "openskill_ordinal",
     }
     assert one["win_rate_vs_heuristic_2p"] > 0 and one["win_rate_vs_heuristic_3p"] > 0
+
+
+def test_bfloat16_detection_asks_torch_for_avx512_bf16_or_amx():
+    from types import SimpleNamespace
+
+    from island_fortress_env.training.ppo import bfloat16_is_native
+
+    def cpu(avx512_bf16: bool | None, amx: bool | None) -> SimpleNamespace:
+        queries = {}
+        if avx512_bf16 is not None:
+            queries["_is_avx512_bf16_supported"] = lambda: avx512_bf16
+        if amx is not None:
+            queries["_is_amx_tile_supported"] = lambda: amx
+        return SimpleNamespace(**queries)
+
+    assert bfloat16_is_native(cpu(True, False)) and bfloat16_is_native(cpu(False, True))
+    assert bfloat16_is_native(cpu(None, True))
+    assert not bfloat16_is_native(cpu(False, False))
+    assert not bfloat16_is_native(cpu(None, None))  # a torch without the queries: emulated
+
+
+def test_bfloat16_detection_agrees_with_the_cpu_flags():
+    """On Linux the CPU's flags (``/proc/cpuinfo``) say whether it has AVX512-BF16 or AMX."""
+    from island_fortress_env.training.ppo import bfloat16_is_native, update_dtype
+
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.is_file():
+        pytest.skip("no /proc/cpuinfo on this system")
+    flags = {f for line in cpuinfo.read_text().splitlines() if line.startswith("flags") for f in line.split()}
+    native = bool(flags & {"avx512_bf16", "amx_tile"})
+    assert bfloat16_is_native() is native
+    cfg = load_config(None, ["train.update_dtype=auto"], schema=NativeConfig)
+    assert update_dtype(cfg) == ("bfloat16" if native else "float32")
 
 
 def test_update_dtype_auto_takes_bfloat16_only_where_the_cpu_computes_it(monkeypatch):
@@ -633,12 +782,12 @@ def test_a_value_torso_of_its_own_keeps_each_loss_in_its_own_torso(tmp_path):
     torch.testing.assert_close(loaded(obs)[1], net(obs)[1])
     # Starting a run without a value torso from it is refused, not a load_state_dict traceback.
     from island_fortress_env.agents.checkpoint import CheckpointError
-    from island_fortress_env.training.ppo import initial_weights
+    from island_fortress_env.training.weights import initial_weights
 
     # every argument network_kwargs gives, the same sizes, but no value torso
     shared = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, **network, "head_activation": "relu"}
     del shared["value_cnn_channels"], shared["value_hidden"]
-    with pytest.raises(CheckpointError, match=r"value_hidden.*does not match"):
+    with pytest.raises(CheckpointError, match=r"does not match.*value_hidden 8 there, unset in the config"):
         initial_weights(str(path), shared)
     with pytest.raises(ValueError, match=r"value_cnn_channels .* and value_hidden .* go together"):
         ActorCritic(cnn_channels=4, hidden=16, value_hidden=8)

@@ -28,7 +28,7 @@ from island_fortress_env.engine.state import (
     TERMINAL,
     State,
 )
-from island_fortress_env.engine.wall import MAX_CELLS, STRIDE
+from island_fortress_env.engine.wall import MAX_CELLS, STRIDE, iter_bits
 
 MAX_STEPS = 5000  # a game takes 250-600 decisions; anything near this bound is a runaway loop
 
@@ -136,7 +136,7 @@ def check_invariants(state: State) -> None:
     # The wall: bounds, support, towers.
     occ = state.occ
     width = 5 * regions
-    for bit in _bits(occ):
+    for bit in iter_bits(occ):
         level, col = divmod(bit, STRIDE)
         assert 0 <= level < 4 and col < width, f"block outside the wall at bit {bit}"
         if level > 0:
@@ -180,7 +180,7 @@ def check_invariants(state: State) -> None:
         assert state.holder >= 0
 
     # Reinforcements come only from played favors; persistent favor rewards add up.
-    played_cards = [list(_bits(state.favor_played[p])) for p in range(n)]
+    played_cards = [list(iter_bits(state.favor_played[p])) for p in range(n)]
     assert state.reinf.bit_count() <= sum(len(c) for c in played_cards)
     if state.decision != D_REINFORCE_CELL:  # rewards are paid after the reinforcement
         cards = game.deck.cards
@@ -209,13 +209,6 @@ def check_invariants(state: State) -> None:
                 assert played in (turns, turns + 1)
             else:
                 assert played == turns, f"player {q}: {table.bit_count()} cards played in {turns} turns"
-
-
-def _bits(mask: int):
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
 
 
 def _quick_snapshot(state: State) -> dict:

@@ -1,4 +1,4 @@
-"""Training pipeline: the Gymnasium view, configs, a tiny real run, checkpoints, resume."""
+"""The SB3 training pipeline: the Gymnasium view, configs, a tiny real run, checkpoints, resume."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scenario as sc
+import yaml
 
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.agents.checkpoint import (
@@ -21,8 +22,15 @@ from island_fortress_env.agents.checkpoint import (
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.events import EventKind, Score, ScoreReason
 from island_fortress_env.players import make_agent
-from island_fortress_env.training.config import TrainConfigError, load_config
-from island_fortress_env.training.selfplay import SelfPlayEnv, jade_spent, score_components
+from island_fortress_env.training.config import (
+    NativeConfig,
+    RLlibConfig,
+    TrainConfig,
+    TrainConfigError,
+    load_config,
+)
+from island_fortress_env.training.figures import jade_spent, score_components
+from island_fortress_env.training.league_env import LeagueEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,20 +38,20 @@ ROOT = Path(__file__).resolve().parent.parent
 # ---------------------------------------------------------------- the Gymnasium view
 
 
-def test_selfplay_env_passes_gymnasium_env_checker():
+def test_league_env_passes_gymnasium_env_checker():
     from gymnasium.utils.env_checker import check_env
 
-    check_env(SelfPlayEnv(num_players=3, opponents={"random": 1.0}, seed=0), skip_render_check=True)
+    check_env(LeagueEnv(num_players=3, opponents={"random": 1.0}, seed=0), skip_render_check=True)
 
 
-def test_selfplay_env_passes_sb3_env_checker():
+def test_league_env_passes_sb3_env_checker():
     from stable_baselines3.common.env_checker import check_env
 
-    check_env(SelfPlayEnv(num_players=2, opponents={"random": 1.0}, seed=0), warn=False)
+    check_env(LeagueEnv(num_players=2, opponents={"random": 1.0}, seed=0), warn=False)
 
 
-def test_selfplay_env_plays_only_legal_actions_and_reports_stats():
-    env = SelfPlayEnv(num_players=3, opponents={"random": 1.0, "heuristic": 1.0}, seed=3)
+def test_league_env_plays_only_legal_actions_and_reports_stats():
+    env = LeagueEnv(num_players=3, opponents={"random": 1.0, "heuristic": 1.0}, seed=3)
     rng = np.random.default_rng(0)
     for episode in range(3):
         obs, _ = env.reset()
@@ -69,12 +77,10 @@ def test_selfplay_env_plays_only_legal_actions_and_reports_stats():
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_selfplay_env_relative_score_reward_is_the_margin_over_the_others_mean(n):
+def test_league_env_relative_score_reward_is_the_margin_over_the_others_mean(n):
     """With ``reward_vp_relative`` an episode's rewards add up to (own score - the other seats'
     mean score) / 50 + the outcome, whichever seat scored on whose move."""
-    env = SelfPlayEnv(
-        num_players=n, opponents={"random": 1.0}, reward_vp=0.5, reward_vp_relative=True, seed=n
-    )
+    env = LeagueEnv(num_players=n, opponents={"random": 1.0}, reward_vp=0.5, reward_vp_relative=True, seed=n)
     rng = np.random.default_rng(n)
     env.reset()
     total, done = 0.0, False
@@ -156,13 +162,68 @@ def test_config_overrides_and_errors(tmp_path):
     with pytest.raises(TrainConfigError, match="num_players"):
         load_config(None, ["env.num_players=5"])
     with pytest.raises(TrainConfigError, match="opponents"):
-        load_config(None, ["opponents.self=0", "opponents.random=0", "opponents.heuristic=0"])
+        load_config(None, ["opponents.snapshot=0", "opponents.random=0", "opponents.heuristic=0"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("train: [1, 2\n")
     with pytest.raises(TrainConfigError, match="invalid YAML"):
         load_config(bad)
     with pytest.raises(TrainConfigError, match="cannot be read"):
         load_config(tmp_path / "missing.yaml")
+
+
+SHIPPED = {
+    "default.yaml": NativeConfig,
+    "policy-2-4p.yaml": NativeConfig,
+    "sb3.yaml": TrainConfig,
+    "sb3-long.yaml": TrainConfig,
+    "rllib.yaml": RLlibConfig,
+}
+
+
+def _leaves(tree: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            out.update(_leaves(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def test_every_shipped_config_loads_with_its_schema_as_written():
+    assert sorted(p.name for p in (ROOT / "configs").glob("*.yaml")) == sorted(SHIPPED)
+    for name, schema in SHIPPED.items():
+        path = ROOT / "configs" / name
+        loaded = _leaves(load_config(path, schema=schema).to_dict())
+        for key, value in _leaves(yaml.safe_load(path.read_text("utf-8"))).items():
+            assert loaded[key] == value, (name, key)
+
+
+@pytest.mark.parametrize("schema", [NativeConfig, TrainConfig, RLlibConfig], ids=["native", "sb3", "rllib"])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("run_name=a/b", r"^config 'defaults': run_name: must be a non-empty name without '/'$"),
+        ("seed=-1", r"^config 'defaults': seed: must be >= 0$"),
+        ("ppo.gamma=1.5", r"^config 'defaults': ppo\.gamma: gamma must be in \(0, 1\] and \w+ in \[0, 1\]$"),
+        ("eval.opponents=[mcts]", r"^config 'defaults': eval\.opponents: unknown opponent\(s\) \['mcts'\]"),
+        ("policy.hidden=0", r"^config 'defaults': policy: cnn_channels and hidden must be >= 1$"),
+    ],
+)
+def test_every_trainer_refuses_a_bad_shared_key_with_the_same_error(schema, override, message):
+    with pytest.raises(TrainConfigError, match=message):
+        load_config(None, [override], schema=schema)
+
+
+def test_a_renamed_sb3_key_is_refused_with_its_new_name(tmp_path):
+    with pytest.raises(TrainConfigError, match=r"opponents\.self: renamed to opponents\.snapshot$"):
+        load_config(ROOT / "configs" / "sb3.yaml", ["opponents.self=0.5"])
+    old = tmp_path / "old.yaml"
+    old.write_text("selfplay:\n  snapshot_every: 100\n")
+    with pytest.raises(TrainConfigError, match=r"old\.yaml': selfplay: renamed to snapshots$"):
+        load_config(old)
+    renamed = load_config(None, ["snapshots.snapshot_every=100", "opponents.snapshot=0.5"])
+    assert renamed.snapshots.snapshot_every == 100 and renamed.opponents.snapshot == 0.5
 
 
 def test_cli_refuses_a_bad_override_with_a_clear_message(capsys):
@@ -185,7 +246,7 @@ TINY = [
     "ppo.n_steps=64",
     "ppo.batch_size=64",
     "ppo.n_epochs=1",
-    "selfplay.snapshot_every=128",
+    "snapshots.snapshot_every=128",
     "opponents.heuristic=0",
     "policy.cnn_channels=4",
     "policy.hidden=16",
@@ -334,7 +395,7 @@ def test_shipped_policy_plays_every_table_size_and_seat(opponents):
 
 
 def test_an_unmasked_illegal_action_forfeits_the_game():
-    env = SelfPlayEnv(num_players=3, opponents={"random": 1.0}, seed=1)
+    env = LeagueEnv(num_players=3, opponents={"random": 1.0}, seed=1)
     env.reset()
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     _, reward, terminated, truncated, info = env.step(illegal)
@@ -353,7 +414,7 @@ def test_behaviour_cloning_learns_the_teachers_moves():
     n = len(data["actions"])
     assert data["obs"].shape[0] == n and len(data["returns"]) == n
     assert data["masks"][np.arange(n), data["actions"]].all()  # the teacher only played legal moves
-    env = SelfPlayEnv(num_players=3, opponents={"random": 1.0}, seed=0)
+    env = LeagueEnv(num_players=3, opponents={"random": 1.0}, seed=0)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs=policy_kwargs(8, 32), seed=0, device="cpu")
     model.set_logger(configure(None, []))
     report = behaviour_cloning(model, data, epochs=6, batch_size=64, learning_rate=3e-3)

@@ -117,10 +117,16 @@ def test_narration_needs_only_the_standard_library_and_the_engine():
         assert top in sys.stdlib_module_names or module.startswith("island_fortress_env.engine"), module
 
 
-def test_the_page_and_its_assets_are_package_data():
-    import tomllib
+def test_the_page_and_its_assets_go_in_the_wheel():
+    import fnmatch
 
-    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text("utf-8"))
-    assert "web/static/*" in pyproject["tool"]["setuptools"]["package-data"]["island_fortress_env"]
-    names = {p.name for p in (PACKAGE / "web" / "static").iterdir()}
-    assert {"index.html", "app.js", "board.js", "chart.js", "api.js", "dom.js", "style.css"} <= names
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11's tomllib")
+    build = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text("utf-8"))["tool"]["scikit-build"]
+    assert build["wheel"]["packages"]["island_fortress_env"] == "island_fortress_env"  # every file of it
+    static = sorted((PACKAGE / "web" / "static").iterdir())
+    assert {"index.html", "app.js", "board.js", "chart.js", "api.js", "dom.js", "style.css"} <= {
+        p.name for p in static
+    }
+    for path in static:
+        shipped = f"island_fortress_env/web/static/{path.name}"
+        assert not any(fnmatch.fnmatch(shipped, pattern) for pattern in build["wheel"]["exclude"]), shipped

@@ -1,1 +1,2 @@
-"""Self-play training, evaluation and plotting for Island Fortress (``island-fortress train|evaluate``)."""
+"""Training (native multi-agent PPO, SB3, RLlib), evaluation and plotting for Island Fortress
+(``island-fortress train|evaluate``)."""

@@ -2,9 +2,9 @@
 
     python -m training.bench_training --seconds 180
 
-Both learn the 3-player game by self-play from scratch with the same network, PPO epochs and
-learning rate (those of ``configs/default.yaml``), without imitation or evaluation; each runs in its
-own process, one after the other, for ``--seconds`` of training. Reported per trainer:
+Both learn the 3-player game from scratch with the same network, PPO epochs and learning rate
+(those of ``configs/default.yaml``), without imitation or evaluation; each runs in its own process,
+one after the other, for ``--seconds`` of training. Reported per trainer:
 **decisions learned from per second** (decisions that went into a finished PPO update, over the
 time spent collecting and updating: SB3 counts the learner's steps of every trained rollout, the
 native trainer every learning seat's decisions) and CPU utilisation (CPU time of the trainer's
@@ -101,7 +101,7 @@ def run_sb3(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str,
             "pretrain.games=0",
             "eval.games=0",
             "logging.progress_bar=false",
-            "opponents.self=1.0",
+            "opponents.snapshot=1.0",
             "opponents.random=0.0",
             "opponents.heuristic=0.0",
             "train.total_timesteps=100000000",

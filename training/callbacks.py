@@ -1,4 +1,4 @@
-"""SB3 callbacks: the game's own figures in TensorBoard, the self-play pool, checkpoints with
+"""SB3 callbacks: the game's own figures in TensorBoard, the snapshot pool, checkpoints with
 metadata, and a tqdm progress bar (SB3's own needs ``rich``)."""
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class SnapshotPoolCallback(BaseCallback):
             )
             self.pool = ([*self.pool, str(path)])[-self.pool_size :]
             self.training_env.env_method("set_snapshot_pool", self.pool)
-            self.logger.record("selfplay/pool_size", len(self.pool))
+            self.logger.record("league/pool_size", len(self.pool))
         return True
 
 

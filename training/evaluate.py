@@ -18,7 +18,11 @@ game from ``(S, g, its index)``, so a run (or any single game of it) replays exa
     island-fortress evaluate heuristic random --games 4 --save-games games/  # + a record per game
 
 With ``--save-games DIR`` every game is written to DIR as a game record
-(``island_fortress_env.records``; watch one with ``island-fortress replay FILE``).
+(``island_fortress_env.records``; watch one with ``island-fortress replay FILE``), named by the
+run (start time, seed, process id) and the game: ``20260101-120000-seed7-p4242-game-00000.json``.
+A run never writes over a file: records of other runs in DIR stay, and two runs saving there at
+once each keep all of theirs (every record is written atomically to a free name). DIR is checked
+before the first game: created if missing, refused if it is a file, empty or not writable.
 
 ``evaluate()`` is the library entry point (used by training as well).
 """
@@ -26,8 +30,10 @@ With ``--save-games DIR`` every game is written to DIR as a game record
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,10 +45,16 @@ import numpy as np
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine import scoring
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
-from island_fortress_env.env.records import GameRecord, RecordError
-from island_fortress_env.env.records import save as save_record
+from island_fortress_env.env.records import GameRecord, check_output_dir, save_unique
 from island_fortress_env.players import AGENT_KINDS, AgentSpecError, check_agent_spec, make_agent
-from island_fortress_env.tools.cli import CommandLineParser, non_negative_int, positive_int, rule_option
+from island_fortress_env.players.arguments import (
+    CommandLineParser,
+    non_negative_int,
+    one_line,
+    positive_int,
+    record_dir,
+    rule_option,
+)
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -115,6 +127,12 @@ def record_game(totals: list[AgentTotals], seat_of: Sequence[int], state: Any) -
         t.seats[seat] += 1
 
 
+def run_tag(seed: int) -> str:
+    """The prefix of a run's record names: start time, seed and process id, so that runs into
+    one directory (one after another, or at once) do not compete for names."""
+    return f"{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-seed{seed}-p{os.getpid()}"
+
+
 def play_game(
     env: Any, agents: Sequence[Any], seat_of: Sequence[int], seed: int, actions: list[int] | None = None
 ) -> Any:
@@ -146,12 +164,14 @@ def evaluate(
 ) -> dict[str, Any]:
     """Play ``games`` games between ``agent_specs`` (one seat each, seats rotated).
 
-    With ``save_games`` (a directory, created if needed) every game is written there as a game
-    record ``game-00000.json`` ... (``island_fortress_env.records``), replayable exactly.
+    With ``save_games`` (a directory, created if needed, checked before the first game) every
+    game is written there as a game record ``<run_tag>-game-00000.json`` ...
+    (``island_fortress_env.records``), replayable exactly; no file is ever written over.
 
     Returns ``{"agents": [{"name", "spec", "games", "wins", "win_rate", "ci95", "mean_score",
     "seat_games"[, "rating"]}, ...], "games", "seed", "players", "rated"}`` with the agents in
-    the order given. ``env_options`` are rules options for ``island_fortress_v0.env``.
+    the order given, plus ``"saved_games"`` (the record paths) with ``save_games``.
+    ``env_options`` are rules options for ``island_fortress_v0.env``.
     """
     specs = [str(s) for s in agent_specs]
     k = len(specs)
@@ -168,10 +188,8 @@ def evaluate(
     names = entry_names(specs)
     save_dir = None
     if save_games is not None:
-        save_dir = Path(save_games)
-        if save_dir.exists() and not save_dir.is_dir():
-            raise RecordError(f"--save-games {str(save_dir)!r}: exists and is not a directory")
-        save_dir.mkdir(parents=True, exist_ok=True)
+        save_dir = check_output_dir(save_games, "--save-games", create=True)
+        tag = run_tag(seed)
     agents = [make_agent(spec, seed=agent_seed(seed, 0, i)) for i, spec in enumerate(specs)]
     rated = len(set(specs)) > 2
     if rated:
@@ -181,6 +199,7 @@ def evaluate(
         ratings = [model.rating(name=name) for name in names]
     env = island_fortress_v0.env(num_players=k, **dict(env_options or {}))
     totals = [AgentTotals(seats=[0] * k) for _ in range(k)]
+    saved: list[str] = []
     bar = None
     if progress:
         from tqdm import tqdm
@@ -199,7 +218,7 @@ def evaluate(
                 seat_names = [names[seat_of.index(seat)] for seat in range(k)]
                 rules = {"num_players": k, **env.unwrapped.game.config.variants}
                 record = GameRecord.from_game(rules, seed + g, taken or [], seat_names, state)
-                save_record(record, save_dir / f"game-{g:05d}.json")
+                saved.append(str(save_unique(record, save_dir / f"{tag}-game-{g:05d}.json")))
             if rated:
                 ranks = final_ranks(state)
                 teams = [[ratings[i]] for i in range(k)]
@@ -229,7 +248,10 @@ def evaluate(
             r = ratings[i]
             entry["rating"] = {"mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal()}
         out.append(entry)
-    return {"agents": out, "games": games, "seed": seed, "players": k, "rated": rated}
+    result = {"agents": out, "games": games, "seed": seed, "players": k, "rated": rated}
+    if save_dir is not None:
+        result["saved_games"] = saved
+    return result
 
 
 def format_table(result: Mapping[str, Any]) -> str:
@@ -300,8 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument(
-        "--save-games", default=None, metavar="DIR",
-        help="write every game to DIR as a game record (replay with: island-fortress replay FILE)",
+        "--save-games", default=None, type=record_dir, metavar="DIR",
+        help="write every game to DIR as a game record, RUN-game-NNNNN.json (replay with: "
+        "island-fortress replay FILE); files already there are kept",
     )  # fmt: skip
     parser.add_argument(
         "--rule", action="append", default=[], type=rule_option, metavar="KEY=VALUE",
@@ -338,8 +361,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             save_games=args.save_games,
         )
     except (ValueError, ImportError, OSError) as exc:
-        print(f"island-fortress evaluate: error: {exc}", file=sys.stderr)
+        print(f"island-fortress evaluate: error: {one_line(exc)}", file=sys.stderr)
         return 2
+    if args.save_games is not None:
+        saved = result["saved_games"]
+        where = saved[0] if len(saved) == 1 else f"{saved[0]} ... {Path(saved[-1]).name}"
+        print(f"{len(saved)} game record{'s' * (len(saved) > 1)} saved: {where}", file=sys.stderr)
     if args.json:
         print(json.dumps(result))
     else:

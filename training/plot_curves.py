@@ -17,7 +17,7 @@ from pathlib import Path
 DEFAULT_TAGS = (
     "game/win_rate_vs_random",
     "game/win_rate_vs_heuristic",
-    "game/win_rate_vs_self",
+    "game/win_rate_vs_snapshot",
     "game/score",
     "train/entropy_loss",
     "train/value_loss",

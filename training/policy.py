@@ -24,8 +24,8 @@ class IslandFortressExtractor(BaseFeaturesExtractor):
 
 
 def _torso_keys(state_dict: dict, prefix: str, *_args: object) -> None:
-    """Checkpoints saved before the torso moved into ``network.Torso`` name its layers
-    ``<prefix>wall.*`` / ``<prefix>board.*``: load them as ``<prefix>torso.*``."""
+    """A checkpoint whose extractor names its torso's layers ``<prefix>wall.*`` /
+    ``<prefix>board.*`` (``checkpoints/baseline-3p.zip``) loads them as ``<prefix>torso.*``."""
     for key in [k for k in state_dict if k.startswith((prefix + "wall.", prefix + "board."))]:
         state_dict[prefix + "torso." + key[len(prefix) :]] = state_dict.pop(key)
 

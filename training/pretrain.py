@@ -1,4 +1,4 @@
-"""Behaviour-cloning warm start: imitate the heuristic before self-play PPO.
+"""Behaviour-cloning warm start: imitate the heuristic before PPO.
 
 PPO from a random policy needs a long time to discover the long plans of this game (gather
 Workers and blocks for rounds, then build for row majorities). Imitating the rule-based
@@ -18,6 +18,8 @@ from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
+from island_fortress_env.training.collect import split, starmap
+from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.shaping import score_gain_reward
 
 
@@ -162,3 +164,38 @@ def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, lear
             writer.add_scalar("pretrain/accuracy", record["accuracy"], record["epoch"])
 
     return _fit(net, net, log, data, epochs, batch_size, learning_rate, seed, progress)
+
+
+def warm_start(net: Any, cfg: NativeConfig, writer: Any) -> dict[str, Any]:
+    """The native trainer's warm start: ``cfg.pretrain.games`` heuristic games, split over the
+    table sizes in use by their ``tables`` weights and played on ``1 + train.workers`` processes,
+    then ``imitate``. Returns ``imitate``'s report."""
+    pre = cfg.pretrain
+    weights = cfg.tables.weights()
+    total = sum(weights.values())
+    processes = 1 + cfg.train.workers
+    reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
+    jobs = []  # (players, options, games, seed, teacher, *reward): each table size's games split
+    for n in TABLE_SIZES:
+        games = round(pre.games * weights[n] / total)
+        for part, chunk in enumerate(split(games, processes)):
+            seed = cfg.seed * 100_003 + 50_000 + 1000 * n + 100 * part
+            jobs.append((n, dict(cfg.env.options), len(chunk), seed, "heuristic", *reward))
+    print(
+        f"imitation: playing {sum(j[2] for j in jobs)} heuristic games "
+        f"at tables {sorted({j[0] for j in jobs})} "
+        f"in {processes} process(es)",
+        flush=True,
+    )
+    parts = starmap(collect_demonstrations, jobs, processes)
+    data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return imitate(
+        net,
+        data,
+        pre.epochs,
+        pre.batch_size,
+        pre.learning_rate,
+        seed=cfg.seed,
+        progress=cfg.logging.progress_bar,
+        writer=writer,
+    )

@@ -23,185 +23,26 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from island_fortress_env.training.config import (
-    EvalSection,
-    LoggingSection,
-    PolicySection,
-    TrainConfigError,
-    _build,
-    _set_dotted,
-    run_metadata,
-)
-
-REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
+from island_fortress_env.training import config
+from island_fortress_env.training.config import RLlibConfig, TrainConfigError, run_metadata
 
 
 class ClusterError(RuntimeError):
     """The Ray cluster named by ``--address`` / ``ray.address`` cannot be joined."""
 
 
-@dataclass
-class EnvSection:
-    num_players: int = 3
-    reward: str = "win_loss"  # island_fortress_v0's reward modes
-    options: dict = field(default_factory=dict)  # rules options / variants, as for env()
-
-
-@dataclass
-class RaySection:
-    address: str = ""  # "" starts a local Ray; "auto" or HOST:PORT joins a running cluster
-    num_cpus: int = 2  # CPUs of the local Ray (ignored with an address)
-
-
-@dataclass
-class EnvRunnersSection:
-    num_env_runners: int = 1  # rollout actors (each one CPU)
-    num_envs_per_env_runner: int = 1
-    rollout_fragment_length: int = 0  # 0: "auto" (train_batch_size split over the runners)
-
-
-@dataclass
-class LearnersSection:
-    num_learners: int = 0  # 0: one learner in the driver process
-    num_gpus_per_learner: float = 0.0
-
-
-@dataclass
-class TrainSection:
-    total_timesteps: int = 200_000  # env steps sampled (one step = one decision of one seat)
-    checkpoint_every: int = 10  # training iterations between checkpoints
-    torch_threads: int = 1
-
-
-@dataclass
-class PPOSection:
-    """Keyword arguments of RLlib's ``PPOConfig.training()``, under RLlib's own names."""
-
-    lr: float = 3.0e-4
-    train_batch_size_per_learner: int = 4000
-    minibatch_size: int = 512
-    num_epochs: int = 4
-    gamma: float = 0.995
-    lambda_: float = 0.95
-    clip_param: float = 0.2
-    vf_clip_param: float = 10.0
-    entropy_coeff: float = 0.01
-    vf_loss_coeff: float = 0.5
-    grad_clip: float = 0.5
-
-
-@dataclass
-class RLlibConfig:
-    run_name: str = "rllib"
-    seed: int = 0
-    env: EnvSection = field(default_factory=EnvSection)
-    ray: RaySection = field(default_factory=RaySection)
-    env_runners: EnvRunnersSection = field(default_factory=EnvRunnersSection)
-    learners: LearnersSection = field(default_factory=LearnersSection)
-    train: TrainSection = field(default_factory=TrainSection)
-    ppo: PPOSection = field(default_factory=PPOSection)
-    policy: PolicySection = field(default_factory=PolicySection)
-    eval: EvalSection = field(default_factory=EvalSection)
-    logging: LoggingSection = field(default_factory=LoggingSection)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    def env_config(self) -> dict[str, Any]:
-        """RLlib's ``env_config``: ``island_fortress_v0.env()``'s keyword arguments."""
-        return {"num_players": self.env.num_players, "reward": self.env.reward, **self.env.options}
-
-
-def _validate(cfg: RLlibConfig) -> None:
-    def fail(key: str, why: str) -> None:
-        raise TrainConfigError(f"{key}: {why}")
-
-    if not cfg.run_name or "/" in cfg.run_name:
-        fail("run_name", "must be a non-empty name without '/'")
-    if cfg.seed < 0:
-        fail("seed", "must be >= 0")
-    if cfg.env.reward not in REWARD_MODES:
-        fail("env.reward", f"must be one of {list(REWARD_MODES)}, not {cfg.env.reward!r}")
-    if cfg.ray.num_cpus < 1:
-        fail("ray.num_cpus", "must be >= 1")
-    r = cfg.env_runners
-    if r.num_env_runners < 0 or r.num_envs_per_env_runner < 1 or r.rollout_fragment_length < 0:
-        fail("env_runners", "num_env_runners and rollout_fragment_length must be >= 0, "
-                            "num_envs_per_env_runner >= 1")  # fmt: skip
-    if not cfg.ray.address and r.num_env_runners + 1 > cfg.ray.num_cpus:
-        need = r.num_env_runners + 1
-        why = f"needs {need} CPUs (one per env runner plus the learner); ray.num_cpus is {cfg.ray.num_cpus}"
-        fail("env_runners.num_env_runners", why)
-    if cfg.learners.num_learners < 0 or cfg.learners.num_gpus_per_learner < 0:
-        fail("learners", "num_learners and num_gpus_per_learner must be >= 0")
-    t = cfg.train
-    if t.total_timesteps < 1 or t.checkpoint_every < 1 or t.torch_threads < 1:
-        fail("train", "total_timesteps, checkpoint_every and torch_threads must be >= 1")
-    p = cfg.ppo
-    if p.train_batch_size_per_learner < 2 or p.minibatch_size < 2 or p.num_epochs < 1:
-        fail("ppo", "train_batch_size_per_learner and minibatch_size must be >= 2, num_epochs >= 1")
-    if p.minibatch_size > p.train_batch_size_per_learner:
-        fail(
-            "ppo.minibatch_size",
-            f"must be <= train_batch_size_per_learner ({p.train_batch_size_per_learner})",
-        )
-    if not 0 < p.gamma <= 1 or not 0 <= p.lambda_ <= 1:
-        fail("ppo.gamma", "gamma must be in (0, 1] and lambda_ in [0, 1]")
-    if p.lr <= 0:
-        fail("ppo.lr", "must be > 0")
-    if cfg.policy.cnn_channels < 1 or cfg.policy.hidden < 1:
-        fail("policy", "cnn_channels and hidden must be >= 1")
-    bad = [o for o in cfg.eval.opponents if o not in ("random", "heuristic")]
-    if bad:
-        fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")
-    if cfg.eval.games < 0:
-        fail("eval.games", "must be >= 0")
-    from island_fortress_env.engine import GameConfig
-    from island_fortress_env.engine.config import ConfigError
-
-    try:  # the env options are validated by the rules engine itself
-        GameConfig.from_dict({"num_players": cfg.env.num_players, **cfg.env.options})
-    except ConfigError as exc:
-        fail("env", str(exc))
-
-
-def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> RLlibConfig:
-    """Read a YAML config (or the defaults), apply ``section.key=value`` overrides, validate."""
-    data: dict[str, Any] = {}
-    where = "defaults"
-    if path is not None:
-        where = str(path)
-        try:
-            text = Path(path).read_text("utf-8")
-        except OSError as exc:
-            raise TrainConfigError(f"config {where!r}: cannot be read ({exc.strerror or exc})") from None
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            raise TrainConfigError(f"config {where!r}: invalid YAML ({exc})") from None
-        if not isinstance(data, dict):
-            raise TrainConfigError(f"config {where!r}: must be a mapping at the top level")
-    for item in overrides:
-        if "=" not in item:
-            raise TrainConfigError(f"override {item!r}: expected section.key=value")
-        key, value = item.split("=", 1)
-        _set_dotted(data, key.strip(), value)
-    try:
-        cfg = _build(RLlibConfig, data, "config")
-        _validate(cfg)
-    except TrainConfigError as exc:
-        raise TrainConfigError(f"config {where!r}: {exc}") from None
-    return cfg
+# configs/rllib.yaml's schema through the one loader of every trainer's config
+load_config = functools.partial(config.load_config, schema=RLlibConfig)
 
 
 def ppo_config(cfg: RLlibConfig) -> Any:
@@ -357,7 +198,7 @@ def train(cfg: RLlibConfig, address: str | None = None, resume: str | Path | Non
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from island_fortress_env.tools.cli import CommandLineParser
+    from island_fortress_env.players.arguments import CommandLineParser
 
     parser = CommandLineParser(
         prog="island-fortress train --backend rllib",

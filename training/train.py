@@ -4,16 +4,16 @@
     island-fortress train --backend sb3 --config configs/sb3.yaml
 
 ``--backend native`` (default) runs ``training/ppo.py``: every seat of many games learns at once.
-``--backend sb3`` runs sb3-contrib's MaskablePPO on the single-agent self-play view; what happens
-there, top to bottom:
+``--backend sb3`` runs sb3-contrib's MaskablePPO on one learning seat against frozen players
+(``training/league_env.py``); what happens there, top to bottom:
   1. the YAML config is loaded and validated (any key can be overridden on the command line);
-  2. ``n_envs`` copies of the self-play view run in parallel (one process each), every
-     other seat played by an opponent drawn from the pool (snapshots / random / heuristic);
+  2. ``n_envs`` copies of that view run in parallel (one process each), every other seat
+     played by an opponent drawn per game (a snapshot of the learner / random / heuristic);
   3. optionally, the policy first imitates heuristic games (``pretrain``: behaviour
      cloning, ``training/pretrain.py``), a warm start for the long plans of this game;
   4. sb3-contrib's MaskablePPO trains the CNN+MLP policy (``training/policy.py``), logging
      PPO losses, entropy and the game's own figures to TensorBoard under ``runs/``;
-  5. snapshots join the self-play pool, checkpoints (SB3 zip + our metadata) go to
+  5. snapshots join the snapshot pool, checkpoints (SB3 zip + our metadata) go to
      ``checkpoints/<run_name>/``;
   6. the final policy is evaluated against ``random`` and ``heuristic`` tables.
 """
@@ -36,10 +36,10 @@ def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] 
         import torch
         from stable_baselines3.common.monitor import Monitor
 
-        from island_fortress_env.training.selfplay import SelfPlayEnv
+        from island_fortress_env.training.league_env import LeagueEnv
 
         torch.set_num_threads(1)
-        env = SelfPlayEnv(
+        env = LeagueEnv(
             num_players=cfg.env.num_players,
             env_options=cfg.env.options,
             opponents=dict(vars(cfg.opponents)),
@@ -85,7 +85,7 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
     runs_dir = Path(cfg.logging.runs_dir)
     metadata = checkpoint_metadata(cfg)
 
-    # The pool starts with the checkpoint we resume from, so self-play has an opponent at once.
+    # The pool starts with the checkpoint resumed from, so snapshot games have an opponent at once.
     initial_pool = [str(resume)] if resume else []
     factories = [make_env_factory(cfg, i, initial_pool) for i in range(cfg.train.n_envs)]
     vec_env: SubprocVecEnv | DummyVecEnv
@@ -133,8 +133,8 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
         stats,
         SnapshotPoolCallback(
             ckpt_dir / "pool",
-            cfg.selfplay.snapshot_every,
-            cfg.selfplay.pool_size,
+            cfg.snapshots.snapshot_every,
+            cfg.snapshots.pool_size,
             metadata,
             initial=initial_pool,
         ),
@@ -217,7 +217,7 @@ BACKENDS = {"native": run_native, "sb3": run_sb3, "rllib": run_rllib}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from island_fortress_env.tools.cli import CommandLineParser
+    from island_fortress_env.players.arguments import CommandLineParser
 
     parser = CommandLineParser(
         prog="island-fortress train",

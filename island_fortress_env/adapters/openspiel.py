@@ -35,12 +35,13 @@ tensor. Algorithms that need one (the CFR family, or OpenSpiel's ``rl_environmen
 ``ObservationType.OBSERVATION``, IS-MCTS with ``use_observation_string=True``) do.
 
 **Resampling.** ``state.resample_from_infostate(player, sampler)`` returns a state that the
-player cannot tell apart from this one: the favor cards the player cannot see (the other
-hands, the cards others are choosing from, the deck) are dealt again uniformly in the same
-counts, other players' sealed bids are drawn again uniformly from their legal bids, and the
-engine's generator is reseeded. It forgets some things the player could know (which unkept
-cards went under the deck), never adds any. OpenSpiel's IS-MCTS (``ISMCTSBot``) calls it
-before every simulation; the ``mcts`` agent (``island_fortress_env.agents.mcts``) is built on it.
+player cannot tell apart from this one, redealt by the engine (``engine.visibility.redeal_unseen``):
+the favor cards the player cannot see (the other hands, the cards others are choosing from, the
+deck) are dealt again uniformly in the same counts, other players' sealed bids are drawn again
+uniformly from their legal bids, and the engine's generator is reseeded. It forgets some
+things the player could know (which unkept cards went under the deck), never adds any.
+OpenSpiel's IS-MCTS (``ISMCTSBot``) calls it before every simulation; the ``mcts`` agent
+(``island_fortress_env.players.ismcts``) is built on it.
 
 Returns are the environment's ``win_loss`` rewards (zero-sum; a sole winner +1, each loser
 -1/(n-1), tied winners share). Action ids, names and legality are the environment's.
@@ -56,8 +57,7 @@ import pyspiel
 
 from island_fortress_env.engine import NUM_ACTIONS, Game, GameConfig, tables
 from island_fortress_env.engine import State as EngineState
-from island_fortress_env.engine import rng as engine_rng
-from island_fortress_env.engine.state import D_BID
+from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder
 from island_fortress_env.views.text import render_text
 
@@ -208,51 +208,15 @@ class IslandFortressState(pyspiel.State):
         return self.resampled(player, np.random.default_rng(int(sampler() * 2**53)))
 
     def resampled(self, player: int, draw: np.random.Generator) -> IslandFortressState:
-        """``resample_from_infostate`` with the draws from ``draw``."""
+        """``resample_from_infostate`` with the redeal seeded by one value of ``draw`` (the
+        engine's ``visibility.redeal_unseen`` does the redeal)."""
         other = self.clone()
-        redeal_hidden(other.engine, player, draw)
+        seed = int(draw.integers(0, 2**63 - 1))
+        other._deal = _Deal(self._deal.game, redeal_unseen(self.engine, player, seed))
         return other
 
     def __str__(self) -> str:
         return render_text(self.engine)
-
-
-def redeal_hidden(engine: EngineState, player: int, draw: np.random.Generator) -> None:
-    """Redeal, in place, everything in ``engine`` that ``player`` cannot see (module doc)."""
-    others = [p for p in range(engine.n) if p != player]
-    pool: list[int] = list(engine.deck)
-    for p in others:
-        pool.extend(_bits(engine.favor_hand[p]))
-        pool.extend(_bits(engine.drawn[p]))
-    pool.sort()  # the deal then depends on which cards are unseen, not on where they are
-    order = draw.permutation(len(pool)).tolist()
-    shuffled = [pool[i] for i in order]
-    at = 0
-    for p in others:
-        for field in (engine.favor_hand, engine.drawn):
-            count = field[p].bit_count()
-            cards = 0
-            for card in shuffled[at : at + count]:
-                cards |= 1 << card
-            field[p] = cards
-            at += count
-    engine.deck = shuffled[at:]
-    if engine.decision == D_BID:  # bids placed so far this round are sealed
-        placed = engine.order[: engine.order_pos]
-        for p in placed:
-            if p != player:
-                engine.bids[p] = int(draw.integers(0, min(engine.jade[p], tables.MAX_BID) + 1))
-    engine.rng = engine_rng.seed_state(int(draw.integers(0, 2**63 - 1)))
-    engine._legal = None  # the memo of the legal actions may depend on a redealt hand
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def state_from_engine(game: IslandFortressGame, engine: EngineState) -> IslandFortressState:

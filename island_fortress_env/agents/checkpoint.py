@@ -9,6 +9,13 @@
 The metadata carries the training config, the env options, the step count, the library versions
 and the observation/action *space signature*. Loading compares that signature with the running
 environment and refuses a mismatch with a clear error, never silently.
+
+Every reader (``evaluate``, ``play``, ``train --resume`` with either trainer) goes through
+``read_metadata`` and ``check_signature``, so a damaged file is one ``CheckpointError`` of one
+line naming the file and what is wrong, before any work starts: ``read_metadata`` checks the zip,
+every member's checksum and the type of every metadata field the code reads
+(``METADATA_FIELDS``); ``check_signature`` compares the spaces and checks that the tensor members
+load as tensors (``torch.load(weights_only=True)``: nothing else is ever unpickled).
 """
 
 from __future__ import annotations
@@ -16,10 +23,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import pickle
+import warnings
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +48,20 @@ META_MEMBER = "island_fortress.json"
 WEIGHTS_MEMBER = "actor_critic.pt"
 TRAINING_STATE_MEMBER = "training_state.pt"  # optimizer state for --resume (native, optional)
 NATIVE_FORMAT = "island_fortress.actor_critic.v1"
+SB3_DATA_MEMBER = "data"  # MaskablePPO.save's JSON of the model's settings
+SB3_POLICY_MEMBER = "policy.pth"
+SB3_TENSOR_MEMBERS = (SB3_POLICY_MEMBER, "policy.optimizer.pth", "pytorch_variables.pth")
+MAX_METADATA_BYTES = 16 * 1024 * 1024
+# What torch.load, and building or filling a network with settings that do not fit, raise.
+TORCH_ERRORS = (
+    RuntimeError,
+    EOFError,
+    pickle.UnpicklingError,
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+)
 
 
 class CheckpointError(ValueError):
@@ -71,41 +95,191 @@ def write_metadata(path: str | Path, metadata: dict[str, Any]) -> None:
         zout.writestr(META_MEMBER, json.dumps(meta, indent=2, sort_keys=True, default=str))
 
 
+# --------------------------------------------------------------------------- metadata
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> bool:
+    return _is_int(value) and value >= 0
+
+
+def _number(value: Any) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _seconds(value: Any) -> bool:
+    return _number(value) and value >= 0
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _count_or_null(value: Any) -> bool:
+    return value is None or _count(value)
+
+
+Fields = dict[str, tuple[Callable[[Any], bool], str]]
+
+# Every metadata field the code reads and what it must be. A field may be absent (checkpoints of
+# another trainer or an older version); when present it must pass, else the checkpoint is refused.
+METADATA_FIELDS: Fields = {
+    "format": (_text, "a text"),
+    "space_signature": (_object, "an object"),
+    "network": (_object, "an object of network settings"),
+    "num_timesteps": (_count, "an integer >= 0"),
+    "updates": (_count, "an integer >= 0"),
+    "elapsed_seconds": (_seconds, "a number >= 0"),
+    "training_seconds": (_seconds, "a number >= 0"),
+    "selection": (_object, "an object"),
+    "env_options": (_object, "an object"),
+    "config": (_object, "an object"),
+    "run_name": (_text, "a text"),
+}
+SIGNATURE_FIELDS: Fields = {
+    "env": (_text, "a text"),
+    "observation_size": (_count, "an integer >= 0"),
+    "num_actions": (_count, "an integer >= 0"),
+    "layout_digest": (_text, "a text"),
+}
+SELECTION_FIELDS: Fields = {
+    "score": (_number, "a number"),
+    "decisions": (_count, "an integer >= 0"),
+    "games": (_count, "an integer >= 0"),
+}
+NETWORK_FIELDS: Fields = {  # ActorCritic's arguments
+    "obs_size": (_count, "an integer >= 0"),
+    "num_actions": (_count, "an integer >= 0"),
+    "cnn_channels": (_count, "an integer >= 0"),
+    "hidden": (_count, "an integer >= 0"),
+    "head_activation": (_text, "a text"),
+    "value_cnn_channels": (_count_or_null, "an integer >= 0 or null"),
+    "value_hidden": (_count_or_null, "an integer >= 0 or null"),
+}
+_NESTED = {"space_signature": SIGNATURE_FIELDS, "selection": SELECTION_FIELDS, "network": NETWORK_FIELDS}
+
+
+def _fail(path: str | Path, why: str) -> CheckpointError:
+    return CheckpointError(f"checkpoint {str(path)!r}: {why}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def validate_metadata(path: str | Path, metadata: dict[str, Any]) -> dict[str, Any]:
+    """Check the type of every field the code reads (``METADATA_FIELDS`` and the fields of
+    ``space_signature``, ``selection`` and ``network``); a ``CheckpointError`` names the first
+    that is wrong. Returns ``metadata``."""
+
+    def check(data: dict[str, Any], fields: Fields, where: str) -> None:
+        for name, (test, what) in fields.items():
+            if name in data and not test(data[name]):
+                raise _fail(path, f"{META_MEMBER}: {where}{name} must be {what}, not {_shown(data[name])}")
+
+    check(metadata, METADATA_FIELDS, "")
+    for name, fields in _NESTED.items():
+        if name in metadata:
+            check(metadata[name], fields, f"{name}.")
+    unknown = sorted(set(metadata.get("network", {})) - set(NETWORK_FIELDS))
+    if unknown:
+        raise _fail(path, f"{META_MEMBER}: network has unknown setting(s) {_shown(unknown)}")
+    return metadata
+
+
 def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The metadata of checkpoint ``path``, after checking the zip (every member's checksum) and
+    the type of every field the code reads; anything wrong is one ``CheckpointError``."""
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"checkpoint {str(path)!r}: no such file")
+        raise _fail(path, "no such file")
     try:
         with zipfile.ZipFile(path) as z:
+            for info in z.infolist():  # every member's checksum: a damaged file is refused up front
+                _check_member(path, z, info)
             if META_MEMBER not in z.namelist():
-                raise CheckpointError(
-                    f"checkpoint {str(path)!r}: no {META_MEMBER} inside; it was not written by "
-                    "island-fortress train, so its observation/action spaces cannot be checked"
+                raise _fail(
+                    path,
+                    f"no {META_MEMBER} inside; it was not written by island-fortress train, "
+                    "so its observation/action spaces cannot be checked",
                 )
+            if z.getinfo(META_MEMBER).file_size > MAX_METADATA_BYTES:
+                raise _fail(path, f"{META_MEMBER} is too large to be metadata")
             raw = _read_member(path, z, META_MEMBER)
-    except zipfile.BadZipFile:
-        raise CheckpointError(f"checkpoint {str(path)!r}: not a zip file (SB3 save format)") from None
-    try:
-        metadata = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"checkpoint {str(path)!r}: {META_MEMBER} is not valid JSON ({exc})") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, ValueError) as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise _fail(
+            path, "not a zip file, or a truncated or damaged one (a checkpoint is a whole zip file)"
+        ) from None
+    metadata = _json(path, META_MEMBER, raw)
     if not isinstance(metadata, dict):
-        raise CheckpointError(
-            f"checkpoint {str(path)!r}: {META_MEMBER} must hold a JSON object, "
-            f"not a {type(metadata).__name__}"
-        )
-    return metadata
+        raise _fail(path, f"{META_MEMBER} must hold a JSON object, not a {type(metadata).__name__}")
+    return validate_metadata(path, metadata)
+
+
+def _json(path: str | Path, member: str, raw: bytes) -> Any:
+    """A member's JSON, parsed safely: bad text, too deep nesting and too long integers (Python's
+    limit on their digits) are a ``CheckpointError``."""
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _fail(path, f"{member} is not valid JSON ({_short(exc)})") from None
+    except RecursionError:
+        raise _fail(path, f"{member} is not usable JSON (nested too deeply)") from None
+    except ValueError as exc:
+        raise _fail(path, f"{member} is not usable JSON ({_short(exc)})") from None
+
+
+def _check_member(path: str | Path, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Read a member through to its end, which checks its CRC, without holding it in memory."""
+    try:
+        with z.open(info) as f:
+            while f.read(1 << 20):
+                pass
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise _fail(path, f"member {info.filename} is corrupted ({_short(exc)})") from None
 
 
 def _read_member(path: str | Path, z: zipfile.ZipFile, member: str) -> bytes:
     """One member's bytes; a damaged member (bad CRC, broken compression) is a CheckpointError."""
     try:
         return z.read(member)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
-        raise CheckpointError(f"checkpoint {str(path)!r}: member {member} is corrupted ({exc})") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise _fail(path, f"member {member} is corrupted ({_short(exc)})") from None
+
+
+def _short(exc: BaseException) -> str:
+    """The gist of a library's error: torch's own reason when it refuses to unpickle, else the
+    first line; at most 120 characters."""
+    text = str(exc)
+    if "WeightsUnpickler error:" in text:
+        text = text.split("WeightsUnpickler error:", 1)[1]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else type(exc).__name__
+    return first if len(first) <= 120 else first[:117] + "..."
+
+
+# --------------------------------------------------------------------------- checks
 
 
 def check_signature(path: str | Path, metadata: dict[str, Any]) -> None:
+    """Refuse a checkpoint that cannot be used here: other observation/action spaces, or tensor
+    members that do not load (native: the weights and the training state; SB3: the policy, its
+    optimizer and variables, and ``data`` must be a JSON object). One ``CheckpointError``."""
+    _check_spaces(path, metadata)
+    _check_tensor_members(path, metadata)
+
+
+def _check_spaces(path: str | Path, metadata: dict[str, Any]) -> None:
     saved = metadata.get("space_signature", {})
     here = space_signature()
     diffs = [f"{k}: checkpoint {saved.get(k)!r} != env {v!r}" for k, v in here.items() if saved.get(k) != v]
@@ -114,6 +288,79 @@ def check_signature(path: str | Path, metadata: dict[str, Any]) -> None:
             f"checkpoint {str(path)!r} does not match this environment's spaces ({'; '.join(diffs)}); "
             "it was trained on a different observation/action layout"
         )
+
+
+def _members(path: str | Path, names: tuple[str, ...]) -> dict[str, bytes]:
+    """The named members that the zip holds, by name."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            present = set(z.namelist())
+            return {name: _read_member(path, z, name) for name in names if name in present}
+    except (zipfile.BadZipFile, OSError):
+        raise _fail(path, "not a zip file, or a truncated or damaged one") from None
+
+
+def _check_tensor_members(path: str | Path, metadata: dict[str, Any]) -> None:
+    if metadata.get("format") == NATIVE_FORMAT:
+        members = _members(path, (WEIGHTS_MEMBER, TRAINING_STATE_MEMBER))
+        if WEIGHTS_MEMBER not in members:
+            raise _fail(path, f"no {WEIGHTS_MEMBER} inside")
+        _state_dict(path, WEIGHTS_MEMBER, members[WEIGHTS_MEMBER])
+        if TRAINING_STATE_MEMBER in members:
+            _training_state(path, members[TRAINING_STATE_MEMBER])
+        return
+    members = _members(path, (SB3_DATA_MEMBER, *SB3_TENSOR_MEMBERS))
+    for name in (SB3_DATA_MEMBER, SB3_POLICY_MEMBER):
+        if name not in members:
+            raise _fail(path, f"no {name} inside (an SB3 checkpoint has one)")
+    if not isinstance(_json(path, SB3_DATA_MEMBER, members[SB3_DATA_MEMBER]), dict):
+        raise _fail(path, f"{SB3_DATA_MEMBER} must hold a JSON object")
+    _state_dict(path, SB3_POLICY_MEMBER, members[SB3_POLICY_MEMBER])
+    for name in SB3_TENSOR_MEMBERS[1:]:
+        if name in members:
+            _torch_load(path, name, members[name])
+
+
+def _torch_load(path: str | Path, member: str, raw: bytes) -> Any:
+    """A tensor member, loaded with ``weights_only`` (tensors and plain containers only); a
+    member that is not one is a ``CheckpointError`` of one line."""
+    import torch
+
+    try:
+        with warnings.catch_warnings():  # torch warns about unusual pickle protocols: the error says it
+            warnings.simplefilter("ignore")
+            return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except TORCH_ERRORS as exc:
+        raise _fail(path, f"member {member} is not a PyTorch tensor file ({_short(exc)})") from None
+
+
+def _state_dict(path: str | Path, member: str, raw: bytes) -> dict[str, Any]:
+    """A member holding a state dict: names to tensors."""
+    import torch
+
+    state = _torch_load(path, member, raw)
+    if not isinstance(state, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
+        raise _fail(path, f"member {member} is not a state dict (names to tensors)")
+    return state
+
+
+def _training_state(path: str | Path, raw: bytes) -> dict[str, Any]:
+    """The training state member: ``{"optimizer": <an optimizer's state dict>}``."""
+    state = _torch_load(path, TRAINING_STATE_MEMBER, raw)
+    optimizer = state.get("optimizer") if isinstance(state, dict) else None
+    if not (
+        isinstance(optimizer, dict)
+        and isinstance(optimizer.get("state"), dict)
+        and isinstance(optimizer.get("param_groups"), list)
+        and all(isinstance(g, dict) and isinstance(g.get("params"), list) for g in optimizer["param_groups"])
+    ):
+        raise _fail(path, f"member {TRAINING_STATE_MEMBER} does not hold an optimizer's state")
+    return state
+
+
+# --------------------------------------------------------------------------- native checkpoints
 
 
 def save_policy(
@@ -155,52 +402,63 @@ def save_policy(
 
 
 def load_policy(path: str | Path) -> tuple[Any, dict[str, Any]]:
-    """A native checkpoint's ``ActorCritic`` (eval mode) and metadata, after the signature check."""
+    """A native checkpoint's ``ActorCritic`` (eval mode) and metadata, after the signature check.
+
+    The network is first built on torch's ``meta`` device (no memory) and its shapes compared
+    with the saved weights, so settings that do not fit the weights never allocate anything."""
     import torch
 
     from island_fortress_env.agents.network import ActorCritic
 
     metadata = read_metadata(path)
     if metadata.get("format") != NATIVE_FORMAT:
-        raise CheckpointError(f"checkpoint {str(path)!r}: not a native checkpoint ({NATIVE_FORMAT})")
-    check_signature(path, metadata)
-    with zipfile.ZipFile(path) as z:
-        if WEIGHTS_MEMBER not in z.namelist():
-            raise CheckpointError(f"checkpoint {str(path)!r}: no {WEIGHTS_MEMBER} inside")
-        raw = _read_member(path, z, WEIGHTS_MEMBER)
+        raise _fail(path, f"not a native checkpoint ({NATIVE_FORMAT})")
+    if "network" not in metadata:
+        raise _fail(path, f"{META_MEMBER} has no network settings")
+    _check_spaces(path, metadata)
+    members = _members(path, (WEIGHTS_MEMBER,))
+    if WEIGHTS_MEMBER not in members:
+        raise _fail(path, f"no {WEIGHTS_MEMBER} inside")
+    state_dict = _state_dict(path, WEIGHTS_MEMBER, members[WEIGHTS_MEMBER])
     try:
-        state_dict = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        with torch.device("meta"):
+            shapes = {k: tuple(v.shape) for k, v in ActorCritic(**metadata["network"]).state_dict().items()}
+        saved = {k: tuple(v.shape) for k, v in state_dict.items()}
+        if shapes != saved:
+            differ = sorted(k for k in set(shapes) | set(saved) if shapes.get(k) != saved.get(k))
+            raise ValueError(f"network {metadata['network']} has other parameters: {differ[:3]}")
         net = ActorCritic(**metadata["network"])
         net.load_state_dict(state_dict)
-    except (RuntimeError, KeyError, TypeError, ValueError, EOFError, pickle.UnpicklingError) as exc:
-        raise CheckpointError(f"checkpoint {str(path)!r}: the weights cannot be loaded ({exc})") from None
+    except TORCH_ERRORS as exc:
+        raise _fail(path, f"the weights cannot be loaded ({_short(exc)})") from None
     net.eval()
     return net, metadata
 
 
 def load_training_state(path: str | Path) -> dict[str, Any] | None:
-    """The ``training_state`` saved with a native checkpoint, or None if it has none."""
-    import torch
+    """The ``training_state`` saved with a native checkpoint, or None if it has none; a member
+    that does not hold an optimizer's state is a ``CheckpointError``."""
+    members = _members(path, (TRAINING_STATE_MEMBER,))
+    if TRAINING_STATE_MEMBER not in members:
+        return None
+    return _training_state(path, members[TRAINING_STATE_MEMBER])
 
-    with zipfile.ZipFile(path) as z:
-        if TRAINING_STATE_MEMBER not in z.namelist():
-            return None
-        raw = _read_member(path, z, TRAINING_STATE_MEMBER)
-    try:
-        return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-    except (RuntimeError, EOFError, pickle.UnpicklingError) as exc:
-        raise CheckpointError(
-            f"checkpoint {str(path)!r}: {TRAINING_STATE_MEMBER} cannot be loaded ({exc})"
-        ) from None
+
+# --------------------------------------------------------------------------- SB3 checkpoints
 
 
 def load_model(path: str | Path, device: str = "cpu"):
-    """Load a MaskablePPO checkpoint after checking its metadata and spaces."""
+    """Load a MaskablePPO checkpoint after checking its metadata, spaces and members."""
     metadata = read_metadata(path)
     check_signature(path, metadata)
     from sb3_contrib import MaskablePPO  # heavy import, only when a checkpoint is used
 
-    model = MaskablePPO.load(str(path), device=device)
+    try:
+        with warnings.catch_warnings():  # SB3 warns for each setting it cannot read: the error says it
+            warnings.simplefilter("ignore")
+            model = MaskablePPO.load(str(path), device=device)
+    except (*TORCH_ERRORS, zipfile.BadZipFile, OSError) as exc:
+        raise _fail(path, f"the SB3 model cannot be loaded ({_short(exc)})") from None
     obs_shape = getattr(model.observation_space, "shape", None)
     if obs_shape != (OBS_SIZE,) or getattr(model.action_space, "n", None) != NUM_ACTIONS:
         raise CheckpointError(

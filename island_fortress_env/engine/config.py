@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -95,15 +95,26 @@ class GameConfig:
         }
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> GameConfig:
-        """Build from keyword options, naming any unknown key instead of ignoring it."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ConfigError(
-                f"invalid game config: unknown option(s) {unknown}; known options: {sorted(known)}"
-            )
+    def from_dict(cls, options: Mapping[str, Any], also_known: Iterable[str] = ()) -> GameConfig:
+        """Build from keyword options, naming any unknown key instead of ignoring it.
+
+        ``also_known``: the options a caller takes besides the game's own (an environment's
+        ``reward``, for instance), listed with the game's when an unknown option is named."""
+        check_option_names(options, (*option_names(), *also_known))
         return cls(**dict(options))
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def option_names() -> tuple[str, ...]:
+    """The game's options: ``GameConfig``'s fields, ``num_players`` first."""
+    return tuple(f.name for f in fields(GameConfig))
+
+
+def check_option_names(options: Iterable[str], known: Iterable[str]) -> None:
+    """Raise ``ConfigError`` naming every option not in ``known`` and listing all of ``known``."""
+    accepted = set(known)
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ConfigError(f"unknown option(s) {unknown}; known options: {sorted(accepted)}")

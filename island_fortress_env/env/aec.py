@@ -27,6 +27,10 @@ Rewards (``reward=``): ``"win_loss"`` (default) pays once at the end, zero-sum: 
 (own final score - best opponent's) / 50; ``"vp_delta"`` pays every step the change in each
 player's score / 50 (the rewards add up to final score / 50).
 
+Every option (the game's, ``render_mode``, ``render_seat``, ``reward`` and ``env()``'s
+``illegal_action``) is validated: an unknown option or a bad value raises ``ConfigError`` (a
+``ValueError``) naming it, and an unknown option's error lists every option accepted.
+
 ``infos[agent]`` has the same numeric keys at every step from ``reset()`` on (so vectorising
 libraries can stack them): ``score`` (the seat's score so far, final at the end) and ``won``
 (1 for a winner once the game is over, else 0; tied winners all get 1). The list of winners is
@@ -47,8 +51,10 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from island_fortress_env.engine import Game, GameConfig, State
+from island_fortress_env.engine import ConfigError, Game, GameConfig, State
 from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.engine.config import check_option_names, option_names
+from island_fortress_env.engine.rng import seed_state
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.global_state import STATE_HIGH, STATE_LOW, STATE_SIZE, encode_global_state
 from island_fortress_env.env.observation import OBS_HIGH, OBS_LOW, OBS_SIZE, ObservationEncoder, action_mask
@@ -57,6 +63,8 @@ from island_fortress_env.views.text import render_text
 
 REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
+RAW_ENV_OPTIONS = ("render_mode", "reward", "render_seat")  # raw_env's options besides the game's
+ENV_OPTIONS = (*RAW_ENV_OPTIONS, "illegal_action")  # env()'s options besides the game's
 SCORE_SCALE = 50.0
 
 
@@ -93,8 +101,9 @@ def env(illegal_action: str = "raise", **kwargs: Any) -> AECEnv:
     out because the raw env already checks every action with a clearer message (and it costs a
     ``Discrete.contains`` per step); "terminate" mode keeps it, as the classic envs do.
     """
+    check_option_names(kwargs, (*option_names(), *ENV_OPTIONS))
     if illegal_action not in ILLEGAL_ACTION_MODES:
-        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+        raise ConfigError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
     environment: AECEnv = raw_env(**kwargs)
     if illegal_action == "terminate":
         environment = wrappers.TerminateIllegalWrapper(environment, illegal_reward=-1)
@@ -122,22 +131,23 @@ class raw_env(AECEnv, EzPickle):
     ) -> None:
         EzPickle.__init__(self, num_players, render_mode, reward, render_seat, **rules_options)
         super().__init__()
+        config = GameConfig.from_dict({"num_players": num_players, **rules_options}, RAW_ENV_OPTIONS)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
+            raise ConfigError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}"
             )
         if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
-        self.game = Game(GameConfig.from_dict({"num_players": num_players, **rules_options}))
-        self.render_mode = render_mode
+            raise ConfigError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
         if render_seat is not None and (
             isinstance(render_seat, bool)
             or not isinstance(render_seat, int)
-            or not 0 <= render_seat < self.game.num_players
+            or not 0 <= render_seat < config.num_players
         ):
-            raise ValueError(
-                f"render_seat must be a seat 0..{self.game.num_players - 1} or None, not {render_seat!r}"
+            raise ConfigError(
+                f"render_seat must be a seat 0..{config.num_players - 1} or None, not {render_seat!r}"
             )
+        self.game = Game(config)
+        self.render_mode = render_mode
         self.render_seat = render_seat  # whose view the pictures show; None: the whole table
         self._window: Any = None  # the "human" window, opened on the first render
         self.reward_mode = reward
@@ -165,9 +175,13 @@ class raw_env(AECEnv, EzPickle):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a game. With a seed the whole game is reproducible; without one the
-        environment's generator continues (Gymnasium convention)."""
+        environment's generator continues (Gymnasium convention).
+
+        ``seed`` follows the engine's rule (``engine.rng.seed_state``): an integer in [0, 2**64),
+        numpy integers included, or None; anything else (a bool, a float, a string, a negative or
+        too large number) raises ``SeedError`` and leaves the environment as it was."""
         if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
+            self.np_random, _ = seeding.np_random(seed_state(seed))
         game_seed = int(self.np_random.integers(0, 2**63 - 1))
         self.game_state = self.game.new_initial_state(game_seed)
         self.agents = self.possible_agents[:]

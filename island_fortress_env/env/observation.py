@@ -20,6 +20,7 @@ from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import tables
 from island_fortress_env.engine.decisions import NUM_DECISIONS, Decision
 from island_fortress_env.engine.state import State
+from island_fortress_env.engine.visibility import has_sealed_bid, own_bid
 from island_fortress_env.engine.wall import LEVELS, STRIDE
 
 MAX_PLAYERS = tables.MAX_PLAYERS
@@ -117,7 +118,7 @@ GLOBAL_FEATURE_SPECS: tuple[Feature, ...] = (
     Feature("Workers this build needs", A.MAX_WORKERS),
     Feature("Workers to assign", A.MAX_WORKERS),
     # Also the base-101 digits of a sealed bid still to enter after this one (docs/RULES.md E3);
-    # the label stays as it was so trained policies keep their layout signature.
+    # its label is the one in trained policies' layout signature, which must not change.
     Feature("favor cards left to keep", tables.FAVOR_KEEP),
     Feature("my sealed bid this round", 20, "mine only"),
     Feature("I have bid this round"),
@@ -161,7 +162,6 @@ _REGION_ONE_HOT = [tuple(int(r == k) for k in range(tables.MAX_REGIONS)) for r i
 _NBYTES = GRID // 8  # 80 bits -> 10 bytes
 _CARD_BYTES = (CARDS + 7) // 8
 _MIDDLE = slice(PLAYERS_START, PRIVATE_START[0])  # the scaled numbers between wall and cards
-_PETITION_BID = Decision.PETITION_BID
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _CACHE_LIMIT = 8192  # entries per encoder cache; a full cache is cleared (memory stays bounded)
 # One byte of a bit set -> its 8 bits as float32 0.0/1.0 (little-endian bit order), as bytes.
@@ -287,14 +287,12 @@ class ObservationEncoder:
         if state.in_action and state.op >= 0:
             decision[NUM_DECISIONS + state.op] = 1
         extend(decision)
-        bidding = state.decision == _PETITION_BID
-        my_bid = bidding and seat in state.order[: state.order_pos]
         # A sealed bid, complete or partly entered (one base-101 digit at a time), is shown
         # to its bidder only; how many digits are left is public (it follows from the Jade).
-        sealed = state.bids[seat] if bidding and (my_bid or seat == current) else 0
         extend((
             state.actions_this_turn, state.buyback_used, state.build_left, state.build_need,
-            state.worker_need, state.keep_left + state.bid_digits_left, sealed, my_bid,
+            state.worker_need, state.keep_left + state.bid_digits_left, own_bid(state, seat),
+            has_sealed_bid(state, seat),
         ))  # fmt: skip
 
         # This seat's card sets and the public played cards (cached by the sets).

@@ -7,32 +7,49 @@ plus the action ids in order, the agents' names and the final result::
      "rules": {"num_players": 3}, "seed": 12, "agents": ["heuristic", "random", "random"],
      "actions": [7, 9, 5, ...], "scores": [41, 18, 22], "winners": [0]}
 
-``seed`` is the seed given to ``env.reset(seed=...)`` of ``island_fortress_v0``; ``rules`` the
-environment's rules options (``num_players`` plus the variants that differ from the standard
-game); ``action_table`` a digest of the action table, so a record made with another action
-encoding is refused instead of replayed wrongly.
+``seed`` is the seed given to ``env.reset(seed=...)`` of ``island_fortress_v0`` (an integer in
+[0, 2**64)); ``rules`` the game's rules options (``num_players`` plus the variants that differ
+from the standard game: only ``GameConfig`` fields, never an env option such as ``render_mode``);
+``action_table`` a digest of the action table, so a record made with another action encoding is
+refused instead of replayed wrongly.
 
-    from island_fortress_env import records
+    from island_fortress_env.env import records
     record = records.load("game.json")        # parsed, checked and replayed: RecordError if not
     final = records.replay(record)            # the final engine state
     for state, action in record.steps(): ...  # every decision: the state and the action taken
-    records.save(record, "copy.json")
+    records.save(record, "copy.json")         # atomic; never writes over an existing file
 
-``load`` and ``replay`` refuse a record that does not replay (an illegal action, a game that
-ends early or late, other final scores) with a ``RecordError`` naming the step.
+Reading is safe with any file: a record is at most ``MAX_RECORD_BYTES``, its JSON is parsed with
+bounded integers and nesting, and every field is checked (type, size, range) before the game is
+replayed; anything else is one ``RecordError`` naming the file and the field. ``load`` and
+``replay`` refuse a record that does not replay (an illegal action, a game that ends early or late,
+other final scores) with a ``RecordError`` naming the step.
+
+Writing never loses a record: ``save`` writes a temporary file in the target directory and links
+it to its name only if that name is free (``os.link``, atomic), so a reader never sees half a
+record and two writers never replace each other's; ``save_unique`` picks the next free name
+(``NAME.json``, ``NAME-2.json``, ...). ``check_output_dir`` and ``check_output_file`` check a
+path before any work starts. ``printable`` escapes text from a record (agent names, paths)
+before it reaches a terminal.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import hashlib
 import json
+import os
+import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from island_fortress_env.engine import IllegalActionError
-from island_fortress_env.engine.actions import ACTION_FAMILIES
+from island_fortress_env.engine import GameConfig, IllegalActionError
+from island_fortress_env.engine.actions import ACTION_FAMILIES, NUM_ACTIONS
+from island_fortress_env.engine.rng import SeedError, seed_state
+from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
@@ -40,9 +57,18 @@ if TYPE_CHECKING:
 FORMAT = "island-fortress-game-record"
 VERSION = 1
 
+MAX_RECORD_BYTES = 8 * 1024 * 1024  # a real record is a few KB
+MAX_ACTIONS = 100_000  # a real game has a few hundred decisions
+MAX_NAME_CHARS = 256  # an agent name
+MAX_TEXT_CHARS = 4096  # a text rules option (a deck file's path)
+MAX_INT_DIGITS = 20  # 2**64 has 20 digits: no field of a record needs more
+INT64 = 2**63  # scores and integer rules options lie in [-2**63, 2**63)
+RULES_OPTIONS = frozenset(f.name for f in dataclasses.fields(GameConfig))
+FIELDS = ("format", "version", "action_table", "rules", "seed", "agents", "actions", "scores", "winners")
+
 
 class RecordError(ValueError):
-    """A game record that cannot be read or does not replay."""
+    """A game record that cannot be read, written or replayed."""
 
 
 def action_table_digest() -> str:
@@ -51,10 +77,19 @@ def action_table_digest() -> str:
     return hashlib.sha256(table.encode()).hexdigest()[:16]
 
 
+def printable(text: object) -> str:
+    """``text`` safe for a terminal: every character that is not printable (control characters
+    such as ESC, bidirectional overrides, line breaks) written as its escape (``\x1b``)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
 def initial_state(rules: dict[str, Any], seed: int) -> State:
     """The engine state that ``env.reset(seed=seed)`` starts from with these rules options."""
     from island_fortress_env.env.aec import raw_env  # the env owns how a reset seed becomes a game
 
+    unknown = sorted(set(rules) - RULES_OPTIONS)
+    if unknown:  # env options (render_mode, reward, ...) are not rules: never passed on
+        raise RecordError(f"rules {unknown} are not rules options (those are {sorted(RULES_OPTIONS)})")
     env = raw_env(**rules)
     env.reset(seed=seed)
     assert env.game_state is not None
@@ -109,47 +144,65 @@ class GameRecord:
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "game record") -> GameRecord:
-        """Parse and type-check (without replaying); a ``RecordError`` names the bad field."""
+        """Parse and check every field (type, size, range) without replaying; a ``RecordError``
+        names the file and the bad field."""
 
         def fail(why: str) -> RecordError:
             return RecordError(f"{source}: {why}")
 
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise fail(f'not an Island Fortress game record (no "format": "{FORMAT}")')
-        if data.get("version") != VERSION:
-            raise fail(f"record format version {data.get('version')!r} is not supported (this is {VERSION})")
-        missing = sorted({"rules", "seed", "agents", "actions", "scores", "winners"} - set(data))
+        version = data.get("version")
+        if not (_is_int(version) and version == VERSION):
+            raise fail(f"record format version {_shown(version)} is not supported (this is {VERSION})")
+        missing = sorted(set(FIELDS) - set(data))
         if missing:
             raise fail(f"missing field(s) {missing}")
-        table = data.get("action_table")
+        extra = sorted(set(data) - set(FIELDS))
+        if extra:
+            raise fail(f"unknown field(s) {_shown(extra)}; a record has {list(FIELDS)}")
+        table = data["action_table"]
         if table != action_table_digest():
             raise fail(
-                f"made with another action table ({table!r}, this version's is {action_table_digest()!r}); "
-                "its action ids mean other moves here"
+                f"made with another action table ({_shown(table)}, this version's is "
+                f"{action_table_digest()!r}); its action ids mean other moves here"
             )
 
-        def ints(name: str) -> tuple[int, ...]:
+        def ints(name: str, low: int, high: int, most: int) -> tuple[int, ...]:
             value = data[name]
-            if not isinstance(value, list) or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in value
-            ):
+            if not isinstance(value, list) or not all(_is_int(v) for v in value):
                 raise fail(f"{name!r} must be a list of integers")
+            if len(value) > most:
+                raise fail(f"{name!r} holds {len(value)} entries, more than {most}")
+            bad = next((v for v in value if not low <= v < high), None)
+            if bad is not None:
+                raise fail(f"{name!r}: {_shown(bad)} is outside [{low}, {high})")
             return tuple(value)
 
-        rules, seed, agents = data["rules"], data["seed"], data["agents"]
-        if not isinstance(rules, dict):
-            raise fail("'rules' must be an object of rules options")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise fail(f"'seed' must be an integer >= 0, not {seed!r}")
+        rules = _rules(data["rules"], fail)
+        seed = data["seed"]
+        if not _valid_seed(seed):
+            raise fail(f"'seed' must be an integer in [0, 2**64) (the env's seed rule), not {_shown(seed)}")
+        agents = data["agents"]
         if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
             raise fail("'agents' must be a list of names")
+        if len(agents) > MAX_PLAYERS:
+            raise fail(f"'agents' names {len(agents)} players; a game has at most {MAX_PLAYERS}")
+        long_name = next((a for a in agents if len(a) > MAX_NAME_CHARS), None)
+        if long_name is not None:
+            raise fail(f"'agents': a name of {len(long_name)} characters (at most {MAX_NAME_CHARS})")
+        actions = ints("actions", 0, NUM_ACTIONS, MAX_ACTIONS)
+        scores = ints("scores", -INT64, INT64, MAX_PLAYERS)
+        winners = ints("winners", 0, MAX_PLAYERS, MAX_PLAYERS)
+        if len(set(winners)) != len(winners):
+            raise fail(f"'winners' names a seat twice: {list(winners)}")
         return cls(
-            rules=dict(rules),
+            rules=rules,
             seed=seed,
-            actions=ints("actions"),
+            actions=actions,
             agents=tuple(agents),
-            scores=ints("scores"),
-            winners=ints("winners"),
+            scores=scores,
+            winners=winners,
             action_table=table,
             source=source,
         )
@@ -157,10 +210,12 @@ class GameRecord:
     def initial_state(self) -> State:
         try:
             state = initial_state(self.rules, self.seed)
-        except (ValueError, TypeError) as exc:  # ConfigError and DeckError are ValueErrors
+        except (ValueError, TypeError) as exc:  # ConfigError, DeckError, SeedError are ValueErrors
             raise RecordError(f"{self.source}: rules {self.rules!r}: {exc}") from None
         if len(self.agents) != state.n:
             raise RecordError(f"{self.source}: {len(self.agents)} agent names for {state.n} players")
+        if len(self.scores) != state.n:
+            raise RecordError(f"{self.source}: {len(self.scores)} scores for {state.n} players")
         return state
 
     def steps(self) -> Iterator[tuple[State, int]]:
@@ -191,6 +246,49 @@ class GameRecord:
             )
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _valid_seed(value: Any) -> bool:
+    """An ``env.reset`` seed by the env's (the engine's) rule; None, which means no seed, is
+    not one a record holds."""
+    if value is None:
+        return False
+    try:
+        seed_state(value)
+    except SeedError:
+        return False
+    return True
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value from a record for an error message: its repr (so control characters are
+    escaped), cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _rules(rules: Any, fail: Any) -> dict[str, Any]:
+    """The record's rules options: an object of ``GameConfig`` fields with JSON scalar values
+    (``GameConfig`` then checks each value when the game is built)."""
+    if not isinstance(rules, dict):
+        raise fail("'rules' must be an object of rules options")
+    unknown = sorted(set(rules) - RULES_OPTIONS)
+    if unknown:
+        raise fail(f"'rules': unknown rules option(s) {_shown(unknown)}; known: {sorted(RULES_OPTIONS)}")
+    if not _is_int(rules.get("num_players")) or not MIN_PLAYERS <= rules["num_players"] <= MAX_PLAYERS:
+        raise fail(f"'rules': num_players must be an integer {MIN_PLAYERS}-{MAX_PLAYERS}")
+    for key, value in rules.items():
+        if not (value is None or isinstance(value, (bool, int, str))):
+            raise fail(f"'rules': {key} must be true/false, an integer, a text or null, not {_shown(value)}")
+        if isinstance(value, int) and not -INT64 <= value < INT64:
+            raise fail(f"'rules': {key}={_shown(value)} is out of range")
+        if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+            raise fail(f"'rules': {key} is a text of {len(value)} characters (at most {MAX_TEXT_CHARS})")
+    return dict(rules)
+
+
 def replay(record: GameRecord) -> State:
     """Replay a record to its final state, checking every step and the result."""
     live = None
@@ -215,30 +313,198 @@ def dumps(record: GameRecord) -> str:
     return json.dumps(record.to_dict(), separators=(",", ":"))
 
 
-def save(record: GameRecord, path: str | Path) -> Path:
-    """Write the record as JSON (a few KB); returns the path."""
-    path = Path(path)
+class _Refused(Exception):
+    """Raised inside the JSON parser's hooks: a number a record never holds."""
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Refused(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _no_constant(name: str) -> float:
+    raise _Refused(f"{name} is not a JSON number")
+
+
+def loads(text: str, source: str = "game record", check: bool = True) -> GameRecord:
+    """Parse a record from JSON text; with ``check`` (default) replay it and refuse one that
+    does not replay. Any problem is a ``RecordError`` naming ``source``."""
+    if len(text) > MAX_RECORD_BYTES:
+        raise RecordError(f"{source}: larger than {MAX_RECORD_BYTES // 2**20} MB; not a game record")
     try:
-        path.write_text(dumps(record) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise RecordError(f"game record {str(path)!r}: cannot be written ({exc.strerror or exc})") from None
-    return path
+        data = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{source}: is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except _Refused as exc:
+        raise RecordError(f"{source}: is not a game record ({exc})") from None
+    except RecursionError:
+        raise RecordError(f"{source}: is not a game record (its JSON is nested too deeply)") from None
+    except ValueError as exc:  # e.g. Python's limit on the digits of an integer
+        raise RecordError(f"{source}: is not a game record ({printable(exc)})") from None
+    record = GameRecord.from_dict(data, source)
+    if check:
+        replay(record)
+    return record
 
 
 def load(path: str | Path, check: bool = True) -> GameRecord:
     """Read a record; with ``check`` (default) replay it and refuse one that does not replay."""
     source = f"game record {str(path)!r}"
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_RECORD_BYTES + 1)
     except OSError as exc:
         raise RecordError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(f"{source}: larger than {MAX_RECORD_BYTES // 2**20} MB; not a game record")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise RecordError(f"{source}: is not a text (UTF-8) file") from None
+    return loads(text, source, check)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def save(record: GameRecord, path: str | Path) -> Path:
+    """Write the record as JSON (a few KB) to ``path``, atomically, and only if no file has that
+    name: a ``RecordError`` if one exists or the path cannot be written. Returns the path."""
+    path = _path(path, "game record")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{source}: is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    record = GameRecord.from_dict(data, source)
-    if check:
-        replay(record)
-    return record
+        _write_new(path, (dumps(record) + "\n").encode("utf-8"))
+    except FileExistsError:
+        raise RecordError(
+            f"game record {str(path)!r}: already exists; a record is never written over"
+        ) from None
+    except OSError as exc:
+        raise RecordError(f"game record {str(path)!r}: cannot be written ({exc.strerror or exc})") from None
+    return path
+
+
+def save_unique(record: GameRecord, path: str | Path) -> Path:
+    """Write the record as ``save`` does, to ``path`` or, if that name is taken, to the first
+    free one of ``NAME-2.json``, ``NAME-3.json``, ...; returns the path written."""
+    path = _path(path, "game record")
+    for n in range(1, 10_000):
+        candidate = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        try:
+            _write_new(candidate, (dumps(record) + "\n").encode("utf-8"))
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise RecordError(
+                f"game record {str(candidate)!r}: cannot be written ({exc.strerror or exc})"
+            ) from None
+        return candidate
+    raise RecordError(f"game record {str(path)!r}: no free name beside it")
+
+
+def _path(path: str | Path, what: str) -> Path:
+    if isinstance(path, str) and not path.strip():
+        raise RecordError(f"{what}: the path is empty")
+    return Path(path)
+
+
+def temporary_path(path: Path) -> Path:
+    """A fresh hidden name beside ``path`` for writing it atomically (same directory, so
+    ``os.replace``/``os.link`` never cross file systems); ends with ``path``'s suffix. The
+    random part only keeps names apart (it draws nothing a game uses)."""
+    return path.with_name(f".{path.stem}.{os.getpid()}.{secrets.token_hex(6)}.tmp{path.suffix}")
+
+
+def _create_temporary(path: Path, mode: int = 0o666) -> tuple[int, Path]:
+    """Create a new temporary file beside ``path`` (exclusively: never one that exists);
+    returns its descriptor and name."""
+    while True:
+        tmp = temporary_path(path)
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), tmp
+        except FileExistsError:
+            continue
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file ``path`` atomically: ``FileExistsError`` if ``path`` exists
+    (then nothing is written). The data goes to a temporary file first, which is linked to
+    ``path`` (atomic, and refused when the name is taken); where the file system has no hard
+    links the name is claimed with an exclusive create and the data renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _create_temporary(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # claims the name
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+# --------------------------------------------------------------------------- output paths
+
+
+def check_output_dir(path: str | Path, what: str = "directory", create: bool = False) -> Path:
+    """Make sure files can be written in the directory ``path`` before any work starts: it
+    exists, or its nearest existing parent is a writable directory (``create`` makes it, with
+    its parents). A ``RecordError`` naming ``what`` and the path if it is empty, a file, or
+    cannot be created or written."""
+    path = _path(path, what)
+    if path.exists() and not path.is_dir():
+        raise RecordError(f"{what} {str(path)!r}: is a file, not a directory")
+    if not create:
+        _probe(_nearest_folder(path, what), what, path)
+        return path
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RecordError(f"{what} {str(path)!r}: cannot be created ({exc.strerror or exc})") from None
+    _probe(path, what, path)
+    return path
+
+
+def check_output_file(path: str | Path, what: str = "file", overwrite: bool = False) -> Path:
+    """Make sure a file can be written at ``path`` before any work starts (nothing is created):
+    a ``RecordError`` naming ``what`` and the path if it is empty, a directory, an existing file
+    (unless ``overwrite``), or in a directory that cannot be created or written."""
+    path = _path(path, what)
+    if path.is_dir() or str(path).endswith(("/", os.sep)):
+        raise RecordError(f"{what} {str(path)!r}: is a directory, not a file name")
+    if path.exists() and not overwrite:
+        raise RecordError(f"{what} {str(path)!r}: already exists; give a new name")
+    _probe(_nearest_folder(path.absolute().parent, what, path), what, path)
+    return path
+
+
+def _nearest_folder(folder: Path, what: str, path: Path | None = None) -> Path:
+    """``folder`` if it exists, else its nearest existing parent, which must be a directory
+    (that is where the missing folders will be created)."""
+    path = folder if path is None else path
+    folder = folder.absolute()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise RecordError(f"{what} {str(path)!r}: cannot be created ({str(folder)!r} is a file)")
+    return folder
+
+
+def _probe(directory: Path, what: str, path: Path) -> None:
+    """Create and remove a temporary file in ``directory``: the one sure test that it can be
+    written (permissions, read-only file systems, and root's exemptions all included)."""
+    try:
+        fd, probe = _create_temporary(directory / "write-check", 0o600)
+        os.close(fd)
+        probe.unlink()
+    except OSError as exc:
+        where = "" if directory == path else f" (in {str(directory)!r})"
+        raise RecordError(f"{what} {str(path)!r}: cannot be written{where}: {exc.strerror or exc}") from None

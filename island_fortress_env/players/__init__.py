@@ -11,9 +11,21 @@ import importlib.util
 from pathlib import Path
 
 from island_fortress_env.agents.base import Agent, RandomAgent
+from island_fortress_env.agents.checkpoint import (
+    NATIVE_FORMAT,
+    CheckpointAgent,
+    CheckpointError,
+    check_signature,
+    read_metadata,
+)
+from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.players.ismcts import MCTSAgent, parse_simulations
+from island_fortress_env.players.search import SearchAgent, parse_search_spec
 
 AGENT_KINDS = ("random", "heuristic")
-SEARCH_KINDS = ("mcts",)  # ``mcts`` or ``mcts:N`` (N simulations); needs the [openspiel] extra
+SEARCH_KINDS = ("mcts", "search")
+# ``mcts[:N]``: OpenSpiel's IS-MCTS, N simulations (needs the [openspiel] extra);
+# ``search[:CHECKPOINT][:N]``: MCTS guided by a checkpoint's policy and value (``players/search.py``).
 
 
 class AgentSpecError(ValueError):
@@ -26,9 +38,22 @@ def check_agent_spec(spec: str) -> None:
     if spec in AGENT_KINDS:
         return
     kind, _, argument = spec.partition(":")
+    if kind == "search":
+        try:
+            path, _ = parse_search_spec(spec)
+        except ValueError as error:
+            raise AgentSpecError(f"agent {spec!r}: {error}") from None
+        if not path.is_file():
+            raise AgentSpecError(f"agent {spec!r}: no checkpoint file {str(path)!r}")
+        try:
+            metadata = read_metadata(path)
+            check_signature(path, metadata)
+        except CheckpointError as error:
+            raise AgentSpecError(str(error)) from None
+        if metadata.get("format") != NATIVE_FORMAT:
+            raise AgentSpecError(f"agent {spec!r}: search needs a native checkpoint, not an SB3 one")
+        return
     if kind in SEARCH_KINDS:
-        from island_fortress_env.players.ismcts import parse_simulations
-
         try:
             parse_simulations(argument)
         except ValueError as error:
@@ -40,14 +65,12 @@ def check_agent_spec(spec: str) -> None:
         return
     path = Path(spec)
     if not path.is_file():
-        kinds = ", ".join((*AGENT_KINDS, "mcts[:N]"))
+        kinds = ", ".join((*AGENT_KINDS, "mcts[:N]", "search[:CHECKPOINT][:N]"))
         what = "a directory, not a checkpoint file" if path.exists() else "no such file"
         raise AgentSpecError(
             f"unknown agent {spec!r}: expected one of {kinds} or the path to a checkpoint file (.zip), "
             f"and {spec!r} is {what}"
         )
-    from island_fortress_env.agents.checkpoint import CheckpointError, check_signature, read_metadata
-
     try:
         check_signature(path, read_metadata(path))
     except CheckpointError as error:
@@ -55,19 +78,17 @@ def check_agent_spec(spec: str) -> None:
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """``random``, ``heuristic``, ``mcts[:N]`` or a path to a trained checkpoint (``.zip``)."""
+    """``random``, ``heuristic``, ``mcts[:N]``, ``search[:CHECKPOINT][:N]`` or a path to a trained
+    checkpoint (``.zip``)."""
     if spec == "random":
         return RandomAgent(seed=seed)
     if spec == "heuristic":
-        from island_fortress_env.agents.heuristic import HeuristicAgent
-
         return HeuristicAgent(seed=seed)
+    if spec.partition(":")[0] == "search":
+        path, simulations = parse_search_spec(spec)
+        return SearchAgent(path, simulations, seed=seed)
     if spec.partition(":")[0] == "mcts":
-        from island_fortress_env.players.ismcts import MCTSAgent, parse_simulations
-
         return MCTSAgent(parse_simulations(spec.partition(":")[2]), seed=seed)
-    from island_fortress_env.agents.checkpoint import CheckpointAgent
-
     return CheckpointAgent(spec, seed=seed)
 
 

@@ -1,7 +1,10 @@
-"""``island-fortress``: demo | play | replay | serve | evaluate | train | bench.
+"""``island-fortress``: demo | play | replay | serve | evaluate | tournament | train | bench.
 
 Every user error (a bad option, a file that cannot be used, a game record that does not
-replay) ends the command with one line on stderr and exit status 2, never a traceback.
+replay) ends the command with one line on stderr and exit status 2, never a traceback; its text
+has control characters escaped, whatever file or record it quotes. Output paths (``play
+--save``, ``replay --video``, ``evaluate --save-games``) are checked when the arguments are read,
+before any work starts.
 """
 
 from __future__ import annotations
@@ -9,11 +12,25 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
 
 from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.players.arguments import (
+    CommandLineParser,
+    agent_spec,
+    non_negative_int,
+    one_line,
+    output_path,
+    positive_float,
+    positive_int,
+    record_file,
+    rule_option,
+    seed_value,
+)
+from island_fortress_env.tools.replay import check_video_path
+
+video_file = output_path(check_video_path)  # replay --video: .mp4/.gif in a writable folder
 
 PROG = "island-fortress"
 # Subcommands whose modules own their full argument parsers (each is runnable on its own).
@@ -21,78 +38,12 @@ DELEGATED = {
     "train": "island_fortress_env.training.train",
     "evaluate": "island_fortress_env.training.evaluate",
     "bench": "island_fortress_env.tools.bench",
+    "tournament": "island_fortress_env.tools.tournament",
 }
 
 
 # Packages of the [render] extra: without them play, replay --video and pictures cannot run.
 OPTIONAL_PACKAGES = frozenset({"PIL", "imageio", "imageio_ffmpeg", "rich", "prompt_toolkit", "pygame"})
-
-
-class CommandLineParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` whose usage errors are one line on stderr (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-# --------------------------------------------------------------------------- argument types
-
-
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``minimum``, else one clear sentence."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-non_negative_int = _int_at_least(0)
-positive_int = _int_at_least(1)
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
-
-
-def agent_spec(text: str) -> str:
-    """``random``, ``heuristic``, ``mcts[:N]`` or a checkpoint file whose metadata fits this env."""
-    from island_fortress_env.players import AgentSpecError, check_agent_spec
-
-    try:
-        check_agent_spec(text)
-    except AgentSpecError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
-def rule_option(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` (VALUE read as YAML: ``true``, ``3``, ``wall_block``); not ``num_players``,
-    which the number of agents fixes."""
-    key, sep, value = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    if key == "num_players":
-        raise argparse.ArgumentTypeError("num_players is set by the number of agents, not by --rule")
-    import yaml
-
-    try:
-        return key, yaml.safe_load(value)
-    except yaml.YAMLError:
-        raise argparse.ArgumentTypeError(f"--rule {text!r}: the value is not valid YAML") from None
 
 
 # --------------------------------------------------------------------------- subcommands
@@ -162,13 +113,14 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(
-        prog=PROG, description="Island Fortress: watch a demo, play, replay, train, evaluate, benchmark."
+        prog=PROG,
+        description="Island Fortress: demo, play, replay, train, evaluate, tournament, benchmark.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=CommandLineParser)
 
     demo = sub.add_parser("demo", help="play one game between baseline agents and show it")
     demo.add_argument("--players", type=int, default=3, choices=PLAYER_COUNTS)
-    demo.add_argument("--seed", type=non_negative_int, default=7)
+    demo.add_argument("--seed", type=seed_value, default=7)
     demo.add_argument(
         "--agents", nargs="*", default=None, type=agent_spec,
         help="one agent per seat: random, heuristic or a checkpoint path (default: heuristic)",
@@ -187,9 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the other players in seat order: random, heuristic or a checkpoint path (default: heuristic)",
     )  # fmt: skip
     play.add_argument("--seat", type=non_negative_int, default=0, help="your seat (0 plays first; default 0)")
-    play.add_argument("--seed", type=non_negative_int, default=None, help="env.reset seed (default: random)")
+    play.add_argument("--seed", type=seed_value, default=None, help="env.reset seed (default: random)")
     play.add_argument("--window", action="store_true", help="also show the table as a picture in a window")
-    play.add_argument("--save", default=None, metavar="FILE", help="game record path (default: a dated name)")
+    play.add_argument(
+        "--save", default=None, type=record_file, metavar="FILE",
+        help="game record path, a new file (default: a dated name here)",
+    )  # fmt: skip
     play.add_argument(
         "--rule", action="append", default=[], type=rule_option, metavar="KEY=VALUE",
         help="rules option / variant, e.g. --rule no_replace=true (repeatable)",
@@ -204,7 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
         "prints the whole game when stdin is not a terminal. With --video, write it as .mp4 or .gif.",
     )
     replay.add_argument("file", metavar="FILE", help="a game record (.json)")
-    replay.add_argument("--video", default=None, metavar="OUT", help="write out.mp4 or out.gif instead")
+    replay.add_argument(
+        "--video", default=None, type=video_file, metavar="OUT", help="write out.mp4 or out.gif instead"
+    )
     replay.add_argument(
         "--per", default="decision", choices=("decision", "turn"),
         help="one frame per decision (default), or per turn: each time the player to move changes",
@@ -222,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         "analyse game records, see a leaderboard. Bound to 127.0.0.1 unless --host says otherwise.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=_int_at_least(1), default=8000, help="port (default 8000)")
+    serve.add_argument("--port", type=positive_int, default=8000, help="port (default 8000)")
     serve.add_argument("--no-browser", action="store_true", help="do not open the page in a browser")
     serve.add_argument(
         "--agents", nargs="+", default=["random", "heuristic"], type=agent_spec, metavar="AGENT",
@@ -247,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 def user_errors() -> tuple[type[BaseException], ...]:
     """The project's error classes that describe a user's mistake, not a bug."""
     from island_fortress_env.agents.checkpoint import CheckpointError
-    from island_fortress_env.engine import ConfigError, DeckError
+    from island_fortress_env.engine import ConfigError, DeckError, SeedError
     from island_fortress_env.env.records import RecordError
     from island_fortress_env.players import AgentSpecError
     from island_fortress_env.training.config import TrainConfigError
@@ -255,6 +212,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return (
         ConfigError,
         DeckError,
+        SeedError,
         CheckpointError,
         TrainConfigError,
         RecordError,
@@ -262,14 +220,6 @@ def user_errors() -> tuple[type[BaseException], ...]:
         OSError,
         UnicodeDecodeError,
     )
-
-
-def one_line(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.filename is not None:
-        return f"{str(exc.filename)!r}: {exc.strerror or exc}"
-    if isinstance(exc, UnicodeDecodeError):
-        return f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _check_train_config(argv: Sequence[str]) -> None:

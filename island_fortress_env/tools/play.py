@@ -7,13 +7,17 @@ sealed bids are reported as "keeps a favor card" / "places a sealed bid" until r
 Legal actions are listed in words and chosen by number or by typing the start of their text;
 a compound move (Build Wall's count, cells and Workers, for instance) is asked step by step,
 since each step is a decision of its own. A bad entry is explained and asked again, with
-nothing changed. At the end the game is saved as a game record (``island-fortress replay``).
+nothing changed (``tools/entries.py`` reads numbers). At the end the game is saved as a game
+record (``island-fortress replay``): the path is checked before the game starts, and a record
+that cannot be written there after all is saved in the temporary directory instead (or, failing
+that, printed), so a finished game is never lost.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import secrets
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +26,18 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine.state import D_BID
-from island_fortress_env.env.records import GameRecord, save
+from island_fortress_env.engine import visibility
+from island_fortress_env.env.records import (
+    GameRecord,
+    RecordError,
+    check_output_file,
+    dumps,
+    printable,
+    save,
+    save_unique,
+)
 from island_fortress_env.players import make_agent
+from island_fortress_env.tools.entries import read_number, shown
 from island_fortress_env.views.text import PLAYER_MARKS, render_text
 
 if TYPE_CHECKING:
@@ -52,13 +65,14 @@ def private_view(state: State, seat: int) -> str:
     """The seat's own hidden things: favor hand, the cards it is choosing from, its sealed bid."""
     cards = state.game.deck.cards
     lines = []
-    hand = [cards[i].describe() for i in range(len(cards)) if state.favor_hand[seat] >> i & 1]
+    hand = [cards[i].describe() for i in visibility.favor_hand(state, seat, seat) or ()]
     lines.append("Your favor hand: " + ("; ".join(hand) if hand else "empty"))
-    drawn = [cards[i].describe() for i in range(len(cards)) if state.drawn[seat] >> i & 1]
+    drawn = [cards[i].describe() for i in visibility.choosing_from(state, seat, seat) or ()]
     if drawn:
         lines.append("You are choosing from: " + "; ".join(drawn))
-    if state.decision == D_BID and seat in state.order[: state.order_pos]:
-        lines.append(f"Your sealed bid: {state.bids[seat]} Jade")
+    bid = visibility.sealed_bid(state, seat, seat)
+    if bid is not None:
+        lines.append(f"Your sealed bid: {bid} Jade")
     return "\n".join(lines)
 
 
@@ -73,21 +87,19 @@ def parse_choice(entry: str, legal: Sequence[int], labels: Sequence[str]) -> Cho
     text = entry.strip().lower()
     if not text:
         return Choice(None, "Nothing entered. " + COMMANDS)
-    if text.isdigit():
-        k = int(text)
-        if 1 <= k <= len(legal):
-            return Choice(legal[k - 1])
-        return Choice(None, f"There is no action {k}: choose 1-{len(legal)}.")
+    number = read_number(text, 1, len(legal), "action")
+    if number is not None:
+        return Choice(None, number.message) if number.value is None else Choice(legal[number.value - 1])
     matches = [i for i, label in enumerate(labels) if label.lower().startswith(text)]
     exact = [i for i in matches if labels[i].lower() == text]
     if len(matches) == 1 or len(exact) == 1:
         return Choice(legal[(exact or matches)[0]])
     if not matches:
-        return Choice(None, f"No legal action starts with '{entry.strip()}'. " + COMMANDS)
-    shown = ", ".join(f"{i + 1}: {labels[i]}" for i in matches[:6])
+        return Choice(None, f"No legal action starts with '{shown(entry.strip())}'. " + COMMANDS)
+    listed = ", ".join(f"{i + 1}: {labels[i]}" for i in matches[:6])
     more = f" and {len(matches) - 6} more" if len(matches) > 6 else ""
     return Choice(
-        None, f"'{entry.strip()}' fits {len(matches)} actions ({shown}{more}); type more or a number."
+        None, f"'{shown(entry.strip())}' fits {len(matches)} actions ({listed}{more}); type more or a number."
     )
 
 
@@ -107,7 +119,8 @@ def play_game(
     console: Console | None = None,
 ) -> GameRecord | None:
     """Play one game: the person at ``seat``, ``agents`` (specs) at the other seats in order.
-    Returns the saved record, or None when the person quits."""
+    Returns the saved record, or None when the person quits. Before the game starts, a
+    ``save_path`` that cannot be written (or already exists) is a ``RecordError``."""
     from island_fortress_env.env.aec import env as make_env
 
     console = console or Console(highlight=False, soft_wrap=True)
@@ -115,6 +128,10 @@ def play_game(
     if not 0 <= seat < n:
         raise ValueError(f"--seat must be 0..{n - 1} for {n} players, not {seat}")
     seed = secrets.randbelow(2**31) if seed is None else seed
+    if save_path is None:  # a dated name here; save_unique finds a free one at the end
+        check_output_file(default_record_path(seed), "game record", overwrite=True)
+    else:
+        check_output_file(save_path, "--save")
     rules = {"num_players": n, **(rules or {})}
     env = make_env(**rules)
     env.reset(seed=seed)
@@ -123,9 +140,10 @@ def play_game(
     specs.insert(seat, HUMAN)
     players = {p: make_agent(spec, seed + p) for p, spec in enumerate(specs) if p != seat}
     names = tuple(specs)
+    shown_names = [printable(name) for name in specs]  # printed without markup: text as it is
     console.print(f"Island Fortress, {n} players, seed {seed}. You are {PLAYER_MARKS[seat]} (seat {seat}).")
-    for p, spec in enumerate(specs):
-        console.print(f"  {PLAYER_MARKS[p]}: {'you' if p == seat else spec}")
+    for p in range(n):
+        console.print(f"  {PLAYER_MARKS[p]}: {'you' if p == seat else shown_names[p]}", markup=False)
     console.print(COMMANDS)
     table_window = None
     if window:
@@ -144,7 +162,7 @@ def play_game(
             if state.round != seen_round:
                 seen_round = state.round
                 console.print(f"\n[bold]===== Round {state.round} =====[/bold]")
-            bidding = state.decision == D_BID
+            bidding = visibility.bids_sealed(state)
             if state.last_bids is not None and not bidding and revealed_round != state.round:
                 revealed_round = state.round
                 bids = ", ".join(f"{PLAYER_MARKS[q]} {b}" for q, b in enumerate(state.last_bids))
@@ -158,7 +176,8 @@ def play_game(
                 action = _ask_person(state, seat, ask, console)
             else:
                 action = int(players[p].act(obs["observation"], obs["action_mask"], state))
-                console.print(f"{PLAYER_MARKS[p]} ({specs[p]}): {public_action_text(state, action)}")
+                line = f"{PLAYER_MARKS[p]} ({shown_names[p]}): {public_action_text(state, action)}"
+                console.print(line, markup=False)
             taken.append(action)
             env.step(action)
     except QuitGame:
@@ -169,16 +188,35 @@ def play_game(
             table_window.close()
         env.close()
     final = raw.game_state
-    console.print("\n" + render_text(final))
+    console.print("\n" + render_text(final), markup=False)
     console.print("\nFinal scores:")
     for p in range(n):
         won = "  winner" if p in final.winners else ""
-        console.print(f"  {PLAYER_MARKS[p]} {'you' if p == seat else specs[p]:<12} {final.score[p]:4d}{won}")
+        name = "you" if p == seat else shown_names[p]
+        console.print(f"  {PLAYER_MARKS[p]} {name:<12} {final.score[p]:4d}{won}", markup=False)
     rules = {"num_players": n, **raw.game.config.variants}  # the game's own options, nothing else
     record = GameRecord.from_game(rules, seed, taken, names, final)
-    path = save(record, save_path or default_record_path(seed))
-    console.print(f"Game saved as {path} (replay it with: island-fortress replay {path})")
+    path = printable(save_game(record, save_path, console))
+    console.print(f"Game saved as {path} (replay it with: island-fortress replay {path})", markup=False)
     return record
+
+
+def save_game(record: GameRecord, save_path: str | Path | None, console: Console) -> Path:
+    """Save a finished game at ``save_path`` (default: a dated name here). Should that fail now
+    (the folder went away, the disk is full, the name was taken meanwhile), save it in the
+    temporary directory instead; should that fail too, print the record and raise."""
+    try:
+        if save_path is None:
+            return save_unique(record, default_record_path(record.seed))
+        return save(record, save_path)
+    except RecordError as exc:
+        console.print(f"{printable(exc)}; saving it in the temporary directory instead.", markup=False)
+    try:
+        return save_unique(record, Path(tempfile.gettempdir()) / default_record_path(record.seed).name)
+    except RecordError:
+        console.print("The game record follows; keep it as a .json file:", markup=False)
+        console.print(dumps(record), markup=False, soft_wrap=True)
+        raise
 
 
 def _ask_person(state: State, seat: int, ask: Callable[[str], str], console: Console) -> int:
@@ -215,4 +253,4 @@ def _ask_person(state: State, seat: int, ask: Callable[[str], str], console: Con
         choice = parse_choice(entry, legal, labels)
         if choice.action is not None:
             return choice.action
-        console.print(f"[bold]{choice.message}[/bold]")
+        console.print(choice.message, style="bold", markup=False)

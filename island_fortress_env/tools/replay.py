@@ -7,17 +7,33 @@ prompt_toolkit). When standard input is not a terminal the whole game is printed
 scores close the replay.
 
 ``--video out.mp4`` (or ``.gif``) writes the game from the picture render instead: one frame
-per decision, or with ``--per turn`` one frame each time the player to move changes.
+per decision, or with ``--per turn`` one frame each time the player to move changes. The path is
+checked before any frame is drawn, and the video is written to a temporary file beside it and
+renamed when complete, so a failed write leaves no partial video.
+
+Text from the record (agent names) and the file's own name are printed with their control
+characters escaped (``records.printable``): a record cannot drive the terminal.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from island_fortress_env.env.records import GameRecord, RecordError, load, states
+from island_fortress_env.env.records import (
+    GameRecord,
+    RecordError,
+    check_output_file,
+    load,
+    printable,
+    states,
+    temporary_path,
+)
+from island_fortress_env.tools.entries import read_number, shown
 from island_fortress_env.views.text import PLAYER_MARKS, render_text
 
 if TYPE_CHECKING:
@@ -46,6 +62,16 @@ def frame_states(all_states: Sequence[State], per: str = "decision") -> list[Sta
     return picked
 
 
+def check_video_path(path: str | Path) -> Path:
+    """A video path that can be written: ends in ``VIDEO_SUFFIXES``, names no directory, and
+    its folder exists or can be created and is writable (an existing video is replaced);
+    otherwise a ``RecordError`` naming it."""
+    path = check_output_file(path, "video", overwrite=True)
+    if path.suffix.lower() not in VIDEO_SUFFIXES:
+        raise RecordError(f"video {str(path)!r}: the name must end in one of {VIDEO_SUFFIXES}")
+    return path
+
+
 def write_video(
     record: GameRecord,
     path: str | Path,
@@ -60,10 +86,8 @@ def write_video(
 
     from island_fortress_env.views.picture import HEIGHT, WIDTH, render_image
 
-    path = Path(path)
+    path = check_video_path(path)
     suffix = path.suffix.lower()
-    if suffix not in VIDEO_SUFFIXES:
-        raise RecordError(f"video {str(path)!r}: the name must end in one of {VIDEO_SUFFIXES}")
     if scale is None:
         scale = 0.5 if suffix == ".gif" else 1.0
     if not 0.1 <= scale <= 2.0:
@@ -81,24 +105,29 @@ def write_video(
                 else image.resize(size, Image.Resampling.LANCZOS, reducing_gap=2.0)
             )
 
-    if suffix == ".mp4":
-        import imageio.v2 as imageio
-        import numpy as np
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_path(path)  # the same suffix: ffmpeg and Pillow pick the format by it
+    try:
+        if suffix == ".mp4":
+            import imageio.v2 as imageio
+            import numpy as np
 
-        writer: Any = imageio.get_writer(
-            path, fps=fps, codec="libx264", quality=7, macro_block_size=16, ffmpeg_log_level="error"
-        )
-        with writer:  # imageio's ffmpeg writer (typed as its generic base class)
-            for image in pictures():
-                writer.append_data(np.asarray(image))
-    else:
-        palette = [image.quantize(colors=128, method=Image.Quantize.FASTOCTREE) for image in pictures()]
-        try:
-            palette[0].save(
-                path, save_all=True, append_images=palette[1:], duration=round(1000 / fps), loop=0
+            writer: Any = imageio.get_writer(
+                tmp, fps=fps, codec="libx264", quality=7, macro_block_size=16, ffmpeg_log_level="error"
             )
-        except OSError as exc:
-            raise RecordError(f"video {str(path)!r}: cannot be written ({exc})") from None
+            with writer:  # imageio's ffmpeg writer (typed as its generic base class)
+                for image in pictures():
+                    writer.append_data(np.asarray(image))
+        else:
+            palette = [image.quantize(colors=128, method=Image.Quantize.FASTOCTREE) for image in pictures()]
+            palette[0].save(tmp, save_all=True, append_images=palette[1:], duration=round(1000 / fps), loop=0)
+        os.replace(tmp, path)
+    except OSError as exc:  # ffmpeg's broken pipe included (its message holds the whole command)
+        why = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise RecordError(f"video {str(path)!r}: cannot be written ({why})") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
     return len(frames)
 
 
@@ -106,7 +135,7 @@ def _scores(record: GameRecord, final: State) -> str:
     lines = ["Final scores:"]
     for p in range(final.n):
         won = "  winner" if p in final.winners else ""
-        lines.append(f"  {PLAYER_MARKS[p]} {record.agents[p]:<20} {final.score[p]:4d}{won}")
+        lines.append(f"  {PLAYER_MARKS[p]} {printable(record.agents[p]):<20} {final.score[p]:4d}{won}")
     return "\n".join(lines)
 
 
@@ -117,7 +146,7 @@ def _step_text(record: GameRecord, all_states: Sequence[State], i: int) -> str:
     action = record.actions[i - 1]
     return (
         f"{render_text(state)}\n\n"
-        f"step {i}/{len(record.actions)}: {PLAYER_MARKS[p]} ({record.agents[p]}) chooses: "
+        f"step {i}/{len(record.actions)}: {PLAYER_MARKS[p]} ({printable(record.agents[p])}) chooses: "
         f"{state.action_to_string(action)}"
     )
 
@@ -152,8 +181,11 @@ def run_replay(
     all_states = states(record)
     total = len(record.actions)
     final = all_states[-1]
-    agents = ", ".join(f"{PLAYER_MARKS[p]}: {name}" for p, name in enumerate(record.agents))
-    print(f"{path}: {record.num_players} players ({agents}), seed {record.seed}, {total} decisions", file=out)
+    agents = ", ".join(f"{PLAYER_MARKS[p]}: {printable(name)}" for p, name in enumerate(record.agents))
+    print(
+        f"{printable(path)}: {record.num_players} players ({agents}), seed {record.seed}, {total} decisions",
+        file=out,
+    )
     if interactive is None:
         interactive = sys.stdin.isatty()
     if not interactive:
@@ -170,20 +202,40 @@ def run_replay(
         else:
             print(f"\n{_step_text(record, all_states, i)}", file=out)
         try:
-            key = ask(f"[{min(i, total)}/{total}] > ").strip().lower()
+            key = ask(f"[{min(i, total)}/{total}] > ")
         except EOFError:
             return record
-        if key in ("", "n"):
-            if i > total:
-                return record
-            i += 1
-        elif key == "b":
-            i = max(1, i - 1)
-        elif key == "e":
-            i = total + 1
-        elif key == "q":
+        move = next_step(key, i, total)
+        if move.step is None:
             return record
-        elif key.isdigit() and 1 <= int(key) <= total:
-            i = int(key)
-        else:
-            print(f"'{key}' is not a key here. {HELP}", file=out)
+        if move.message:
+            print(move.message, file=out)
+        i = move.step
+
+
+@dataclass(frozen=True)
+class Move:
+    """Where a key takes the viewer: ``step`` (``total + 1`` is the final scores; None quits),
+    and ``message`` for a key that does nothing (the step stays)."""
+
+    step: int | None
+    message: str = ""
+
+
+def next_step(key: str, i: int, total: int) -> Move:
+    """The viewer at step ``i`` of ``total`` (``total + 1``: the end) reads ``key``: Enter or
+    ``n`` steps forward (and quits at the end), ``b`` back, ``e`` to the end, ``q`` quits, a
+    number goes to that step; anything else is explained, the step unchanged."""
+    word = key.strip().lower()
+    if word in ("", "n"):
+        return Move(None if i > total else i + 1)
+    if word == "b":
+        return Move(max(1, i - 1))
+    if word == "e":
+        return Move(total + 1)
+    if word == "q":
+        return Move(None)
+    number = read_number(word, 1, total, "step")
+    if number is not None:
+        return Move(i, number.message) if number.value is None else Move(number.value)
+    return Move(i, f"'{shown(key.strip())}' is not a key here. {HELP}")

@@ -31,10 +31,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from island_fortress_env.engine import actions as A
+from island_fortress_env.engine import visibility
 from island_fortress_env.engine.favors import FavorCard
-from island_fortress_env.engine.state import D_BID, D_BUILD_CELL
-from island_fortress_env.engine.tables import PLAYER_COUNTS
-from island_fortress_env.engine.wall import COLUMNS_PER_REGION, LEVELS, STRIDE
+from island_fortress_env.engine.wall import COLUMNS_PER_REGION, LEVELS, STRIDE, iter_bits
 
 if TYPE_CHECKING:
     from island_fortress_env.engine.state import State
@@ -119,16 +118,6 @@ class TableView:
     supply: tuple[tuple[str, int], ...]
 
 
-def _bits(mask: int) -> tuple[int, ...]:
-    return tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
-
-
-def _sealed_bidders(state: State) -> frozenset[int]:
-    if state.decision != D_BID:
-        return frozenset()
-    return frozenset(state.order[: state.order_pos])
-
-
 def table_view(state: State, seat: int | None = None, names: tuple[str, ...] | None = None) -> TableView:
     """What ``seat`` may see of ``state`` (everything but the deck order for ``seat=None``)."""
     if seat is not None and not 0 <= seat < state.n:
@@ -151,13 +140,12 @@ def table_view(state: State, seat: int | None = None, names: tuple[str, ...] | N
                 buildable=bool(buildable >> bit & 1),
             )
         )
-    sealed = _sealed_bidders(state)
+    sealed = visibility.sealed_bidders(state)
     terminal = state.is_terminal()
     players = []
     for p in range(state.n):
-        visible = seat is None or seat == p
-        hand = tuple(cards[i] for i in _bits(state.favor_hand[p]))
-        choosing = tuple(cards[i] for i in _bits(state.drawn[p]))
+        hand_ids = visibility.favor_hand(state, p, seat)
+        choosing_ids = visibility.choosing_from(state, p, seat)
         players.append(
             PlayerView(
                 seat=p,
@@ -175,15 +163,15 @@ def table_view(state: State, seat: int | None = None, names: tuple[str, ...] | N
                 petition_bonus=state.petition_bonus[p],
                 turns_taken=state.turns_taken[p],
                 taskmaster_region=state.region[p],
-                roles_hand=_bits(state.roles_hand[p]),
-                roles_table=_bits(state.roles_table[p]),
-                favor_played=tuple(cards[i] for i in _bits(state.favor_played[p])),
-                hand_count=len(hand),
-                hand=hand if visible else None,
-                choosing_count=len(choosing),
-                choosing=choosing if visible else None,
+                roles_hand=tuple(iter_bits(state.roles_hand[p])),
+                roles_table=tuple(iter_bits(state.roles_table[p])),
+                favor_played=tuple(cards[i] for i in iter_bits(state.favor_played[p])),
+                hand_count=state.favor_hand[p].bit_count(),
+                hand=None if hand_ids is None else tuple(cards[i] for i in hand_ids),
+                choosing_count=state.drawn[p].bit_count(),
+                choosing=None if choosing_ids is None else tuple(cards[i] for i in choosing_ids),
                 bid_sealed=p in sealed,
-                bid=state.bids[p] if p in sealed and visible else None,
+                bid=visibility.sealed_bid(state, p, seat),
                 last_bid=None if state.last_bids is None else state.last_bids[p],
                 governor_marker=p == state.holder,
                 governor_block_in_hand=p == state.holder and state.gov_in_hand,
@@ -536,38 +524,3 @@ class TableWindow:
 
     def close(self) -> None:
         self._pygame.display.quit()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Save a picture of a seeded game between heuristic players (used for ``docs/table.png``):
-    ``python -m island_fortress_env.picture OUT.png [--players 3] [--seed 3] [--round 5]``."""
-    import argparse
-
-    from island_fortress_env.env.aec import raw_env
-    from island_fortress_env.players import make_agent
-
-    parser = argparse.ArgumentParser(prog="python -m island_fortress_env.picture", description=main.__doc__)
-    parser.add_argument("out")
-    parser.add_argument("--players", type=int, default=3, choices=PLAYER_COUNTS)
-    parser.add_argument("--seed", type=int, default=3)
-    parser.add_argument(
-        "--round", type=int, default=5, help="stop at this round's first Build Wall cell choice"
-    )
-    parser.add_argument("--seat", type=int, default=None, help="the viewing seat (default: spectator)")
-    args = parser.parse_args(argv)
-    env = raw_env(num_players=args.players)
-    env.reset(seed=args.seed)
-    state = env.game_state
-    assert state is not None
-    agents = [make_agent("heuristic", seed=args.seed + p) for p in range(args.players)]
-    while not state.is_terminal() and not (state.round >= args.round and state.decision == D_BUILD_CELL):
-        p = state.current_player()
-        obs = env.observe(env.possible_agents[p])
-        env.step(agents[p].act(obs["observation"], obs["action_mask"], state))
-    render_image(state, args.seat).save(args.out)
-    print(f"{args.out}: round {state.round}, {state.decision_name()}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

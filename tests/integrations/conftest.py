@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -18,3 +20,26 @@ def load_example(name: str) -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+class StopBeforeWork(Exception):
+    """Raised in place of an example's first heavy call (``torch_threads_at_start``)."""
+
+
+def torch_threads_at_start(
+    monkeypatch: pytest.MonkeyPatch, example: ModuleType, first_call: str, argv: list[str]
+) -> list[int]:
+    """Run ``example.main()`` with ``argv`` up to its first heavy call (``first_call``, a function
+    of the example, replaced by one that stops the run) and return the thread counts it gave
+    ``torch.set_num_threads`` before that."""
+    calls: list[int] = []
+    monkeypatch.setattr(example.torch, "set_num_threads", calls.append)
+
+    def stop(*args: object, **kwargs: object) -> None:
+        raise StopBeforeWork
+
+    monkeypatch.setattr(example, first_call, stop)
+    monkeypatch.setattr(sys, "argv", [f"{example.__name__}.py", *argv])
+    with pytest.raises(StopBeforeWork):
+        example.main()
+    return calls

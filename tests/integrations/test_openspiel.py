@@ -11,6 +11,7 @@ from island_fortress_env import island_fortress_v0  # noqa: E402
 from island_fortress_env.adapters import openspiel as ifo  # noqa: E402
 from island_fortress_env.engine import ConfigError  # noqa: E402
 from island_fortress_env.engine.state import ACTION_PHASE_DECISIONS, D_BID  # noqa: E402
+from island_fortress_env.engine.wall import iter_bits  # noqa: E402
 from island_fortress_env.players import make_agent  # noqa: E402
 from island_fortress_env.training import evaluate as evaluate_mod  # noqa: E402
 
@@ -141,7 +142,7 @@ def test_resampling_keeps_the_players_view_and_redeals_the_rest(decision):
     state = _state_with_hidden_cards(decision=decision)
     engine = state.engine
     unseen = sorted(
-        engine.deck + [c for p in (1, 2) for c in ifo._bits(engine.favor_hand[p] | engine.drawn[p])]
+        engine.deck + [c for p in (1, 2) for c in iter_bits(engine.favor_hand[p] | engine.drawn[p])]
     )
     changed = False
     for k in range(10):
@@ -150,7 +151,7 @@ def test_resampling_keeps_the_players_view_and_redeals_the_rest(decision):
         assert other.observation_string(0) == state.observation_string(0)
         assert other.legal_actions() == state.legal_actions()
         assert e.favor_hand[0] == engine.favor_hand[0]
-        again = sorted(e.deck + [c for p in (1, 2) for c in ifo._bits(e.favor_hand[p] | e.drawn[p])])
+        again = sorted(e.deck + [c for p in (1, 2) for c in iter_bits(e.favor_hand[p] | e.drawn[p])])
         assert again == unseen, "resampling must redeal the unseen cards, not make or lose any"
         for p in (1, 2):
             assert e.favor_hand[p].bit_count() == engine.favor_hand[p].bit_count()

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("tianshou", reason="Tianshou is an optional extra: pip install '.[tianshou]'")
 
-from .conftest import load_example
+from .conftest import load_example, torch_threads_at_start
 
 
 @pytest.fixture(scope="module")
@@ -40,3 +40,8 @@ def test_tiny_masked_dqn_training_stores_only_legal_actions(example):
     assert not np.isnan(stored.info.score.astype(float)).any()
     assert set(np.unique(stored.info.won)) <= {0, 1}
     assert (stored.info.score[done] > 0).all()
+
+
+def test_example_runs_torch_on_one_thread_unless_told(example, monkeypatch):
+    assert torch_threads_at_start(monkeypatch, example, "train", []) == [1]
+    assert torch_threads_at_start(monkeypatch, example, "train", ["--threads", "2"]) == [2]

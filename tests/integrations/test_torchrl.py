@@ -11,7 +11,7 @@ from torchrl.envs.utils import check_env_specs
 
 from island_fortress_env.env.global_state import STATE_SIZE
 
-from .conftest import load_example
+from .conftest import load_example, torch_threads_at_start
 
 
 @pytest.fixture(scope="module")
@@ -40,3 +40,8 @@ def test_collector_with_a_masked_policy_stores_only_legal_actions_and_final_info
     assert (won[~done] == 0).all()
     assert (score[done] > 0).all()
     assert batch["next", "state"].shape == (600, STATE_SIZE)
+
+
+def test_example_runs_torch_on_one_thread_unless_told(example, monkeypatch):
+    assert torch_threads_at_start(monkeypatch, example, "collect", []) == [1]
+    assert torch_threads_at_start(monkeypatch, example, "collect", ["--threads", "2"]) == [2]

@@ -1,9 +1,10 @@
-"""A Gymnasium single-agent view of the AEC environment for self-play training.
+"""A Gymnasium single-agent view of the AEC environment: one learning seat against frozen players.
 
 The learner plays one seat; every other seat is played by one opponent kind drawn per
-episode from a weighted pool: ``self`` (a frozen snapshot of the learner, from the newest
-few saved), ``random`` or ``heuristic``. The learner's seat rotates between episodes so it
-learns every seat. ``action_masks()`` is what sb3-contrib's MaskablePPO asks for.
+episode from a weighted pool: ``snapshot`` (a frozen copy of the learner, from the newest
+few saved), ``random`` or ``heuristic``, as in the native trainer's league games
+(``training/league.py``). The learner's seat rotates between episodes so it learns every
+seat. ``action_masks()`` is what sb3-contrib's MaskablePPO asks for.
 
 An action outside the mask forfeits the game (reward -1, ``info["illegal_action"]``), as
 PettingZoo's ``TerminateIllegalWrapper`` does; masked learners never do that.
@@ -23,64 +24,16 @@ import gymnasium as gym
 import numpy as np
 
 from island_fortress_env.agents import RandomAgent
-from island_fortress_env.engine import tables
-from island_fortress_env.engine.events import (
-    END_BONUS_REASONS,
-    Bought,
-    Build,
-    Buyback,
-    Event,
-    Petition,
-    Recruited,
-    Role,
-    Score,
-    ScoreReason,
-)
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import action_mask
+from island_fortress_env.training.figures import game_figures
 from island_fortress_env.training.shaping import score_gain_reward
 
-OPPONENT_KINDS = ("self", "random", "heuristic")
-
-# Score reasons grouped into the components logged to TensorBoard.
-SCORE_COMPONENTS: dict[ScoreReason, str] = {
-    ScoreReason.ROW: "rows",
-    ScoreReason.ROW_AT_END: "rows",
-    ScoreReason.LEVEL: "levels",
-    ScoreReason.LEVEL_AT_END: "levels",
-    ScoreReason.TOWER: "towers",
-    ScoreReason.FAVOR_CARD: "favors",
-    ScoreReason.COLLECT_TREASURE: "treasure",
-    ScoreReason.FIRST_ROUND_INCENTIVE: "treasure",
-    **dict.fromkeys(END_BONUS_REASONS, "end_bonus"),
-}
+OPPONENT_KINDS = ("snapshot", "random", "heuristic")
 
 
-def score_components(log: Sequence[Event], seat: int) -> dict[str, int]:
-    out = dict.fromkeys(sorted(set(SCORE_COMPONENTS.values())), 0)
-    for event in log:
-        if isinstance(event, Score) and event.player == seat:
-            out[SCORE_COMPONENTS[event.reason]] += event.points
-    return out
-
-
-def jade_spent(log: Sequence[Event], seat: int) -> int:
-    """Jade paid to the treasury: petition bids, purchases, double builds, repeats, buybacks."""
-    spent = 0
-    for event in log:
-        if isinstance(event, Petition):
-            if event.winner == seat:
-                spent += event.bids[seat]
-        elif isinstance(event, (Recruited, Bought, Build, Role)):
-            if event.player == seat:
-                spent += event.cost
-        elif isinstance(event, Buyback) and event.player == seat and not event.chip:
-            spent += tables.TASKMASTER_BUYBACK_COST  # the Taskmaster's, not a chip
-    return spent
-
-
-class SelfPlayEnv(gym.Env):
+class LeagueEnv(gym.Env):
     metadata = {"render_modes": []}  # noqa: RUF012 (Gymnasium declares it an instance attribute)
 
     def __init__(
@@ -130,15 +83,15 @@ class SelfPlayEnv(gym.Env):
         path = self.snapshot_paths[int(self.np_random.integers(len(self.snapshot_paths)))]
         if path not in self._snapshot_cache:
             self._snapshot_cache[path] = CheckpointAgent(
-                path, seed=int(self.np_random.integers(2**31 - 1)), deterministic=False, name="self"
+                path, seed=int(self.np_random.integers(2**31 - 1)), deterministic=False, name="snapshot"
             )
             while len(self._snapshot_cache) > 3:
                 self._snapshot_cache.popitem(last=False)
         return self._snapshot_cache[path]
 
     def _draw_opponent_kind(self) -> str:
-        kinds = [k for k in self.opponent_weights if k != "self" or self.snapshot_paths]
-        if not kinds:  # only "self" asked for, and no snapshot yet: play the random agent
+        kinds = [k for k in self.opponent_weights if k != "snapshot" or self.snapshot_paths]
+        if not kinds:  # only "snapshot" asked for, and none saved yet: play the random agent
             return "random"
         w = np.array([self.opponent_weights[k] for k in kinds])
         return kinds[int(self.np_random.choice(len(kinds), p=w / w.sum()))]
@@ -157,7 +110,7 @@ class SelfPlayEnv(gym.Env):
         self.learner_seat = self._episode % self.num_players
         self._episode += 1
         self.opponent_kind = self._draw_opponent_kind()
-        if self.opponent_kind == "self":
+        if self.opponent_kind == "snapshot":
             agent = self._snapshot_agent()
         elif self.opponent_kind == "heuristic":
             if self._heuristic is None:
@@ -215,18 +168,3 @@ class SelfPlayEnv(gym.Env):
     def _episode_stats(self) -> dict[str, Any]:
         return {"opponent": self.opponent_kind, "length": self._steps,
                 **game_figures(self.aec.game_state, self.learner_seat)}  # fmt: skip
-
-
-def game_figures(state: Any, seat: int) -> dict[str, Any]:
-    """The figures of a finished game logged for ``seat`` (both trainers read them here only):
-    win share, final score and its components, rounds, Jade spent, favors played, blocks built."""
-    winners = state.winners
-    return {
-        "win": (1.0 / len(winners)) if seat in winners else 0.0,
-        "score": state.score[seat],
-        "components": score_components(state.log, seat),
-        "rounds": state.round,
-        "jade_spent": jade_spent(state.log, seat),
-        "favors_played": state.favor_played[seat].bit_count(),
-        "blocks_built": state.blocks_built(seat),
-    }

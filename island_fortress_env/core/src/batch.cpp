@@ -1,0 +1,228 @@
+#include "batch.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "rng.h"
+
+namespace island_fortress {
+
+namespace {
+// numpy's SeedSequence constants (numpy/random/bit_generator.pyx).
+constexpr uint32_t kInitA = 0x43b0d7e5, kMultA = 0x931e8875, kInitB = 0x8b51f9dd, kMultB = 0x58f38ded;
+constexpr uint32_t kMixMultL = 0xca01f9dd, kMixMultR = 0x4973f715;
+constexpr int kXShift = 16;
+constexpr int kPoolSize = 4;
+
+uint32_t HashMix(uint32_t value, uint32_t& hash_const) {
+  value ^= hash_const;
+  hash_const *= kMultA;
+  value *= hash_const;
+  value ^= value >> kXShift;
+  return value;
+}
+
+uint32_t Mix(uint32_t x, uint32_t y) {
+  uint32_t result = kMixMultL * x - kMixMultR * y;
+  result ^= result >> kXShift;
+  return result;
+}
+
+// The seed of the random-action chooser of a game (engine/state.py's play_random_game).
+constexpr uint64_t kChooserSalt = 0x5EED;
+}  // namespace
+
+Pcg64 NumpyDefaultRng(uint64_t seed) {
+  std::vector<uint32_t> entropy;  // the seed's 32-bit words, least significant first (at least one)
+  do {
+    entropy.push_back(static_cast<uint32_t>(seed));
+    seed >>= 32;
+  } while (seed);
+  std::array<uint32_t, kPoolSize> pool{};
+  uint32_t hash_const = kInitA;
+  for (int i = 0; i < kPoolSize; ++i)
+    pool[i] = HashMix(i < static_cast<int>(entropy.size()) ? entropy[static_cast<size_t>(i)] : 0, hash_const);
+  for (int src = 0; src < kPoolSize; ++src)
+    for (int dst = 0; dst < kPoolSize; ++dst)
+      if (src != dst) pool[dst] = Mix(pool[dst], HashMix(pool[src], hash_const));
+  for (size_t src = kPoolSize; src < entropy.size(); ++src)
+    for (int dst = 0; dst < kPoolSize; ++dst) pool[dst] = Mix(pool[dst], HashMix(entropy[src], hash_const));
+  std::array<uint32_t, 8> words{};
+  uint32_t hash_b = kInitB;
+  for (int i = 0; i < 8; ++i) {
+    uint32_t v = pool[static_cast<size_t>(i % kPoolSize)];
+    v ^= hash_b;
+    hash_b *= kMultB;
+    v *= hash_b;
+    v ^= v >> kXShift;
+    words[static_cast<size_t>(i)] = v;
+  }
+  std::array<uint64_t, 4> val{};
+  for (int i = 0; i < 4; ++i) val[i] = static_cast<uint64_t>(words[2 * i]) | static_cast<uint64_t>(words[2 * i + 1]) << 32;
+  // pcg64_set_seed: state and increment from (val[0], val[1]) and (val[2], val[3]).
+  const Bits initstate = (static_cast<Bits>(val[0]) << 64) | val[1];
+  const Bits initseq = (static_cast<Bits>(val[2]) << 64) | val[3];
+  Pcg64 rng(0, (initseq << 1) | 1);
+  rng.Next();
+  Pcg64 seeded(rng.state() + initstate, rng.inc());
+  seeded.Next();
+  return seeded;
+}
+
+uint64_t GameSeed(uint64_t batch_seed, uint64_t index, uint64_t episode) {
+  uint64_t s = batch_seed ^ (0xD1B54A32D192ED03ULL * (index + 1));
+  rng::NextU64(s);
+  s ^= 0x8BB84B93962EACC9ULL * (episode + 1);
+  return rng::NextU64(s);
+}
+
+// ----------------------------------------------------------------- ThreadPool
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this, i] { Work(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  start_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::Work(int index) {
+  uint64_t seen = 0;
+  while (true) {
+    const std::function<void(int, int)>* task;
+    int n;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      task = task_;
+      n = n_;
+    }
+    const int parts = size();
+    (*task)(n * index / parts, n * (index + 1) / parts);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --pending_;
+    }
+    done_.notify_one();
+  }
+}
+
+void ThreadPool::ParallelFor(int n, const std::function<void(int, int)>& f) {
+  if (workers_.empty() || n < 2) {
+    f(0, n);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    task_ = &f;
+    n_ = n;
+    pending_ = static_cast<int>(workers_.size());
+    ++generation_;
+  }
+  start_.notify_all();
+  f(0, n / size());
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return pending_ == 0; });
+}
+
+// ----------------------------------------------------------------- Batch
+
+Batch::Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads)
+    : batch_seed_(seed), pool_(threads) {
+  // Each game slot holds its own copy of its configuration, so threads never share a reference count.
+  for (const auto& game : games) games_.push_back(std::make_shared<const Game>(*game));
+  const size_t n = games_.size();
+  states_.resize(n);
+  seeds_.assign(n, 0);
+  episodes_.assign(n, 0);
+  choosers_.assign(n, 0);
+  heuristics_.assign(n, Heuristic(Pcg64()));
+}
+
+void Batch::StartEpisode(int i) {
+  const auto k = static_cast<size_t>(i);
+  const uint64_t seed = GameSeed(batch_seed_, k, episodes_[k]);
+  episodes_[k] += 1;
+  seeds_[k] = seed;
+  choosers_[k] = seed ^ kChooserSalt;
+  heuristics_[k].set_rng(NumpyDefaultRng(seed));
+  states_[k] = std::make_unique<State>(games_[k], seed);
+  states_[k]->set_logging(false);
+}
+
+void Batch::Write(int i, const BatchOutput& out) const {
+  const State& s = *states_[static_cast<size_t>(i)];
+  const int p = s.CurrentPlayer();
+  out.player[i] = p;
+  if (s.IsTerminal()) {
+    std::memset(out.obs + static_cast<size_t>(i) * kObsSize, 0, sizeof(float) * kObsSize);
+  } else {
+    EncodeObservation(s, p, out.obs + static_cast<size_t>(i) * kObsSize);
+  }
+  EncodeActionMask(s, out.mask + static_cast<size_t>(i) * kNumActions);
+}
+
+void Batch::Reset(const BatchOutput& out) {
+  pool_.ParallelFor(size(), [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) {
+      StartEpisode(i);
+      Write(i, out);
+      if (out.rewards) std::fill(out.rewards + i * kMaxPlayers, out.rewards + (i + 1) * kMaxPlayers, 0.0F);
+      if (out.done) out.done[i] = 0;
+    }
+  });
+}
+
+int Batch::FirstIllegal(const int64_t* actions) const {
+  for (int i = 0; i < size(); ++i)
+    if (!states_[static_cast<size_t>(i)]->IsLegal(actions[i])) return i;
+  return -1;
+}
+
+void Batch::Step(const int64_t* actions, const BatchOutput& out) {
+  pool_.ParallelFor(size(), [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) {
+      State& s = *states_[static_cast<size_t>(i)];
+      s.ApplyAction(actions[i]);
+      float* rewards = out.rewards + i * kMaxPlayers;
+      std::fill(rewards, rewards + kMaxPlayers, 0.0F);
+      const bool done = s.IsTerminal();
+      out.done[i] = done;
+      if (done) {  // the win/loss returns (E23), then a new game in this slot
+        const std::array<double, kMaxPlayers> returns = s.Returns();
+        for (int p = 0; p < s.n(); ++p) rewards[p] = static_cast<float>(returns[p]);
+        StartEpisode(i);
+      }
+      Write(i, out);
+    }
+  });
+}
+
+void Batch::RandomActions(int64_t* out) {
+  pool_.ParallelFor(size(), [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) {
+      const auto k = static_cast<size_t>(i);
+      const std::vector<int>& legal = states_[k]->LegalActions();
+      out[i] = legal.empty() ? kPass : legal[rng::Below(choosers_[k], legal.size())];
+    }
+  });
+}
+
+void Batch::HeuristicActions(int64_t* out) {
+  pool_.ParallelFor(size(), [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) {
+      const auto k = static_cast<size_t>(i);
+      out[i] = states_[k]->IsTerminal() ? kPass : heuristics_[k].Act(*states_[k]);
+    }
+  });
+}
+
+}  // namespace island_fortress

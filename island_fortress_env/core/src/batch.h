@@ -1,0 +1,95 @@
+// N games stepped together (EnvPool's shape): one call applies one action in every game, writes
+// every game's next observation, mask, player to move, rewards and done flag into caller-owned
+// buffers, and starts a new game wherever one ended. The games are split over a small pool of
+// threads; the caller may release the GIL around every call.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "heuristic.h"
+#include "observation.h"
+#include "state.h"
+
+namespace island_fortress {
+
+// numpy's SeedSequence(seed).generate_state(4, uint64) feeding PCG64, as default_rng(seed) does.
+Pcg64 NumpyDefaultRng(uint64_t seed);
+
+// The seed of episode `episode` of game `index` in a batch seeded with `batch_seed`.
+uint64_t GameSeed(uint64_t batch_seed, uint64_t index, uint64_t episode);
+
+// Runs f(begin, end) over [0, n) split among a fixed set of threads (the caller's included).
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  void ParallelFor(int n, const std::function<void(int, int)>& f);
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+ private:
+  void Work(int index);
+
+  std::vector<std::thread> workers_;         // the threads beside the caller's
+  std::mutex mutex_;                         // guards everything below
+  std::condition_variable start_;            // a new task is posted
+  std::condition_variable done_;             // a worker finished its part
+  const std::function<void(int, int)>* task_ = nullptr;  // the task being run
+  int n_ = 0;                                // its item count
+  uint64_t generation_ = 0;                  // counts posted tasks
+  int pending_ = 0;                          // workers still on the task
+  bool stop_ = false;                        // the pool is being destroyed
+};
+
+// The buffers one call writes: obs[N][kObsSize], mask[N][kNumActions], player[N],
+// rewards[N][kMaxPlayers], done[N] (rewards and done may be null on reset).
+struct BatchOutput {
+  float* obs;
+  uint8_t* mask;
+  int32_t* player;
+  float* rewards;
+  uint8_t* done;
+};
+
+class Batch {
+ public:
+  // One game per entry of `games` (table sizes may differ), seeded from `seed`.
+  Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads);
+
+  int size() const { return static_cast<int>(states_.size()); }
+  // Starts a new episode in every game.
+  void Reset(const BatchOutput& out);
+  // The index of the first game where actions[i] is illegal, or -1.
+  int FirstIllegal(const int64_t* actions) const;
+  // Applies actions[i] in game i (all legal: see FirstIllegal); a finished game restarts.
+  void Step(const int64_t* actions, const BatchOutput& out);
+  // A uniformly random legal action per game (each game's own SplitMix64 chooser).
+  void RandomActions(int64_t* out);
+  // The heuristic player's action per game (one player per game, seeded like the episode).
+  void HeuristicActions(int64_t* out);
+  const State& state(int i) const { return *states_[static_cast<size_t>(i)]; }
+  uint64_t seed(int i) const { return seeds_[static_cast<size_t>(i)]; }
+  uint64_t episode(int i) const { return episodes_[static_cast<size_t>(i)]; }
+
+ private:
+  void StartEpisode(int i);
+  void Write(int i, const BatchOutput& out) const;
+
+  std::vector<std::shared_ptr<const Game>> games_;  // each game's configuration
+  uint64_t batch_seed_;                             // every episode's seed derives from it
+  std::vector<std::unique_ptr<State>> states_;      // the games being played
+  std::vector<uint64_t> seeds_;                     // each game's episode seed
+  std::vector<uint64_t> episodes_;                  // each game's episode count
+  std::vector<uint64_t> choosers_;                  // each game's random-action generator
+  std::vector<Heuristic> heuristics_;               // each game's heuristic player
+  ThreadPool pool_;                                 // splits the games over threads
+};
+
+}  // namespace island_fortress

@@ -1,0 +1,340 @@
+// The Python module island_fortress_env.core._core (nanobind). The Python package around it
+// (core/state.py) gives a State the engine's public API; this file only converts.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "batch.h"
+#include "game.h"
+#include "heuristic.h"
+#include "observation.h"
+#include "state.h"
+#include "tables.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace island_fortress {
+namespace {
+
+// A wall bit set (up to 80 bits) as a Python int.
+nb::object BitsToInt(Bits b) {
+  const auto lo = static_cast<uint64_t>(b);
+  const auto hi = static_cast<uint64_t>(b >> 64);
+  nb::object low = nb::steal(PyLong_FromUnsignedLongLong(lo));
+  if (!hi) return low;
+  nb::object high = nb::steal(PyLong_FromUnsignedLongLong(hi));
+  nb::object shift = nb::steal(PyLong_FromLong(64));
+  nb::object shifted = nb::steal(PyNumber_Lshift(high.ptr(), shift.ptr()));
+  return nb::steal(PyNumber_Or(shifted.ptr(), low.ptr()));
+}
+
+Bits IntToBits(uint64_t lo, uint64_t hi) { return (static_cast<Bits>(hi) << 64) | lo; }
+
+template <typename T, size_t N>
+nb::list ListOf(const std::array<T, N>& values, int n) {
+  nb::list out;
+  for (int i = 0; i < n; ++i) out.append(values[static_cast<size_t>(i)]);
+  return out;
+}
+
+nb::list BitsList(const std::array<Bits, kMaxPlayers>& values, int n) {
+  nb::list out;
+  for (int i = 0; i < n; ++i) out.append(BitsToInt(values[static_cast<size_t>(i)]));
+  return out;
+}
+
+nb::tuple IntTuple(const std::vector<int>& values) {
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(values.size()));
+  if (!t) throw nb::python_error();
+  for (size_t i = 0; i < values.size(); ++i) PyTuple_SET_ITEM(t, static_cast<Py_ssize_t>(i), PyLong_FromLong(values[i]));
+  return nb::steal<nb::tuple>(t);
+}
+
+using Card = std::tuple<std::vector<int>, uint64_t, uint64_t, std::vector<int>>;
+
+std::shared_ptr<const Game> MakeGame(int num_players, bool no_replace, bool extra_region, int64_t extra_jade,
+                                     int64_t start_laborers, int64_t start_convicts, int start_blocks,
+                                     int first_round_incentive, bool favor_trade_in, bool unlimited_components,
+                                     bool custom_deck, const std::vector<Card>& cards) {
+  if (num_players < kMinPlayers || num_players > kMaxPlayers) throw std::invalid_argument("num_players must be 2..4");
+  if (cards.empty() || cards.size() > static_cast<size_t>(kMaxFavorCards))
+    throw std::invalid_argument("a favor deck holds 1..36 cards");
+  if (first_round_incentive < -1 || first_round_incentive > 2) throw std::invalid_argument("unknown incentive");
+  Config cfg;
+  cfg.num_players = num_players;
+  cfg.no_replace = no_replace;
+  cfg.extra_region = extra_region;
+  cfg.extra_jade = extra_jade;
+  cfg.start_laborers = start_laborers;
+  cfg.start_convicts = start_convicts;
+  cfg.start_blocks = start_blocks;
+  cfg.first_round_incentive = static_cast<Incentive>(first_round_incentive);
+  cfg.favor_trade_in = favor_trade_in;
+  cfg.unlimited_components = unlimited_components;
+  cfg.custom_deck = custom_deck;
+  std::vector<FavorCard> deck;
+  for (const Card& c : cards) {
+    FavorCard card;
+    card.offsets = std::get<0>(c);
+    card.anchor_mask = IntToBits(std::get<1>(c), std::get<2>(c));
+    const std::vector<int>& rewards = std::get<3>(c);
+    if (rewards.size() != static_cast<size_t>(kNumRewards)) throw std::invalid_argument("a card has 9 rewards");
+    for (int off : card.offsets)
+      if (off < 0 || off >= kGrid) throw std::invalid_argument("a pattern offset lies off the wall");
+    for (size_t i = 0; i < rewards.size(); ++i) card.rewards[i] = rewards[i];
+    deck.push_back(std::move(card));
+  }
+  return std::make_shared<const Game>(cfg, std::move(deck));
+}
+
+Pcg64 MakePcg64(uint64_t state_lo, uint64_t state_hi, uint64_t inc_lo, uint64_t inc_hi) {
+  return Pcg64(IntToBits(state_lo, state_hi), IntToBits(inc_lo, inc_hi));
+}
+
+std::tuple<uint64_t, uint64_t, uint64_t, uint64_t> Pcg64Words(const Pcg64& rng) {
+  return {static_cast<uint64_t>(rng.state()), static_cast<uint64_t>(rng.state() >> 64),
+          static_cast<uint64_t>(rng.inc()), static_cast<uint64_t>(rng.inc() >> 64)};
+}
+
+using Buffer = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+template <typename Out>
+Out* CheckedBuffer(nb::ndarray<nb::c_contig, nb::device::cpu>& a, size_t size, const char* what) {
+  if (a.size() != size || a.itemsize() != sizeof(Out))
+    throw std::invalid_argument(std::string(what) + ": needs a C-contiguous buffer of " + std::to_string(size) +
+                                " items of " + std::to_string(sizeof(Out)) + " bytes");
+  return static_cast<Out*>(a.data());
+}
+
+BatchOutput Outputs(const Batch& b, Buffer& obs, Buffer& mask, Buffer& player, Buffer& rewards, Buffer& done) {
+  const auto n = static_cast<size_t>(b.size());
+  return BatchOutput{CheckedBuffer<float>(obs, n * kObsSize, "obs"), CheckedBuffer<uint8_t>(mask, n * kNumActions, "mask"),
+                     CheckedBuffer<int32_t>(player, n, "player"),
+                     CheckedBuffer<float>(rewards, n * kMaxPlayers, "rewards"), CheckedBuffer<uint8_t>(done, n, "done")};
+}
+
+}  // namespace
+}  // namespace island_fortress
+
+NB_MODULE(_core, m) {
+  using namespace island_fortress;
+  m.doc() = "The C++ core of the Island Fortress rules engine.";
+
+  nb::dict tables;
+  tables["PURCHASE_COST"] = std::vector<int>(kPurchaseCost.begin(), kPurchaseCost.end());
+  tables["WORKERS_PER_LEVEL"] = std::vector<int>(kWorkersPerLevel.begin(), kWorkersPerLevel.end());
+  tables["REPLACE_MULTIPLIER"] = kReplaceMultiplier;
+  tables["DOUBLE_BUILD_COST"] = kDoubleBuildCost;
+  tables["REPEAT_ROLE_COST"] = std::vector<int>(kRepeatRoleCost.begin(), kRepeatRoleCost.end());
+  tables["TASKMASTER_BUYBACK_COST"] = kTaskmasterBuybackCost;
+  tables["ROW_POINTS"] = std::vector<int>(kRowPoints.begin(), kRowPoints.end());
+  tables["TOWER_POINTS"] = kTowerPoints;
+  tables["BUYBACK_CHIP_POINTS"] = std::vector<int>(kBuybackChipPoints.begin(), kBuybackChipPoints.end());
+  tables["LEAST_REGION_MULTIPLIER"] = kLeastRegionMultiplier;
+  tables["TREASURE_BONUS"] = kTreasureBonus;
+  tables["JADE_BONUS"] = kJadeBonus;
+  tables["WORKERS_BONUS"] = kWorkersBonus;
+  tables["INCOME"] = kIncome;
+  tables["COLLECT_JADE"] = kCollectJade;
+  tables["TREASURE_PER_EXTRA_JADE"] = kTreasurePerExtraJade;
+  tables["CONVICTS_COLLECTED"] = kConvictsCollected;
+  tables["LABORERS_FOR_CONVICTS"] = kLaborersForConvicts;
+  tables["STARTING_JADE"] = kStartingJade;
+  tables["FAVOR_DEAL"] = kFavorDeal;
+  tables["FAVOR_KEEP"] = kFavorKeep;
+  tables["REGIONS_BY_PLAYERS"] = std::vector<int>(kRegionsByPlayers.begin(), kRegionsByPlayers.end());
+  tables["GOVERNOR_BLOCKS_BY_PLAYERS"] =
+      std::vector<int>(kGovernorBlocksByPlayers.begin(), kGovernorBlocksByPlayers.end());
+  tables["COMPONENTS"] = std::vector<int>{kBoxJade,     kBoxTreasure, kBoxBuybackChips, kBoxReinforcements,
+                                          kBoxLaborers, kBoxConvicts, kBlocksPerPlayer};
+  tables["MAX_BID"] = kMaxBid;
+  tables["TURNS_PER_ROUND"] = kTurnsPerRound;
+  tables["FAVOR_DRAW_OPTIONS"] = std::vector<int>{kFavorDrawOptions[0][0], kFavorDrawOptions[0][1],
+                                                  kFavorDrawOptions[1][0], kFavorDrawOptions[1][1]};
+  tables["TREASURE_CONVICTS"] = kTreasureConvicts;
+  tables["MAX_PURCHASE"] = kMaxPurchase;
+  tables["UNLIMITED"] = kUnlimited;
+  tables["STRIDE"] = kStride;
+  tables["NUM_ACTIONS"] = kNumActions;
+  tables["FAMILY_STARTS"] = std::vector<int>{kPass,      kEndTurn,  kBuybackTaskmaster, kBuybackChip, kKeepFavor,
+                                             kBid,       kRole,     kRepeat,            kRecruitCount, kBuyCount,
+                                             kDrawCount, kBuildCount, kCell,            kGovernor,     kLaborers,
+                                             kMoveRegion, kPrisonPair, kPlayFavor,      kTradeJade,    kTradeConvict,
+                                             kTradeDone};
+  tables["OBS_SIZE"] = kObsSize;
+  tables["STATE_SIZE"] = kStateSize;
+  m.attr("TABLES") = tables;
+
+  nb::class_<Game>(m, "Game")
+      .def_prop_ro("num_players", &Game::num_players)
+      .def_prop_ro("regions", [](const Game& g) { return g.geometry().regions; });
+  m.def("make_game", &MakeGame, "num_players"_a, "no_replace"_a, "extra_region"_a, "extra_jade"_a,
+        "start_laborers"_a, "start_convicts"_a, "start_blocks"_a, "first_round_incentive"_a, "favor_trade_in"_a,
+        "unlimited_components"_a, "custom_deck"_a, "cards"_a,
+        "A game of a validated configuration and its loaded favor deck (offsets, anchor mask low and high "
+        "64 bits, the 9 rewards of each card).");
+
+  nb::class_<State>(m, "State")
+      .def(nb::init<std::shared_ptr<const Game>, uint64_t>(), "game"_a, "seed"_a)
+      .def("clone", [](const State& s) { return State(s); })
+      .def("current_player", &State::CurrentPlayer)
+      .def("is_terminal", &State::IsTerminal)
+      .def("legal_actions", [](const State& s) { return IntTuple(s.LegalActions()); })
+      .def("apply", &State::ApplyAction, "action"_a, "Apply a legal action (True) or change nothing (False).")
+      .def("returns", [](const State& s) {
+        const auto r = s.Returns();
+        return std::vector<double>(r.begin(), r.begin() + s.n());
+      })
+      .def("with_block", &State::WithBlock, "cell"_a, "player"_a, "governor"_a)
+      .def_prop_rw("logging", &State::logging, &State::set_logging)
+      .def("log_size", [](const State& s) { return s.log().size(); })
+      .def("log_from", [](const State& s, size_t offset) {
+        const std::vector<int64_t>& log = s.log();
+        if (offset > log.size()) offset = log.size();
+        return std::vector<int64_t>(log.begin() + static_cast<std::ptrdiff_t>(offset), log.end());
+      }, "offset"_a)
+      .def("encode", [](const State& s, int seat, nb::ndarray<nb::c_contig, nb::device::cpu> out) {
+        if (seat < 0 || seat >= s.n()) throw std::out_of_range("seat out of range");
+        EncodeObservation(s, seat, CheckedBuffer<float>(out, kObsSize, "encode"));
+      }, "seat"_a, "out"_a)
+      .def("action_mask", [](const State& s, nb::ndarray<nb::c_contig, nb::device::cpu> out) {
+        EncodeActionMask(s, CheckedBuffer<uint8_t>(out, kNumActions, "action_mask"));
+      }, "out"_a)
+      .def("global_state", [](const State& s, nb::ndarray<nb::c_contig, nb::device::cpu> out) {
+        EncodeGlobalState(s, CheckedBuffer<float>(out, kStateSize, "global_state"));
+      }, "out"_a)
+      .def_prop_ro("n", &State::n)
+      .def_prop_ro("rng", &State::rng)
+      .def_prop_ro("jade", [](const State& s) { return ListOf(s.jade(), s.n()); })
+      .def_prop_ro("laborers", [](const State& s) { return ListOf(s.laborers(), s.n()); })
+      .def_prop_ro("convicts", [](const State& s) { return ListOf(s.convicts(), s.n()); })
+      .def_prop_ro("blocks", [](const State& s) { return ListOf(s.blocks(), s.n()); })
+      .def_prop_ro("stock_blocks", [](const State& s) { return ListOf(s.stock_blocks(), s.n()); })
+      .def_prop_ro("chips", [](const State& s) { return ListOf(s.chips(), s.n()); })
+      .def_prop_ro("treasure", [](const State& s) { return ListOf(s.treasure(), s.n()); })
+      .def_prop_ro("score", [](const State& s) { return ListOf(s.score(), s.n()); })
+      .def_prop_ro("income_bonus", [](const State& s) { return ListOf(s.income_bonus(), s.n()); })
+      .def_prop_ro("petition_bonus", [](const State& s) { return ListOf(s.petition_bonus(), s.n()); })
+      .def_prop_ro("region", [](const State& s) { return ListOf(s.region(), s.n()); })
+      .def_prop_ro("roles_hand", [](const State& s) { return ListOf(s.roles_hand(), s.n()); })
+      .def_prop_ro("roles_table", [](const State& s) { return ListOf(s.roles_table(), s.n()); })
+      .def_prop_ro("favor_hand", [](const State& s) { return ListOf(s.favor_hand(), s.n()); })
+      .def_prop_ro("favor_played", [](const State& s) { return ListOf(s.favor_played(), s.n()); })
+      .def_prop_ro("drawn", [](const State& s) { return ListOf(s.drawn(), s.n()); })
+      .def_prop_ro("turns_taken", [](const State& s) { return ListOf(s.turns_taken(), s.n()); })
+      .def_prop_ro("bids", [](const State& s) { return ListOf(s.bids(), s.n()); })
+      .def_prop_ro("last_bids", [](const State& s) -> nb::object {
+        if (!s.has_last_bids()) return nb::none();
+        return nb::tuple(ListOf(s.last_bids(), s.n()));
+      })
+      .def_prop_ro("occ", [](const State& s) { return BitsToInt(s.occ()); })
+      .def_prop_ro("own", [](const State& s) { return BitsList(s.own(), s.n()); })
+      .def_prop_ro("gov_bits", [](const State& s) { return BitsToInt(s.gov_bits()); })
+      .def_prop_ro("reinf", [](const State& s) { return BitsToInt(s.reinf()); })
+      .def_prop_ro("sup_jade", &State::sup_jade)
+      .def_prop_ro("sup_treasure", &State::sup_treasure)
+      .def_prop_ro("sup_chips", &State::sup_chips)
+      .def_prop_ro("sup_reinf", &State::sup_reinf)
+      .def_prop_ro("sup_laborers", &State::sup_laborers)
+      .def_prop_ro("sup_convicts", &State::sup_convicts)
+      .def_prop_ro("gov_stock", &State::gov_stock)
+      .def_prop_ro("gov_box", &State::gov_box)
+      .def_prop_ro("gov_in_hand", &State::gov_in_hand)
+      .def_prop_ro("prison_jade", [](const State& s) { return ListOf(s.prison_jade(), s.game().geometry().regions); })
+      .def_prop_ro("prison_convicts",
+                   [](const State& s) { return ListOf(s.prison_convicts(), s.game().geometry().regions); })
+      .def_prop_ro("deck", [](const State& s) { return ListOf(s.deck(), s.deck_size()); })
+      .def_prop_ro("deck_size", &State::deck_size)
+      .def_prop_ro("favor_discard", &State::favor_discard)
+      .def_prop_ro("round", &State::round)
+      .def_prop_ro("decision", [](const State& s) { return static_cast<int>(s.decision()); })
+      .def_prop_ro("current", &State::CurrentPlayer)
+      .def_prop_ro("holder", &State::holder)
+      .def_prop_ro("turn_index", &State::turn_index)
+      .def_prop_ro("actions_this_turn", &State::actions_this_turn)
+      .def_prop_ro("buyback_used", &State::buyback_used)
+      .def_prop_ro("last_card", &State::last_card)
+      .def_prop_ro("in_action", &State::in_action)
+      .def_prop_ro("keep_left", &State::keep_left)
+      .def_prop_ro("op", &State::op)
+      .def_prop_ro("build_left", &State::build_left)
+      .def_prop_ro("build_need", &State::build_need)
+      .def_prop_ro("worker_need", &State::worker_need)
+      .def_prop_ro("favor_card", &State::favor_card)
+      .def_prop_ro("order", [](const State& s) { return ListOf(s.order(), s.order_size()); })
+      .def_prop_ro("order_pos", &State::order_pos)
+      .def_prop_ro("wall_completer", &State::wall_completer)
+      .def_prop_ro("winners", [](const State& s) { return ListOf(s.winners(), s.num_winners()); })
+      .def_prop_ro("bid_digits_left", &State::bid_digits_left)
+      .def_prop_ro("unlimited", &State::unlimited);
+
+  nb::class_<Heuristic>(m, "Heuristic")
+      .def("__init__",
+           [](Heuristic* h, uint64_t state_lo, uint64_t state_hi, uint64_t inc_lo, uint64_t inc_hi) {
+             new (h) Heuristic(MakePcg64(state_lo, state_hi, inc_lo, inc_hi));
+           },
+           "state_lo"_a, "state_hi"_a, "inc_lo"_a, "inc_hi"_a,
+           "The heuristic player with numpy's PCG64 state and increment, as 64-bit halves.")
+      .def("act", [](Heuristic& h, const State& s) {
+        if (s.IsTerminal()) throw std::invalid_argument("the game is over: no player to move");
+        return h.Act(s);
+      }, "state"_a)
+      .def_prop_rw("rng_words", [](const Heuristic& h) { return Pcg64Words(h.rng()); },
+                   [](Heuristic& h, const std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>& w) {
+                     h.set_rng(MakePcg64(std::get<0>(w), std::get<1>(w), std::get<2>(w), std::get<3>(w)));
+                   });
+
+  nb::class_<Batch>(m, "Batch")
+      .def(nb::init<std::vector<std::shared_ptr<const Game>>, uint64_t, int>(), "games"_a, "seed"_a, "threads"_a)
+      .def_prop_ro("size", &Batch::size)
+      .def("reset", [](Batch& b, Buffer obs, Buffer mask, Buffer player, Buffer rewards, Buffer done) {
+        const BatchOutput out = Outputs(b, obs, mask, player, rewards, done);
+        nb::gil_scoped_release release;
+        b.Reset(out);
+      }, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a)
+      .def("step", [](Batch& b, Buffer actions, Buffer obs, Buffer mask, Buffer player, Buffer rewards, Buffer done) {
+        const auto* a = CheckedBuffer<int64_t>(actions, static_cast<size_t>(b.size()), "actions");
+        const BatchOutput out = Outputs(b, obs, mask, player, rewards, done);
+        const int bad = b.FirstIllegal(a);
+        if (bad >= 0)
+          throw std::invalid_argument("illegal action " + std::to_string(a[bad]) + " in game " + std::to_string(bad));
+        nb::gil_scoped_release release;
+        b.Step(a, out);
+      }, "actions"_a, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a,
+      "Apply one action per game (all legal, else ValueError and nothing changes); a finished game restarts.")
+      .def("random_actions", [](Batch& b, Buffer out) {
+        auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()), "out");
+        nb::gil_scoped_release release;
+        b.RandomActions(o);
+      }, "out"_a)
+      .def("heuristic_actions", [](Batch& b, Buffer out) {
+        auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()), "out");
+        nb::gil_scoped_release release;
+        b.HeuristicActions(o);
+      }, "out"_a)
+      .def("state", [](const Batch& b, int i) {
+        if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        return State(b.state(i));
+      }, "index"_a, "A copy of game i's state (batched games keep no event log).")
+      .def("seed", [](const Batch& b, int i) {
+        if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        return b.seed(i);
+      }, "index"_a)
+      .def("episode", [](const Batch& b, int i) {
+        if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        return b.episode(i);
+      }, "index"_a);
+  m.def("game_seed", &GameSeed, "batch_seed"_a, "index"_a, "episode"_a);
+  m.def("numpy_default_rng_words", [](uint64_t seed) { return Pcg64Words(NumpyDefaultRng(seed)); }, "seed"_a);
+}

@@ -1,0 +1,179 @@
+#include "observation.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+
+namespace island_fortress {
+
+namespace {
+
+// The divisor of every scaled number between the wall and the card rows (observation.py's
+// PLAYER_FEATURE_SPECS for each of the four seats, then GLOBAL_FEATURE_SPECS).
+constexpr std::array<int, kNumPlayerFeatures> kPlayerDivisors = {
+    1, 20, 10, 10, 10, kBlocksPerPlayer, 4, 20, 50, 3, 3,  // seat .. petition bonus
+    5, 5, kBlocksPerPlayer, kTurnsPerRound, 20, 1, 1, 1,  // favor counts .. is to move
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                          // roles in hand, on table
+    1, 1, 1, 1,                                            // Taskmaster's region
+    10, 10, 10, 10,                                        // blocks in each region
+};
+constexpr std::array<int, kNumGlobalFeatures> kGlobalDivisors = {
+    12,                                                                  // round
+    1, 1, 1, 1, 1, 1, 1, 1, 1,                                           // players, regions, variants
+    12, kMaxFavorCards,                                                  // Governor blocks, deck size
+    kBoxJade, kBoxTreasure, kBoxBuybackChips, kBoxReinforcements, kBoxLaborers, kBoxConvicts,
+    5, 5, 5, 5, 10, 10, 10, 10,                                          // prisons
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,              // decision
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                                  // action in progress
+    2, 1, 2, kMaxWorkers, kMaxWorkers, kFavorKeep, 20, 1,                // decision context
+};
+
+// float32(1 / divisor), as numpy stores the Python floats 1.0 / divisor.
+struct Scale {
+  std::array<float, kMiddleSize> v{};
+  Scale() {
+    int i = 0;
+    for (int s = 0; s < kMaxPlayers; ++s)
+      for (int d : kPlayerDivisors) v[i++] = static_cast<float>(1.0 / d);
+    for (int d : kGlobalDivisors) v[i++] = static_cast<float>(1.0 / d);
+  }
+};
+const Scale kScale;
+
+template <typename Mask>
+void Plane(Mask mask, float* out, int width) {
+  for (int b = 0; b < width; ++b) out[b] = static_cast<float>((mask >> b) & 1);
+}
+
+}  // namespace
+
+void EncodeObservation(const State& s, int seat, float* out) {
+  const Game& game = s.game();
+  const WallGeometry& geo = game.geometry();
+  const Config& cfg = game.config();
+  const int n = s.n();
+  std::array<int, kMaxPlayers> seats{};  // me first, then the opponents in turn order
+  for (int i = 0; i < n; ++i) seats[i] = (seat + i) % n;
+
+  // Wall planes, in observation.py's WALL_PLANES order.
+  float* w = out + kWallStart;
+  std::memset(w, 0, sizeof(float) * kNumPlanes * kGrid);
+  Plane(geo.valid, w + 0 * kGrid, kGrid);
+  Plane(geo.Buildable(s.occ()), w + 1 * kGrid, kGrid);
+  for (int i = 0; i < n; ++i) Plane(s.own()[seats[i]], w + (2 + i) * kGrid, kGrid);
+  Plane(s.gov_bits(), w + 6 * kGrid, kGrid);
+  Plane(s.reinf(), w + 7 * kGrid, kGrid);
+  for (int i = 0; i < n; ++i) Plane(geo.region_mask[s.region()[seats[i]]], w + (8 + i) * kGrid, kGrid);
+
+  // Players (me first) and the global/decision context, as raw integers, then scaled.
+  std::array<int64_t, kMiddleSize> v{};
+  int k = 0;
+  const auto put = [&](int64_t x) { v[k++] = x; };
+  for (int i = 0; i < n; ++i) {
+    const int p = seats[i];
+    put(1);
+    put(s.jade()[p]);
+    put(s.laborers()[p]);
+    put(s.convicts()[p]);
+    put(s.blocks()[p]);
+    put(s.stock_blocks()[p]);
+    put(s.chips()[p]);
+    put(s.treasure()[p]);
+    put(s.score()[p]);
+    put(s.income_bonus()[p]);
+    put(s.petition_bonus()[p]);
+    put(PopCount(s.favor_hand()[p]));
+    put(PopCount(s.favor_played()[p]));
+    put(PopCount(s.own()[p]));
+    put(s.turns_taken()[p]);
+    put(s.has_last_bids() ? s.last_bids()[p] : 0);
+    put(p == s.holder());
+    put(p == s.holder() && s.gov_in_hand());
+    put(p == s.CurrentPlayer());
+    for (int c = 0; c < 5; ++c) put(s.roles_hand()[p] >> c & 1);
+    for (int c = 0; c < 5; ++c) put(s.roles_table()[p] >> c & 1);
+    for (int r = 0; r < kMaxRegions; ++r) put(s.region()[p] == r);
+    for (int r = 0; r < kMaxRegions; ++r) put(r < geo.regions ? PopCount(s.own()[p] & geo.region_mask[r]) : 0);
+  }
+  k = kMaxPlayers * kNumPlayerFeatures;
+  put(s.round());
+  for (int m = 2; m <= kMaxPlayers; ++m) put(n == m);
+  for (int r = 2; r <= kMaxRegions; ++r) put(geo.regions == r);
+  put(cfg.no_replace);
+  put(cfg.favor_trade_in);
+  put(cfg.unlimited_components);
+  put(s.gov_stock());
+  put(s.deck_size());
+  if (cfg.unlimited_components) {  // an unlimited supply never runs out: shown as a full box
+    for (int b : {kBoxJade, kBoxTreasure, kBoxBuybackChips, kBoxReinforcements, kBoxLaborers, kBoxConvicts}) put(b);
+  } else {
+    put(s.sup_jade());
+    put(s.sup_treasure());
+    put(s.sup_chips());
+    put(s.sup_reinf());
+    put(s.sup_laborers());
+    put(s.sup_convicts());
+  }
+  for (int r = 0; r < kMaxRegions; ++r) put(r < geo.regions ? s.prison_jade()[r] : 0);
+  for (int r = 0; r < kMaxRegions; ++r) put(r < geo.regions ? s.prison_convicts()[r] : 0);
+  const int d = static_cast<int>(s.decision());
+  for (int i = 0; i < kNumDecisions; ++i) put(i == d);
+  const int op = s.in_action() && s.op() >= 0 ? s.op() : -1;
+  for (int i = 0; i < kNumOps; ++i) put(i == op);
+  const bool bidding = s.decision() == Decision::kPetitionBid;
+  bool my_bid = false;
+  if (bidding)
+    for (int i = 0; i < std::min(s.order_pos(), s.order_size()); ++i) my_bid = my_bid || s.order()[i] == seat;
+  // A sealed bid, complete or partly entered, is shown to its bidder only (E3).
+  const int64_t sealed = bidding && (my_bid || seat == s.CurrentPlayer()) ? s.bids()[seat] : 0;
+  put(s.actions_this_turn());
+  put(s.buyback_used());
+  put(s.build_left());
+  put(s.build_need());
+  put(s.worker_need());
+  put(s.keep_left() + s.bid_digits_left());
+  put(sealed);
+  put(my_bid);
+
+  float* middle = out + kPlayersStart;
+  for (int i = 0; i < kMiddleSize; ++i) {
+    // A count beyond int32 (unlimited components) is clamped to it, as observation.py packs it.
+    const int64_t x = std::clamp<int64_t>(v[i], std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+    middle[i] = static_cast<float>(static_cast<int32_t>(x)) * kScale.v[i];
+  }
+
+  // This seat's card sets and the public played cards.
+  const uint64_t hand = s.favor_hand()[seat];
+  uint64_t played = 0;
+  for (int p = 0; p < n; ++p) played |= s.favor_played()[p];
+  const uint64_t playable = game.PlayableCards(hand, s.own()[seat] & ~s.reinf());
+  float* cards = out + kPrivateStart;
+  Plane(hand, cards, kMaxFavorCards);
+  Plane(s.drawn()[seat], cards + kMaxFavorCards, kMaxFavorCards);
+  Plane(playable, cards + 2 * kMaxFavorCards, kMaxFavorCards);
+  Plane(played, cards + 3 * kMaxFavorCards, kMaxFavorCards);
+
+  // Unlimited supplies or another deck can take a count past the Box: then clip.
+  if (cfg.unlimited_components || cfg.custom_deck)
+    for (int i = 0; i < kObsSize; ++i) out[i] = std::clamp(out[i], kObsLow, kObsHigh);
+}
+
+void EncodeActionMask(const State& state, uint8_t* out) {
+  std::memset(out, 0, kNumActions);
+  for (int a : state.LegalActions()) out[a] = 1;
+}
+
+void EncodeGlobalState(const State& s, float* out) {
+  std::memset(out, 0, sizeof(float) * kStateSize);
+  for (int seat = 0; seat < s.n(); ++seat) EncodeObservation(s, seat, out + seat * kObsSize);
+  const int size = s.deck_size();
+  for (int index = 0; index < size; ++index) {  // the deck's top is the end
+    const int card = s.deck()[index];
+    out[kDeckStart + card] = 1.0F;
+    out[kPositionStart + card] = static_cast<float>(static_cast<double>(size - index) / kMaxFavorCards);
+  }
+  if (!s.IsTerminal()) out[kToMoveStart + s.CurrentPlayer()] = 1.0F;
+}
+
+}  // namespace island_fortress

@@ -1,0 +1,258 @@
+// The public API, the dispatch by decision and the moves of components (engine/state.py,
+// engine/fields.py). The phases and role actions live in phases.cpp and roles.cpp.
+#include "state.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace island_fortress {
+
+State::State(std::shared_ptr<const Game> game, uint64_t seed)
+    : game_(std::move(game)),
+      geo_(&game_->geometry()),
+      n_(game_->num_players()),
+      unlimited_(game_->config().unlimited_components),
+      rng_(seed) {
+  const Totals& totals = game_->totals();
+  sup_jade_ = totals.jade;
+  sup_treasure_ = totals.treasure;
+  sup_chips_ = totals.buyback_chips;
+  sup_reinf_ = totals.reinforcements;
+  sup_laborers_ = totals.laborers;
+  sup_convicts_ = totals.convicts;
+  gov_stock_ = totals.governor_blocks;
+  for (int p = 0; p < n_; ++p) stock_blocks_[p] = totals.blocks_per_player;
+  log_.reserve(4096);
+  Setup();
+}
+
+const std::vector<int>& State::LegalActions() const {
+  if (!legal_valid_) {
+    legal_.clear();
+    ComputeLegal(legal_);
+    legal_valid_ = true;
+  }
+  return legal_;
+}
+
+bool State::IsLegal(int64_t action) const {
+  if (action < 0 || action >= kNumActions) return false;
+  const std::vector<int>& legal = LegalActions();
+  return std::binary_search(legal.begin(), legal.end(), static_cast<int>(action));
+}
+
+bool State::ApplyAction(int64_t action) {
+  if (!IsLegal(action)) return false;
+  legal_valid_ = false;
+  Apply(static_cast<int>(action));
+  return true;
+}
+
+std::array<double, kMaxPlayers> State::Returns() const {
+  // Zero-sum: the k winners share the win, losers pay for it (scoring.win_loss_returns).
+  std::array<double, kMaxPlayers> out{};
+  if (!IsTerminal()) return out;
+  const int k = num_winners_;
+  for (int p = 0; p < n_; ++p) {
+    double share = 0.0;
+    for (int i = 0; i < k; ++i)
+      if (winners_[i] == p) share = 1.0 / k;
+    out[p] = share * n_ / (n_ - 1) - 1.0 / (n_ - 1);
+  }
+  return out;
+}
+
+State State::WithBlock(int cell, int player, bool governor) const {
+  State other = *this;
+  const int bit = geo_->cell_bits[cell];
+  if (!governor) other.blocks_[player] -= 1;
+  other.PlaceBlock(player, bit, governor);
+  other.legal_valid_ = false;
+  return other;
+}
+
+void State::ComputeLegal(std::vector<int>& out) const {
+  const Decision d = decision_;
+  if (d == Decision::kGameOver) return;
+  const int p = current_;
+  switch (d) {  // each phase / role action owns its legal choices
+    case Decision::kKeepDealtFavors: LegalKeep(p, out); break;
+    case Decision::kPetitionBid: LegalBidDigits(p, out); break;
+    case Decision::kChooseRoleAction: LegalRole(p, out); break;
+    case Decision::kRecruitCount: LegalRecruit(p, out); break;
+    case Decision::kBuyBlocksCount: LegalBuy(p, out); break;
+    case Decision::kDrawFavorsCount: LegalDraw(p, out); break;
+    case Decision::kKeepDrawnFavors: LegalKeep(p, out); break;
+    case Decision::kRemoveReinforcementCell: LegalRemove(p, out); break;
+    case Decision::kBuildCount: LegalBuildCount(p, out); break;
+    case Decision::kBuildCell: LegalBuildCell(p, out); break;
+    case Decision::kAssignLaborers: LegalLaborers(p, out); break;
+    case Decision::kPlayFavorCard: LegalFavor(p, out); break;
+    case Decision::kReinforceCell: LegalReinforce(p, out); break;
+    case Decision::kReplaceCell: LegalReplace(p, out); break;
+    case Decision::kTreasurePrisons: LegalPrisons(p, out); break;
+    case Decision::kMoveTaskmaster: LegalMove(p, out); break;
+    case Decision::kBuybackOrEndTurn: LegalTurnEnd(p, out); break;
+    case Decision::kFavorTradeIn: LegalTrade(p, out); break;
+    case Decision::kGameOver: break;
+  }
+  if (IsActionPhase(d) && gov_in_hand_ && p == holder_) {
+    std::vector<int> bits;
+    GovernorBits(bits);
+    for (int b : bits) out.push_back(kGovernor + geo_->bit_cell[b]);
+    std::sort(out.begin(), out.end());
+  }
+  if (out.empty()) out.push_back(kPass);  // C12: never an empty choice
+}
+
+void State::Apply(int a) {
+  const int p = current_;
+  if (a >= kGovernor && a < kGovernor + geo_->num_cells) {
+    PlaceGovernor(p, geo_->cell_bits[a - kGovernor]);
+    return;
+  }
+  if (a == kPass) {
+    Log(EventKind::kPass, {p});
+    if (IsActionPhase(decision_)) EndTurn();
+    return;
+  }
+  switch (decision_) {
+    case Decision::kKeepDealtFavors: OnKeep(p, a); break;
+    case Decision::kPetitionBid: OnBid(p, a); break;
+    case Decision::kChooseRoleAction: OnRole(p, a); break;
+    case Decision::kRecruitCount: OnRecruit(p, a); break;
+    case Decision::kBuyBlocksCount: OnBuy(p, a); break;
+    case Decision::kDrawFavorsCount: OnDraw(p, a); break;
+    case Decision::kKeepDrawnFavors: OnKeep(p, a); break;
+    case Decision::kRemoveReinforcementCell: OnRemove(p, a); break;
+    case Decision::kBuildCount: OnBuildCount(p, a); break;
+    case Decision::kBuildCell: OnBuildCell(p, a); break;
+    case Decision::kAssignLaborers: OnLaborers(p, a); break;
+    case Decision::kPlayFavorCard: OnFavor(p, a); break;
+    case Decision::kReinforceCell: OnReinforce(p, a); break;
+    case Decision::kReplaceCell: OnReplace(p, a); break;
+    case Decision::kTreasurePrisons: OnPrisons(p, a); break;
+    case Decision::kMoveTaskmaster: OnMove(p, a); break;
+    case Decision::kBuybackOrEndTurn: OnTurnEnd(p, a); break;
+    case Decision::kFavorTradeIn: OnTrade(p, a); break;
+    case Decision::kGameOver: break;
+  }
+}
+
+// --- moves of components (engine/fields.py)
+
+void State::Log(EventKind kind, std::initializer_list<int64_t> fields) {
+  if (!logging_) return;
+  log_.push_back(static_cast<int64_t>(kind));
+  log_.push_back(static_cast<int64_t>(fields.size()));
+  log_.insert(log_.end(), fields.begin(), fields.end());
+}
+
+int64_t State::TakeJade(int64_t amount) {
+  const int64_t take = unlimited_ ? amount : std::min(amount, sup_jade_);
+  sup_jade_ -= take;
+  return take;
+}
+
+void State::AddScore(int p, int64_t points, ScoreReason reason, int region, int level) {
+  score_[p] += points;
+  Log(EventKind::kScore, {p, points, static_cast<int64_t>(reason), region, level});
+}
+
+void State::ToPrison(int region, int64_t jade, int64_t convicts) {
+  // An empty supply sends nothing (C7).
+  const int64_t j = unlimited_ ? jade : std::min(jade, sup_jade_);
+  const int64_t c = unlimited_ ? convicts : std::min(convicts, sup_convicts_);
+  sup_jade_ -= j;
+  sup_convicts_ -= c;
+  prison_jade_[region] += j;
+  prison_convicts_[region] += c;
+}
+
+void State::GainChip(int p) {
+  if (sup_chips_ > 0 || unlimited_) {
+    sup_chips_ -= 1;
+    chips_[p] += 1;
+  }
+}
+
+void State::GainTreasure(int p, int64_t amount, ScoreReason reason, int level) {
+  const int64_t got = unlimited_ ? amount : std::min(amount, sup_treasure_);
+  if (got) {
+    sup_treasure_ -= got;
+    treasure_[p] += got;
+    AddScore(p, got, reason, -1, level);  // every Treasure is worth a victory point
+  }
+}
+
+void State::GainLaborers(int p, int64_t amount) {
+  const int64_t got = unlimited_ ? amount : std::min(amount, sup_laborers_);
+  sup_laborers_ -= got;
+  laborers_[p] += got;
+}
+
+void State::GainConvicts(int p, int64_t amount) {
+  const int64_t got = unlimited_ ? amount : std::min(amount, sup_convicts_);
+  sup_convicts_ -= got;
+  convicts_[p] += got;
+}
+
+void State::PlaceBlock(int p, int bit, bool governor) {
+  // Put a block on the wall and score what it completes (row, level, tower).
+  const Bits b = Bit(bit);
+  occ_ |= b;
+  if (governor) {
+    gov_bits_ |= b;
+  } else {
+    own_[p] |= b;
+  }
+  const int level = bit / kStride;
+  Log(EventKind::kPlace, {p, geo_->bit_cell[bit], governor ? 1 : 0});
+  if (level == kLevels - 1) {  // a tower cell
+    if (!governor) AddScore(p, kTowerPoints, ScoreReason::kTower);
+  } else {
+    const int region = geo_->bit_region[bit];
+    const Bits row = geo_->row_mask[region][level];
+    if ((occ_ & row) == row) {
+      GainChip(p);  // the completer's Buyback Chip, Governor block or not (C6)
+      Log(EventKind::kRowComplete, {p, region, level});
+      ScoreRow(region, level, true);
+      const Bits lm = geo_->level_mask[level];
+      if ((occ_ & lm) == lm) ScoreLevel(level, true);
+    }
+  }
+  if (occ_ == geo_->valid) wall_completer_ = p;
+}
+
+namespace {
+// Players holding the most blocks of `mask`; nobody when nobody has a block (ties all win).
+int Majority(const std::array<Bits, kMaxPlayers>& own, int n, Bits mask, std::array<int, kMaxPlayers>& out) {
+  std::array<int, kMaxPlayers> counts{};
+  int best = 0;
+  for (int p = 0; p < n; ++p) {
+    counts[p] = PopCount(own[p] & mask);
+    best = std::max(best, counts[p]);
+  }
+  int k = 0;
+  if (best <= 0) return 0;
+  for (int p = 0; p < n; ++p)
+    if (counts[p] == best) out[k++] = p;
+  return k;
+}
+}  // namespace
+
+void State::ScoreRow(int region, int level, bool completed) {
+  std::array<int, kMaxPlayers> best{};
+  const int k = Majority(own_, n_, geo_->row_mask[region][level], best);
+  const ScoreReason reason = completed ? ScoreReason::kRow : ScoreReason::kRowAtEnd;
+  for (int i = 0; i < k; ++i) AddScore(best[i], kRowPoints[level], reason, region, level);
+}
+
+void State::ScoreLevel(int level, bool completed) {
+  std::array<int, kMaxPlayers> best{};
+  const int k = Majority(own_, n_, geo_->level_mask[level], best);
+  const ScoreReason reason = completed ? ScoreReason::kLevel : ScoreReason::kLevelAtEnd;
+  for (int i = 0; i < k; ++i) GainTreasure(best[i], 1, reason, level);
+}
+
+}  // namespace island_fortress

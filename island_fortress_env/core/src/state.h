@@ -1,0 +1,338 @@
+// The complete rules of Island Fortress as a phase machine: the C++ twin of engine/state.py.
+//
+// The state always waits on one decision of one player (CurrentPlayer()). A role action with
+// several choices is a short stack of decisions (decision_ plus a little context such as
+// build_left_), so every decision is one id of the flat action table (tables.h). Each decision
+// has one legal/apply pair, dispatched by a switch on the decision (LegalActions, ApplyAction).
+// The Governor block is one more family of legal actions at every decision of its holder's turns;
+// a pass exists only when nothing else is legal. Rulings are cited by their docs/RULES.md ids.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <vector>
+
+#include "bits.h"
+#include "game.h"
+#include "tables.h"
+
+namespace island_fortress {
+
+// The decisions a player can be asked to take (engine/decisions.py), in the order of their ids.
+enum class Decision : int {
+  kKeepDealtFavors = 0,
+  kPetitionBid,
+  kChooseRoleAction,
+  kRecruitCount,
+  kBuyBlocksCount,
+  kDrawFavorsCount,
+  kKeepDrawnFavors,
+  kRemoveReinforcementCell,
+  kBuildCount,
+  kBuildCell,
+  kAssignLaborers,
+  kPlayFavorCard,
+  kReinforceCell,
+  kReplaceCell,
+  kTreasurePrisons,
+  kMoveTaskmaster,
+  kBuybackOrEndTurn,
+  kFavorTradeIn,
+  kGameOver,
+};
+inline constexpr int kNumDecisions = 19;
+inline constexpr int kTerminal = -4;  // CurrentPlayer() when no player is to move (OpenSpiel's value)
+
+// The decisions of the action phase, where the Governor block's holder may place it.
+inline bool IsActionPhase(Decision d) {
+  return d >= Decision::kChooseRoleAction && d <= Decision::kBuybackOrEndTurn;
+}
+
+// The kinds of the public event log (engine/events.py's EventKind), in declaration order.
+enum class EventKind : int {
+  kSetup = 0, kRound, kIncome, kKept, kBidPlaced, kPetition, kIncentive, kRole, kRecruited, kBought,
+  kDrew, kReinforcementRemoved, kBuild, kPlace, kRowComplete, kWorkers, kFavorPlayed, kReinforced,
+  kReplaced, kTreasureCollected, kPrisonCollected, kJadeCollected, kMoved, kBuyback, kTraded,
+  kGovernorLost, kWallComplete, kScore, kPass, kGameOver,
+};
+
+// Why a score changed (engine/events.py's ScoreReason), in declaration order.
+enum class ScoreReason : int {
+  kRow = 0, kRowAtEnd, kLevel, kLevelAtEnd, kTower, kFavorCard, kCollectTreasure, kFirstRoundIncentive,
+  kBuybackChips, kLeastBuiltRegion, kMostTreasure, kFewestTreasure, kMostJade, kMostWorkers,
+};
+
+enum class TradeReward : int { kJade = 0, kConvict = 1 };
+
+class State {
+ public:
+  State(std::shared_ptr<const Game> game, uint64_t seed);
+
+  // --- the public API (engine/state.py)
+  int CurrentPlayer() const { return current_; }
+  bool IsTerminal() const { return decision_ == Decision::kGameOver; }
+  // Sorted legal action ids for the current player (never empty before the end).
+  const std::vector<int>& LegalActions() const;
+  bool IsLegal(int64_t action) const;
+  // Applies a legal action and returns true; an illegal one changes nothing and returns false.
+  bool ApplyAction(int64_t action);
+  // Zero-sum win/loss returns at the end; zeros before.
+  std::array<double, kMaxPlayers> Returns() const;
+  // A copy of this state with a block put on `cell` as the rules put one, scoring what it
+  // completes (for an agent's look-ahead; the pending decision stays this state's).
+  State WithBlock(int cell, int player, bool governor) const;
+  // Stops (or resumes) recording the event log; look-ahead copies and batched games need none.
+  void set_logging(bool on) { logging_ = on; }
+  // Stops recording and forgets the events recorded so far (a look-ahead copy's log is never read).
+  void DropLog() {
+    logging_ = false;
+    std::vector<int64_t>().swap(log_);
+  }
+  bool logging() const { return logging_; }
+
+  // --- read access for the observation encoder, the heuristic and the bindings
+  const Game& game() const { return *game_; }
+  const std::shared_ptr<const Game>& game_ptr() const { return game_; }
+  int n() const { return n_; }
+  uint64_t rng() const { return rng_; }
+  const std::array<int64_t, kMaxPlayers>& jade() const { return jade_; }
+  const std::array<int64_t, kMaxPlayers>& laborers() const { return laborers_; }
+  const std::array<int64_t, kMaxPlayers>& convicts() const { return convicts_; }
+  const std::array<int64_t, kMaxPlayers>& blocks() const { return blocks_; }
+  const std::array<int64_t, kMaxPlayers>& stock_blocks() const { return stock_blocks_; }
+  const std::array<int64_t, kMaxPlayers>& chips() const { return chips_; }
+  const std::array<int64_t, kMaxPlayers>& treasure() const { return treasure_; }
+  const std::array<int64_t, kMaxPlayers>& score() const { return score_; }
+  const std::array<int64_t, kMaxPlayers>& income_bonus() const { return income_bonus_; }
+  const std::array<int64_t, kMaxPlayers>& petition_bonus() const { return petition_bonus_; }
+  const std::array<int, kMaxPlayers>& region() const { return region_; }
+  const std::array<int, kMaxPlayers>& roles_hand() const { return roles_hand_; }
+  const std::array<int, kMaxPlayers>& roles_table() const { return roles_table_; }
+  const std::array<uint64_t, kMaxPlayers>& favor_hand() const { return favor_hand_; }
+  const std::array<uint64_t, kMaxPlayers>& favor_played() const { return favor_played_; }
+  const std::array<uint64_t, kMaxPlayers>& drawn() const { return drawn_; }
+  const std::array<int, kMaxPlayers>& turns_taken() const { return turns_taken_; }
+  const std::array<int64_t, kMaxPlayers>& bids() const { return bids_; }
+  bool has_last_bids() const { return has_last_bids_; }
+  const std::array<int64_t, kMaxPlayers>& last_bids() const { return last_bids_; }
+  Bits occ() const { return occ_; }
+  const std::array<Bits, kMaxPlayers>& own() const { return own_; }
+  Bits gov_bits() const { return gov_bits_; }
+  Bits reinf() const { return reinf_; }
+  int64_t sup_jade() const { return sup_jade_; }
+  int64_t sup_treasure() const { return sup_treasure_; }
+  int64_t sup_chips() const { return sup_chips_; }
+  int64_t sup_reinf() const { return sup_reinf_; }
+  int64_t sup_laborers() const { return sup_laborers_; }
+  int64_t sup_convicts() const { return sup_convicts_; }
+  int gov_stock() const { return gov_stock_; }
+  int gov_box() const { return gov_box_; }
+  bool gov_in_hand() const { return gov_in_hand_; }
+  const std::array<int64_t, kMaxRegions>& prison_jade() const { return prison_jade_; }
+  const std::array<int64_t, kMaxRegions>& prison_convicts() const { return prison_convicts_; }
+  const std::array<int, kMaxFavorCards>& deck() const { return deck_; }
+  int deck_size() const { return deck_size_; }
+  uint64_t favor_discard() const { return favor_discard_; }
+  int round() const { return round_; }
+  Decision decision() const { return decision_; }
+  int holder() const { return holder_; }
+  int turn_index() const { return turn_index_; }
+  int actions_this_turn() const { return actions_this_turn_; }
+  bool buyback_used() const { return buyback_used_; }
+  int last_card() const { return last_card_; }
+  bool in_action() const { return in_action_; }
+  int keep_left() const { return keep_left_; }
+  int op() const { return op_; }
+  int build_left() const { return build_left_; }
+  int64_t build_need() const { return build_need_; }
+  int64_t worker_need() const { return worker_need_; }
+  int favor_card() const { return favor_card_; }
+  const std::array<int, kMaxPlayers>& order() const { return order_; }
+  int order_size() const { return order_size_; }
+  int order_pos() const { return order_pos_; }
+  int wall_completer() const { return wall_completer_; }
+  const std::array<int, kMaxPlayers>& winners() const { return winners_; }
+  int num_winners() const { return num_winners_; }
+  int bid_digits_left() const { return bid_digits_left_; }
+  bool unlimited() const { return unlimited_; }
+  // The event log: records of [kind, field count, fields...], oldest first.
+  const std::vector<int64_t>& log() const { return log_; }
+  int64_t Workers(int p) const { return laborers_[p] + convicts_[p]; }
+
+ private:
+  // --- dispatch
+  void ComputeLegal(std::vector<int>& out) const;
+  void Apply(int a);
+
+  // --- moves of components every phase shares (engine/fields.py)
+  int64_t TakeJade(int64_t amount);
+  void AddScore(int p, int64_t points, ScoreReason reason, int region = -1, int level = -1);
+  void ToPrison(int region, int64_t jade, int64_t convicts);
+  void GainChip(int p);
+  void GainTreasure(int p, int64_t amount, ScoreReason reason, int level = -1);
+  void GainLaborers(int p, int64_t amount);
+  void GainConvicts(int p, int64_t amount);
+  void PlaceBlock(int p, int bit, bool governor);
+  void ScoreRow(int region, int level, bool completed);
+  void ScoreLevel(int level, bool completed);
+  void Log(EventKind kind, std::initializer_list<int64_t> fields);
+
+  // --- setup (phases/setup.py): the deal, and the keep decision Draw Favor Cards shares
+  void Setup();
+  void LegalKeep(int p, std::vector<int>& out) const;
+  void OnKeep(int p, int a);
+
+  // --- petition (phases/petition.py)
+  void StartRound();
+  void BeginBid(int p);
+  void LegalBidDigits(int p, std::vector<int>& out) const;
+  void OnBid(int p, int a);
+  void ResolvePetition();
+  void FirstRoundIncentive(int p);
+
+  // --- action phase (phases/action.py)
+  void StartTurn(int p);
+  void EndTurn();
+  void FinishAction();
+  void LegalRole(int p, std::vector<int>& out) const;
+  int FeasibleOps(int p, int ops) const;
+  void OnRole(int p, int a);
+  int TurnEndOptions(std::array<int, 4>& out) const;
+  void LegalTurnEnd(int p, std::vector<int>& out) const;
+  void OnTurnEnd(int p, int a);
+  void GovernorBits(std::vector<int>& out) const;
+  void PlaceGovernor(int p, int bit);
+
+  // --- end of the game (phases/end.py)
+  void EndGame();
+  void NextTrader();
+  void LegalTrade(int p, std::vector<int>& out) const;
+  void OnTrade(int p, int a);
+  void FinalScoring();
+
+  // --- Recruiter (roles/recruiter.py)
+  void StartRecruit(int p);
+  void LegalRecruit(int p, std::vector<int>& out) const;
+  void OnRecruit(int p, int a);
+  void CollectConvicts(int p);
+  void CollectPrison(int p);
+  // --- Planner (roles/planner.py)
+  void StartBuy(int p);
+  void LegalBuy(int p, std::vector<int>& out) const;
+  void OnBuy(int p, int a);
+  void StartDraw(int p);
+  void LegalDraw(int p, std::vector<int>& out) const;
+  void OnDraw(int p, int a);
+  void StartRemove(int p);
+  void LegalRemove(int p, std::vector<int>& out) const;
+  void OnRemove(int p, int a);
+  // --- Builder (roles/builder.py)
+  void StartBuild(int p);
+  void LegalBuildCount(int p, std::vector<int>& out) const;
+  void OnBuildCount(int p, int a);
+  void LegalBuildCell(int p, std::vector<int>& out) const;
+  void OnBuildCell(int p, int a);
+  void LegalLaborers(int p, std::vector<int>& out) const;
+  void OnLaborers(int p, int a);
+  void PayWorkers(int p, int64_t laborers);
+  // Cells (bit indexes, ascending) where the next block of a build may go so the build can finish;
+  // with `first_only`, stops at the first one (an existence test).
+  int BuildCells(Bits occ, int p, int64_t budget, int left, int* out, bool first_only) const;
+  int64_t CheapestNext(Bits occ, Bits region_mask) const;
+  bool CanBuild(int p, int count, int64_t jade) const;
+  void StartFavor(int p);
+  void LegalFavor(int p, std::vector<int>& out) const;
+  void OnFavor(int p, int a);
+  void LegalReinforce(int p, std::vector<int>& out) const;
+  void OnReinforce(int p, int a);
+  void FavorRewards(int p, int card);
+  Bits FavorCells(int p, int card) const;
+  void StartReplace(int p);
+  void LegalReplace(int p, std::vector<int>& out) const;
+  void OnReplace(int p, int a);
+  Bits ReplaceTargets(int p) const;
+  Bits ReplaceCells(int p) const;
+  // --- Treasurer (roles/treasurer.py)
+  void CollectJade(int p);
+  void StartTreasure(int p);
+  void LegalPrisons(int p, std::vector<int>& out) const;
+  void OnPrisons(int p, int a);
+  // --- Taskmaster (roles/taskmaster.py)
+  void StartMove(int p);
+  void LegalMove(int p, std::vector<int>& out) const;
+  void OnMove(int p, int a);
+  void StartOp(int op, int p);
+
+  std::shared_ptr<const Game> game_;  // the configuration, wall geometry and favor deck
+  const WallGeometry* geo_;           // game_'s wall (a shortcut)
+  int n_;                             // number of players
+  bool unlimited_;                    // supplies that never run out (C7)
+  uint64_t rng_;                      // SplitMix64 state: the deck shuffles and round 1's petition tie
+  // players (one entry per seat)
+  std::array<int64_t, kMaxPlayers> jade_{};            // Jade held
+  std::array<int64_t, kMaxPlayers> laborers_{};        // Laborers held
+  std::array<int64_t, kMaxPlayers> convicts_{};        // Convicts held
+  std::array<int64_t, kMaxPlayers> blocks_{};          // Wall Blocks in the player's supply
+  std::array<int64_t, kMaxPlayers> stock_blocks_{};    // Wall Blocks left in the player's stockpile
+  std::array<int64_t, kMaxPlayers> chips_{};           // Buyback Chips
+  std::array<int64_t, kMaxPlayers> treasure_{};        // Treasure
+  std::array<int64_t, kMaxPlayers> score_{};           // victory points
+  std::array<int64_t, kMaxPlayers> income_bonus_{};    // favor income added each round
+  std::array<int64_t, kMaxPlayers> petition_bonus_{};  // favor bonus added to every bid
+  std::array<int, kMaxPlayers> region_{};              // the region of each Taskmaster
+  std::array<int, kMaxPlayers> roles_hand_{};          // role cards in hand (bit set)
+  std::array<int, kMaxPlayers> roles_table_{};         // role cards played this round (bit set)
+  std::array<uint64_t, kMaxPlayers> favor_hand_{};     // favor cards in hand (bit set of ids)
+  std::array<uint64_t, kMaxPlayers> favor_played_{};   // favor cards laid on the table
+  std::array<uint64_t, kMaxPlayers> drawn_{};          // cards dealt or drawn, not yet kept
+  std::array<int, kMaxPlayers> turns_taken_{};         // action-phase turns taken this round
+  std::array<int64_t, kMaxPlayers> bids_{};            // sealed bids (partial while entered by digits)
+  std::array<int64_t, kMaxPlayers> last_bids_{};       // the bids revealed at the last petition
+  bool has_last_bids_ = false;                         // whether a petition was resolved yet
+  // the wall, as bit sets
+  Bits occ_ = 0;                           // every occupied cell
+  std::array<Bits, kMaxPlayers> own_{};    // each player's blocks
+  Bits gov_bits_ = 0;                      // Governor blocks
+  Bits reinf_ = 0;                         // reinforced blocks
+  // supplies (an unlimited one is a ledger: C7), prisons, the favor deck
+  int64_t sup_jade_, sup_treasure_, sup_chips_, sup_reinf_, sup_laborers_, sup_convicts_;
+  int gov_stock_;                                      // Governor blocks left in the stockpile
+  int gov_box_ = 0;                                    // Governor blocks gone to the box unplaced
+  bool gov_in_hand_ = false;                           // the holder has a Governor block to place
+  std::array<int64_t, kMaxRegions> prison_jade_{};     // Jade in each region's prison
+  std::array<int64_t, kMaxRegions> prison_convicts_{}; // Convicts in each region's prison
+  std::array<int, kMaxFavorCards> deck_{};             // favor card ids, top last
+  int deck_size_ = 0;                                  // cards in deck_
+  uint64_t favor_discard_ = 0;                         // cards traded in (Favor Trade-in)
+  // turn structure and the pending decision
+  int round_ = 0;                                  // the round (0 during the setup)
+  Decision decision_ = Decision::kKeepDealtFavors;  // the pending decision
+  int current_ = 0;                                // the player to decide (kTerminal at the end)
+  int holder_ = -1;                                // the Governor marker's holder (-1 before round 1's petition)
+  int turn_index_ = 0;                             // action-phase turns played this round
+  int actions_this_turn_ = 0;                      // role actions finished this turn
+  bool buyback_used_ = false;                      // a buyback was taken this turn
+  int last_card_ = -1;                             // the role card played last this turn
+  bool in_action_ = false;                         // a role action is under way
+  int keep_left_ = 0;                              // favor cards still to keep
+  int op_ = -1;                                    // the role action under way (Op), or the last one
+  int build_left_ = 0;                             // blocks still to place in this build
+  int64_t build_need_ = 0;                         // Workers the blocks placed so far need
+  int64_t worker_need_ = 0;                        // Workers to assign now
+  int favor_card_ = -1;                            // the favor card being played
+  std::array<int, kMaxPlayers> order_{};           // bidding or trade-in order
+  int order_size_ = 0;                             // entries of order_ (0 before the first round)
+  int order_pos_ = 0;                              // position in order_
+  int wall_completer_ = -1;                        // who filled the last cell (-1: nobody yet)
+  std::array<int, kMaxPlayers> winners_{};         // the winners, once the game is over
+  int num_winners_ = 0;                            // entries of winners_
+  int bid_digits_left_ = 0;                        // base-101 digits of the bid still to enter after this one (E3)
+  bool logging_ = true;                            // whether events are recorded
+  std::vector<int64_t> log_;                       // the event log: [kind, count, fields...] records
+  mutable std::vector<int> legal_;                 // the memoised legal actions
+  mutable bool legal_valid_ = false;               // whether legal_ is for the pending decision
+};
+
+}  // namespace island_fortress

@@ -1,0 +1,280 @@
+"""``island-fortress tournament AGENT AGENT [AGENT...]``: a ladder of many agents at once.
+
+Every table of each size in ``--players`` is played: for a size ``n``, every set of ``n``
+distinct agents from the list (every pairing at 2 players, every trio at 3, ...), each for
+``--games`` games with the seats rotated (game ``g`` of a table puts agent ``i`` of the table in
+seat ``(i + g) % n``). A size larger than the number of agents is skipped with a note.
+
+One OpenSkill (Plackett-Luce) rating per agent is updated after every game of every table,
+ranked by final position (ties share a rank), so the ladder orders agents that never met at the
+same table. Reported per agent: the rating (``mu``, ``sigma`` and the conservative ``ordinal``
+``mu - 3 sigma``, the ladder's order) and, per table size, games, wins (a win shared by ``m``
+tied winners counts ``1/m``), win rate with a 95% Wilson interval and mean score.
+
+Reproducible: table ``t`` game ``g`` is ``env.reset(seed=SEED + 100003 * t + g)`` with every
+agent re-seeded from ``(that seed, its index)``, so any game replays exactly.
+
+    island-fortress tournament random heuristic checkpoints/policy-2-4p.zip --players 2 3 --games 12
+    island-fortress tournament random heuristic mcts:50 --games 6 --out ladder.json --plot ladder.png
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from island_fortress_env import island_fortress_v0
+from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_COUNTS
+from island_fortress_env.players import check_agent_spec, make_agent
+from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
+from island_fortress_env.training.evaluate import (
+    agent_seed,
+    entry_names,
+    final_ranks,
+    play_game,
+    wilson_interval,
+)
+
+TABLE_SEED_STRIDE = 100_003  # seeds of table t start at SEED + t * stride: tables never share a deal
+
+
+@dataclass
+class TableTotals:
+    """One agent's figures at one table size."""
+
+    games: int = 0
+    wins: float = 0.0
+    score: float = 0.0
+
+
+@dataclass
+class Entrant:
+    """One agent of the tournament: its spec, display name and running figures."""
+
+    spec: str
+    name: str
+    by_size: dict[int, TableTotals] = field(default_factory=dict)
+
+
+def tables_for(count: int, sizes: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every table: for each size, every set of that many distinct agents (by index)."""
+    return [combo for n in sizes for combo in itertools.combinations(range(count), n)]
+
+
+def tournament(
+    agent_specs: Sequence[str],
+    sizes: Sequence[int] = (2,),
+    games: int = 10,
+    seed: int = 0,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Play every table and rate every agent. Returns ``{"agents": [{"name", "spec", "mu",
+    "sigma", "ordinal", "tables": {"2": {"games", "wins", "win_rate", "ci95", "mean_score"}}}],
+    "tables": [[names...], ...], "games_per_table", "seed", "sizes", "skipped_sizes"}``, the
+    agents ordered by ``ordinal``, best first."""
+    from openskill.models import PlackettLuce
+
+    specs = [str(s) for s in agent_specs]
+    if len(specs) < MIN_PLAYERS:
+        raise ValueError(f"a tournament needs at least {MIN_PLAYERS} agents, got {len(specs)}")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    for spec in specs:
+        check_agent_spec(spec)
+    entrants = [Entrant(spec, name) for spec, name in zip(specs, entry_names(specs), strict=True)]
+    playable = [n for n in sizes if n <= len(specs)]
+    tables = tables_for(len(specs), playable)
+    model = PlackettLuce()
+    ratings = [model.rating(name=e.name) for e in entrants]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(tables) * games, desc="tournament", unit="game", file=sys.stderr, leave=False)
+    try:
+        for t, table in enumerate(tables):
+            n = len(table)
+            agents = [make_agent(entrants[i].spec) for i in table]
+            env = island_fortress_v0.env(num_players=n)
+            try:
+                for g in range(games):
+                    game_seed = seed + TABLE_SEED_STRIDE * t + g
+                    seat_of = [(i + g) % n for i in range(n)]
+                    for i, agent in enumerate(agents):
+                        agent.reset(seed=agent_seed(game_seed, 0, i))
+                    state = play_game(env, agents, seat_of, game_seed)
+                    _record(entrants, table, seat_of, state)
+                    ranks = final_ranks(state)
+                    rated = model.rate(
+                        [[ratings[i]] for i in table], ranks=[ranks[seat_of[j]] for j in range(n)]
+                    )
+                    for j, i in enumerate(table):
+                        ratings[i] = rated[j][0]
+                    if bar is not None:
+                        bar.update(1)
+            finally:
+                env.close()
+    finally:
+        if bar is not None:
+            bar.close()
+    rows = [_row(e, r) for e, r in zip(entrants, ratings, strict=True)]
+    rows.sort(key=lambda row: row["ordinal"], reverse=True)
+    return {
+        "agents": rows,
+        "tables": [[entrants[i].name for i in table] for table in tables],
+        "games_per_table": games,
+        "seed": seed,
+        "sizes": playable,
+        "skipped_sizes": [n for n in sizes if n not in playable],
+    }
+
+
+def _record(entrants: list[Entrant], table: Sequence[int], seat_of: Sequence[int], state: Any) -> None:
+    winners = list(state.winners)
+    share = 1.0 / len(winners) if winners else 0.0
+    for j, i in enumerate(table):
+        totals = entrants[i].by_size.setdefault(len(table), TableTotals())
+        seat = seat_of[j]
+        totals.games += 1
+        totals.score += state.score[seat]
+        if seat in winners:
+            totals.wins += share
+
+
+def _row(entrant: Entrant, rating: Any) -> dict[str, Any]:
+    by_size = {}
+    for n, t in sorted(entrant.by_size.items()):
+        lo, hi = wilson_interval(t.wins, t.games)
+        by_size[str(n)] = {
+            "games": t.games,
+            "wins": t.wins,
+            "win_rate": t.wins / t.games,
+            "ci95": [lo, hi],
+            "mean_score": t.score / t.games,
+        }
+    return {
+        "name": entrant.name,
+        "spec": entrant.spec,
+        "mu": rating.mu,
+        "sigma": rating.sigma,
+        "ordinal": rating.ordinal(),
+        "tables": by_size,
+    }
+
+
+def format_ladder(result: dict[str, Any]) -> str:
+    """The ladder as a text table: rank, agent, rating, and win rate with its interval per size."""
+    sizes = [str(n) for n in result["sizes"]]
+    head = ["#", "agent", "ordinal", "mu +- sigma"] + [f"{n}p win rate [95% CI] (games)" for n in sizes]
+    body = []
+    for rank, row in enumerate(result["agents"], 1):
+        cells = [str(rank), row["name"], f"{row['ordinal']:.2f}", f"{row['mu']:.2f} +- {row['sigma']:.2f}"]
+        for n in sizes:
+            t = row["tables"].get(n)
+            if t is None:
+                cells.append("-")
+            else:
+                lo, hi = t["ci95"]
+                cells.append(f"{100 * t['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] ({t['games']})")
+        body.append(cells)
+    widths = [max(len(r[c]) for r in [head, *body]) for c in range(len(head))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in [head, *body]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    per_table = result["games_per_table"]
+    lines.append(f"{len(result['tables'])} tables x {per_table} games, seats rotated, seed {result['seed']}")
+    if result["skipped_sizes"]:
+        lines.append(f"skipped table sizes (more seats than agents): {result['skipped_sizes']}")
+    return "\n".join(lines)
+
+
+def plot_ladder(result: dict[str, Any], out: Path) -> None:
+    """Each agent's rating, ``mu`` with a bar of +-3 ``sigma`` (the ordinal is its left end)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(reversed(result["agents"]))  # best at the top
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(rows) + 1.2))
+    ys = range(len(rows))
+    ax.errorbar([r["mu"] for r in rows], list(ys), xerr=[3 * r["sigma"] for r in rows], fmt="o", capsize=4)
+    ax.set_yticks(list(ys), [r["name"] for r in rows])
+    ax.set_xlabel("OpenSkill rating: mu +- 3 sigma")
+    ax.set_title(f"Ladder: {len(result['tables'])} tables x {result['games_per_table']} games")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def build_parser() -> CommandLineParser:
+    parser = CommandLineParser(
+        prog="island-fortress tournament",
+        description="Play every table of the agents given (seats rotated) and rank them on one ladder.",
+        epilog="Example: island-fortress tournament random heuristic checkpoints/policy-2-4p.zip "
+        "--players 2 3 --games 12",
+    )
+    parser.add_argument(
+        "agents", nargs="+", metavar="AGENT", help="random, heuristic, mcts[:N] or a checkpoint file"
+    )
+    parser.add_argument(
+        "--players", nargs="+", type=int, choices=PLAYER_COUNTS, default=[2], metavar="N",
+        help=f"table sizes to play, from {MIN_PLAYERS} to {MAX_PLAYERS} (default: 2)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--games", type=positive_int, default=10,
+        help="games per table (default 10; a multiple of the table size seats everyone equally)",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="the first game's seed (default 0)")
+    parser.add_argument("--out", type=Path, default=None, help="write the ladder as JSON to this file")
+    parser.add_argument("--plot", type=Path, default=None, help="draw the ratings to this PNG file")
+    parser.add_argument("--json", action="store_true", help="print the JSON instead of the table")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    return parser
+
+
+def _check_output(parser: CommandLineParser, path: Path | None, flag: str) -> None:
+    """Refuse an output file that cannot be written before any game is played."""
+    if path is None:
+        return
+    if not str(path).strip():
+        parser.error(f"{flag}: an empty path")
+    if path.is_dir():
+        parser.error(f"{flag} {str(path)!r}: is a directory, not a file")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        parser.error(f"{flag} {str(path)!r}: no such directory {str(parent)!r}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if len(args.agents) < MIN_PLAYERS:
+        parser.error(f"give at least {MIN_PLAYERS} AGENTs, got {len(args.agents)}")
+    _check_output(parser, args.out, "--out")
+    _check_output(parser, args.plot, "--plot")
+    sizes = sorted(set(args.players))
+    if all(n > len(args.agents) for n in sizes):
+        parser.error(
+            f"--players {sizes}: every table size needs more than the {len(args.agents)} agents given"
+        )
+    for spec in args.agents:
+        check_agent_spec(spec)  # an AgentSpecError is a user error: one line, exit 2
+    result = tournament(args.agents, sizes, args.games, args.seed, progress=not args.no_progress)
+    if args.out is not None:
+        args.out.write_text(json.dumps(result, indent=1) + "\n", "utf-8")
+    if args.plot is not None:
+        plot_ladder(result, args.plot)
+    print(json.dumps(result) if args.json else format_ladder(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

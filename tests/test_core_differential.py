@@ -1,0 +1,348 @@
+"""The C++ core against the Python engine: the same games, step by step, byte for byte.
+
+Seeded random games are played through both backends with the same actions, over every table
+size and every variant (and a custom favor deck); at every step the legal actions, the player
+and decision, every field a reader may read, the event log, the generator state, every seat's
+observation bytes, the action mask and the global state must be identical. Hypothesis then
+throws action ids (legal, illegal, out of range, not integers) and seeds (valid and not) at the
+core: it never crashes, raises what the engine raises and leaves the state unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from island_fortress_env import core
+from island_fortress_env.engine import Game, tables
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.state import IllegalActionError, State
+from island_fortress_env.env.global_state import encode_global_state
+from island_fortress_env.env.observation import ObservationEncoder, action_mask
+
+pytestmark = pytest.mark.skipif(
+    not core.available(), reason=f"the C++ core is not built ({core.build_error()})"
+)
+
+# Every field of a state that readers (observation, global state, agents, views) read.
+FIELDS = (
+    "n", "rng", "unlimited", "jade", "laborers", "convicts", "blocks", "stock_blocks", "chips",
+    "treasure", "score", "income_bonus", "petition_bonus", "region", "roles_hand", "roles_table",
+    "favor_hand", "favor_played", "drawn", "turns_taken", "bids", "last_bids", "occ", "own",
+    "gov_bits", "reinf", "sup_jade", "sup_treasure", "sup_chips", "sup_reinf", "sup_laborers",
+    "sup_convicts", "gov_stock", "gov_box", "gov_in_hand", "prison_jade", "prison_convicts", "deck",
+    "favor_discard", "round", "decision", "current", "holder", "turn_index", "actions_this_turn",
+    "buyback_used", "last_card", "in_action", "keep_left", "op", "build_left", "build_need",
+    "worker_need", "favor_card", "order", "order_pos", "wall_completer", "winners", "bid_digits_left",
+)  # fmt: skip
+
+VARIANTS: tuple[dict[str, Any], ...] = (
+    {},
+    {"no_replace": True},
+    {"extra_region": True},
+    {"extra_jade": 6, "start_laborers": 4, "start_convicts": 3, "start_blocks": 2},
+    {"first_round_incentive": "wall_block"},
+    {"first_round_incentive": "buyback_chip"},
+    {"first_round_incentive": "treasure"},
+    {"favor_trade_in": True},
+    {"unlimited_components": True},
+    {"unlimited_components": True, "extra_jade": 250_000, "favor_trade_in": True},
+    {"favor_deck": "custom"},
+)
+
+_PATTERNS = (
+    ["X"], ["XX"], ["X", "X"], ["XXX"], ["X.", ".X"], [".X", "X."], ["XX", "XX"], ["X..", "XXX"],
+    ["X.X", "XXX"], ["XXX", "X.X", "XXX"], ["X", "X", "X"], [".X.", "XXX"],
+)  # fmt: skip
+_REWARDS = (
+    {"income": 3}, {"petition": 3}, {"jade": 10}, {"vp": 10}, {"treasure": 3}, {"buyback_chips": 2},
+    {"convicts": 6}, {"laborers": 6}, {"wall_blocks": 3}, {"vp": 4, "jade": 2, "laborers": 1},
+)  # fmt: skip
+
+
+def write_deck(path: Path, cards: int = 24) -> Path:
+    """A custom favor deck with the largest rewards the deck rules allow (so counts pass the
+    observation's Box and are clipped)."""
+    deck = {
+        "name": "test deck",
+        "cards": [
+            {
+                "name": f"card {i}",
+                "pattern": _PATTERNS[i % len(_PATTERNS)],
+                "rewards": _REWARDS[i % len(_REWARDS)],
+            }
+            for i in range(cards)
+        ],
+    }
+    path.write_text(json.dumps(deck), "utf-8")
+    return path
+
+
+def make_game(num_players: int, variant: dict[str, Any], tmp_path: Path) -> Game:
+    options = {"num_players": num_players, **variant}
+    if options.get("favor_deck") == "custom":
+        options["favor_deck"] = str(write_deck(tmp_path / "deck.json"))
+    return Game(**options)
+
+
+def snapshot(state: Any) -> dict[str, Any]:
+    out = {name: getattr(state, name) for name in FIELDS}
+    out["current_player"] = state.current_player()
+    out["is_terminal"] = state.is_terminal()
+    out["legal"] = state.legal_actions()
+    out["returns"] = state.returns()
+    out["log"] = state.log
+    return out
+
+
+def assert_same(py: State, cs: Any, encoder: ObservationEncoder, step: int) -> None:
+    legal = py.legal_actions()
+    assert cs.legal_actions() == legal and type(cs.legal_actions()) is tuple, step
+    assert cs.current_player() == py.current_player(), step
+    assert cs.decision is py.decision, step
+    assert cs.rng == py.rng, step
+    for name in FIELDS:
+        assert getattr(cs, name) == getattr(py, name), (step, name)
+    events = cs.log
+    assert events == py.log, step
+    assert [type(e) for e in events] == [type(e) for e in py.log], step
+    assert [tuple(map(type, e)) for e in events] == [tuple(map(type, e)) for e in py.log], step
+    for seat in range(py.n):
+        expected = encoder.encode(py, seat)
+        assert cs.encode(seat).tobytes() == expected.tobytes(), (step, seat)
+    assert cs.action_mask().tobytes() == action_mask(py).tobytes(), step
+    assert cs.global_state().tobytes() == encode_global_state(py, encoder).tobytes(), step
+    assert cs.returns() == py.returns() and cs.winners == py.winners, step
+    assert cs.component_totals() == py.component_totals(), step
+
+
+def play_both(game: Game, seed: int) -> int:
+    py = game.new_initial_state(seed)
+    cs = core.new_initial_state(game, seed)
+    encoder = ObservationEncoder(game)
+    pick = random.Random(seed)
+    step = 0
+    while True:
+        assert_same(py, cs, encoder, step)
+        if py.is_terminal():
+            return step
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+        step += 1
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(f"{k}={v[k]}" for k in v) or "standard")
+@pytest.mark.parametrize("num_players", tables.PLAYER_COUNTS)
+def test_random_games_match_the_engine(num_players: int, variant: dict[str, Any], tmp_path: Path) -> None:
+    if variant.get("extra_region") and tables.REGIONS_BY_PLAYERS[num_players] + 1 > num_players:
+        pytest.skip("the Friendly variant never uses more regions than players")
+    game = make_game(num_players, variant, tmp_path)
+    for seed in (num_players, 1000 + 7 * num_players):
+        assert play_both(game, seed) > 100
+
+
+def test_huge_bids_are_entered_as_the_same_digits() -> None:
+    """E3: above 100 Jade a bid is entered as base-101 digits; every digit decision matches."""
+    game = Game(num_players=2, unlimited_components=True, extra_jade=10**9)
+    py = game.new_initial_state(3)
+    cs = core.new_initial_state(game, 3)
+    encoder = ObservationEncoder(game)
+    pick = random.Random(3)
+    digits = 0
+    while py.round < 3:
+        assert_same(py, cs, encoder, digits)
+        digits += py.bid_digits_left > 0
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+    assert digits > 0
+
+
+def test_the_core_tables_are_the_engine_tables() -> None:
+    t = core.state._core.TABLES  # type: ignore[attr-defined]
+    assert t["PURCHASE_COST"] == list(tables.PURCHASE_COST)
+    assert t["WORKERS_PER_LEVEL"] == list(tables.WORKERS_PER_LEVEL)
+    assert t["REPEAT_ROLE_COST"] == [tables.REPEAT_ROLE_COST[k] for k in A.ROLE_KEYS[:4]]
+    assert t["ROW_POINTS"] == list(tables.ROW_POINTS)
+    assert t["BUYBACK_CHIP_POINTS"] == list(tables.BUYBACK_CHIP_POINTS)
+    assert t["REGIONS_BY_PLAYERS"][2:] == [tables.REGIONS_BY_PLAYERS[n] for n in tables.PLAYER_COUNTS]
+    assert t["GOVERNOR_BLOCKS_BY_PLAYERS"][2:] == [
+        tables.GOVERNOR_BLOCKS_BY_PLAYERS[n] for n in tables.PLAYER_COUNTS
+    ]
+    assert t["COMPONENTS"] == list(tables.COMPONENTS.values())
+    assert t["FAVOR_DRAW_OPTIONS"] == [x for pair in tables.FAVOR_DRAW_OPTIONS for x in pair]
+    for name in (
+        "REPLACE_MULTIPLIER", "DOUBLE_BUILD_COST", "TASKMASTER_BUYBACK_COST", "TOWER_POINTS",
+        "LEAST_REGION_MULTIPLIER", "TREASURE_BONUS", "JADE_BONUS", "WORKERS_BONUS", "INCOME",
+        "COLLECT_JADE", "TREASURE_PER_EXTRA_JADE", "CONVICTS_COLLECTED", "LABORERS_FOR_CONVICTS",
+        "STARTING_JADE", "FAVOR_DEAL", "FAVOR_KEEP", "MAX_BID", "TURNS_PER_ROUND", "TREASURE_CONVICTS",
+        "MAX_PURCHASE",
+    ):  # fmt: skip
+        assert t[name] == getattr(tables, name), name
+    assert t["FAMILY_STARTS"] == [f.start for f in A.ACTION_FAMILIES]
+    assert t["NUM_ACTIONS"] == A.NUM_ACTIONS
+    from island_fortress_env.engine.state import UNLIMITED
+    from island_fortress_env.engine.wall import STRIDE
+    from island_fortress_env.env.global_state import STATE_SIZE
+    from island_fortress_env.env.observation import OBS_SIZE
+
+    assert (t["UNLIMITED"], t["STRIDE"], t["OBS_SIZE"], t["STATE_SIZE"]) == (
+        UNLIMITED,
+        STRIDE,
+        OBS_SIZE,
+        STATE_SIZE,
+    )
+
+
+def test_clone_and_with_block_are_independent_copies() -> None:
+    game = Game(num_players=3)
+    cs = core.new_initial_state(game, 5)
+    py = game.new_initial_state(5)
+    for _ in range(60):
+        a = py.legal_actions()[-1]
+        py.apply_action(a)
+        cs.apply_action(a)
+    copy = cs.clone()
+    before = snapshot(cs)
+    copy.apply_action(copy.legal_actions()[0])
+    assert snapshot(cs) == before
+    cell = next(i for i, b in enumerate(game.geometry.cell_bits) if not py.occ >> b & 1)
+    for governor in (False, True):
+        assert snapshot(cs.with_block(cell, 1, governor)) == snapshot(py.with_block(cell, 1, governor))
+    assert snapshot(cs) == before
+    assert [cs.owner_at(b) for b in range(80)] == [py.owner_at(b) for b in range(80)]
+    assert [cs.blocks_built(p) for p in range(3)] == [py.blocks_built(p) for p in range(3)]
+    assert cs.action_to_string(cs.legal_actions()[0]) == py.action_to_string(py.legal_actions()[0])
+
+
+def test_the_views_read_a_core_state_as_an_engine_state() -> None:
+    from island_fortress_env.views.picture import table_view
+    from island_fortress_env.views.text import render_text
+
+    game = Game(num_players=4, favor_trade_in=True)
+    py = game.new_initial_state(9)
+    cs = core.new_initial_state(game, 9)
+    encoder = ObservationEncoder(game)
+    pick = random.Random(9)
+    step = 0
+    while not py.is_terminal():
+        if step % 25 == 0:
+            assert render_text(cs, last_events=8) == render_text(py, last_events=8)
+            for seat in (None, 0, 3):
+                assert table_view(cs, seat) == table_view(py, seat)
+            assert encoder.encode(cs, 2).tobytes() == encoder.encode(py, 2).tobytes()
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+        step += 1
+    assert render_text(cs) == render_text(py) and table_view(cs) == table_view(py)
+
+
+def test_output_buffers_are_checked() -> None:
+    cs = core.new_initial_state(Game(num_players=2), 0)
+    out = np.zeros(A.NUM_ACTIONS, dtype=np.bool_)
+    assert cs.action_mask(out) is out and out.sum() == len(cs.legal_actions())
+    with pytest.raises(ValueError):
+        cs.encode(0, np.zeros(10, dtype=np.float32))
+    with pytest.raises(ValueError):
+        cs.global_state(np.zeros(core.state.STATE_SIZE, dtype=np.float64))
+    with pytest.raises(TypeError):
+        cs.action_mask(np.zeros(A.NUM_ACTIONS, dtype=np.float32))
+
+
+# ----------------------------------------------------------------------------- fuzzing
+
+_BAD_VALUES = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.integers(min_value=-3, max_value=A.NUM_ACTIONS + 3),
+    st.booleans(),
+    st.floats(allow_nan=True),
+    st.none(),
+    st.text(max_size=3),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1).map(np.int64),
+    st.integers(min_value=0, max_value=2**64 - 1).map(np.uint64),
+)
+
+
+def _outcome(fn: Any) -> type[BaseException] | None:
+    try:
+        fn()
+    except Exception as exc:
+        return type(exc)
+    return None
+
+
+@given(
+    num_players=st.sampled_from(tables.PLAYER_COUNTS),
+    seed=st.integers(min_value=0, max_value=2**64 - 1),
+    prefix=st.integers(min_value=0, max_value=400),
+    moves=st.lists(st.one_of(_BAD_VALUES, st.integers(min_value=0, max_value=10**6)), max_size=30),
+)
+def test_fuzzed_actions_act_as_in_the_engine(
+    num_players: int, seed: int, prefix: int, moves: list[Any]
+) -> None:
+    game = Game(num_players=num_players, favor_trade_in=True)
+    py = game.new_initial_state(seed)
+    cs = core.new_initial_state(game, seed)
+    pick = random.Random(seed)
+    for _ in range(prefix):
+        if py.is_terminal():
+            break
+        a = pick.choice(py.legal_actions())
+        py.apply_action(a)
+        cs.apply_action(a)
+    for move in moves:
+        if isinstance(move, int) and not isinstance(move, bool) and move >= 10**5 and not py.is_terminal():
+            legal = py.legal_actions()  # a legal action, chosen by the drawn number
+            move = legal[move % len(legal)]
+        before_py, before_cs = snapshot(py), snapshot(cs)
+        raised = _outcome(lambda m=move: py.apply_action(m))
+        try:
+            cs.apply_action(move)
+        except Exception as exc:
+            assert type(exc) is raised, (move, exc)
+            assert raised is IllegalActionError
+            assert snapshot(cs) == before_cs
+            assert snapshot(py) == before_py
+            with pytest.raises(IllegalActionError) as expected:
+                py.apply_action(move)
+            assert str(exc) == str(expected.value)
+        else:
+            assert raised is None, move
+        assert snapshot(cs) == snapshot(py)
+
+
+@given(
+    seed=st.one_of(
+        st.integers(min_value=-(2**66), max_value=2**66),
+        st.integers(min_value=2**64 - 2, max_value=2**64 + 2),
+        st.booleans(),
+        st.floats(),
+        st.none(),
+        st.text(max_size=2),
+        st.integers(min_value=0, max_value=2**64 - 1).map(np.uint64),
+        st.integers(min_value=-(2**63), max_value=2**63 - 1).map(np.int64),
+    )
+)
+def test_fuzzed_seeds_act_as_in_the_engine(seed: Any) -> None:
+    game = Game(num_players=2)
+    expected = _outcome(lambda: game.new_initial_state(seed))
+    got = _outcome(lambda: core.new_initial_state(game, seed))
+    assert got is expected
+    if expected is None:
+        assert snapshot(core.new_initial_state(game, seed)) == snapshot(game.new_initial_state(seed))
+
+
+def test_counts_beyond_the_core_are_refused() -> None:
+    from island_fortress_env.engine import ConfigError
+
+    with pytest.raises(ConfigError, match="C\\+\\+ core"):
+        core.new_initial_state(Game(num_players=2, extra_jade=10**16), 0)

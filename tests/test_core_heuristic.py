@@ -1,0 +1,82 @@
+"""The C++ heuristic player chooses what ``agents.heuristic.HeuristicAgent`` chooses.
+
+Whole games are played with the Python agent on the engine and the core's agent on the core,
+seat by seat from the same seeds: every choice and the state of every agent's numpy generator
+after it must be the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from island_fortress_env import core
+from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.engine import Game
+from island_fortress_env.env.observation import action_mask
+
+pytestmark = pytest.mark.skipif(
+    not core.available(), reason=f"the C++ core is not built ({core.build_error()})"
+)
+
+VARIANTS: tuple[dict[str, Any], ...] = (
+    {},
+    {"favor_trade_in": True, "no_replace": True},
+    {"unlimited_components": True, "extra_jade": 300, "first_round_incentive": "buyback_chip"},
+    {"start_laborers": 4, "start_convicts": 4, "start_blocks": 3, "first_round_incentive": "treasure"},
+)
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(v) or "standard")
+@pytest.mark.parametrize("num_players", (2, 3, 4))
+def test_the_core_heuristic_plays_the_same_games(num_players: int, variant: dict[str, Any]) -> None:
+    from island_fortress_env.core.heuristic import CoreHeuristicAgent
+
+    game = Game(num_players=num_players, **variant)
+    seed = 11 * num_players + len(variant)
+    py = game.new_initial_state(seed)
+    cs = core.new_initial_state(game, seed)
+    python_agents = [HeuristicAgent(seed=seed + p) for p in range(num_players)]
+    core_agents = [CoreHeuristicAgent(seed=seed + p) for p in range(num_players)]
+    steps = 0
+    while not py.is_terminal():
+        p = py.current_player()
+        expected = python_agents[p].act(None, action_mask(py), py)
+        got = core_agents[p].act(None, None, cs)
+        assert got == expected, (steps, py.decision, py.legal_actions())
+        assert core_agents[p].rng.bit_generator.state == python_agents[p].rng.bit_generator.state
+        py.apply_action(expected)
+        cs.apply_action(got)
+        steps += 1
+    assert cs.score == py.score and cs.winners == py.winners and steps > 200
+
+
+def test_reset_reseeds_like_the_python_agent() -> None:
+    from island_fortress_env.core.heuristic import CoreHeuristicAgent
+
+    agent = CoreHeuristicAgent(seed=1)
+    agent.reset(seed=7)
+    expected = np.random.default_rng(7)
+    assert agent.rng.random() == expected.random()
+    agent.reset()  # no seed: the generator goes on
+    assert agent.rng.bit_generator.state == CoreHeuristicAgent(seed=7).rng.bit_generator.state
+    with pytest.raises(ValueError, match="core state"):
+        agent.act(None, None, Game(num_players=2).new_initial_state(0))
+
+
+def test_the_python_heuristic_reads_a_core_state_as_an_engine_state() -> None:
+    """A ``CoreState`` stands wherever an engine state is read: the Python agent plays the same."""
+    game = Game(num_players=3)
+    py = game.new_initial_state(4)
+    cs = core.new_initial_state(game, 4)
+    on_engine = [HeuristicAgent(seed=p) for p in range(3)]
+    on_core = [HeuristicAgent(seed=p) for p in range(3)]
+    while not py.is_terminal():
+        p = py.current_player()
+        action = on_engine[p].act(None, action_mask(py), py)
+        assert on_core[p].act(None, action_mask(cs), cs) == action
+        py.apply_action(action)
+        cs.apply_action(action)
+    assert cs.winners == py.winners

@@ -1,0 +1,111 @@
+"""The league of the native trainer (``training/ppo.py``): who plays the seats that do not learn.
+
+Every new game is one of two kinds. In a **self-play** game every seat learns. In a **league**
+game one seat learns and every other seat is played by a frozen player of one kind: a
+**snapshot** (a frozen copy of the learner's weights from earlier in the run), the heuristic or
+the random player. ``draw_game_kind`` and ``draw_snapshot`` make those draws for a new game;
+``League`` keeps the snapshots and how often each still beats the learner, which is what the
+snapshot draw is weighted by (prioritised fictitious self-play).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from torch import nn
+
+from island_fortress_env.training.config import LeagueSection
+
+
+class GameKind(enum.Enum):
+    """Who plays a game's seats. The values name the opponent kinds in TensorBoard tags."""
+
+    SELF_PLAY = "self-play"  # every seat learns
+    SNAPSHOT = "snapshot"  # one learner against snapshots of itself
+    HEURISTIC = "heuristic"  # one learner against the heuristic player
+    RANDOM = "random"  # one learner against the random player
+
+
+OPPONENT_KINDS = (GameKind.SNAPSHOT, GameKind.HEURISTIC, GameKind.RANDOM)  # league.<kind> weights
+
+
+def opponent_probabilities(league: LeagueSection) -> np.ndarray:
+    """The probabilities of ``OPPONENT_KINDS`` in a league game (all 0 when no weight is set)."""
+    weights = np.array([league.snapshot, league.heuristic, league.random], dtype=np.float64)
+    return weights / weights.sum() if weights.sum() > 0 else weights
+
+
+def draw_game_kind(
+    rng: np.random.Generator, share: float, kind_p: np.ndarray, have_snapshots: bool
+) -> GameKind:
+    """A new game's kind: a league game with probability ``share``, its opponent kind drawn by
+    ``kind_p``; a snapshot game before the first snapshot is a self-play game."""
+    if rng.random() >= share:
+        return GameKind.SELF_PLAY
+    kind = OPPONENT_KINDS[int(rng.choice(len(OPPONENT_KINDS), p=kind_p))]
+    if kind is GameKind.SNAPSHOT and not have_snapshots:
+        return GameKind.SELF_PLAY
+    return kind
+
+
+def draw_snapshot(rng: np.random.Generator, probabilities: Mapping[int, float]) -> int:
+    """The id of the snapshot that plays a new snapshot game, drawn by ``probabilities``."""
+    ids = list(probabilities)
+    p = np.array([probabilities[i] for i in ids])
+    return ids[int(rng.choice(len(ids), p=p / p.sum()))]
+
+
+@dataclass
+class Snapshot:
+    """A frozen copy of the learner and the league games played against it."""
+
+    state_dict: dict[str, Any]
+    step: int  # decisions learned from when it was taken
+    ahead: float = 0.0  # the learner's pairwise finishes ahead of its seats, summed over games
+    games: int = 0
+
+
+class League:
+    """The newest ``pool_size`` snapshots of the learner and how often each still beats it.
+
+    Sampling rule (prioritised fictitious self-play): snapshot ``i`` is drawn with weight
+    ``(1 - p_i) ** priority_power + floor``, where ``p_i = (ahead_i + 1) / (games_i + 2)`` is the
+    learner's smoothed rate of finishing ahead of that snapshot's seats (a tie counts half).
+    """
+
+    def __init__(self, pool_size: int, priority_power: float, floor: float) -> None:
+        self.pool_size, self.power, self.floor = pool_size, priority_power, floor
+        self.pool: dict[int, Snapshot] = {}
+        self._next_id = 0
+
+    def add(self, net: nn.Module, step: int) -> int:
+        """Freeze a copy of ``net``'s weights; the oldest snapshot leaves a full pool."""
+        sid = self._next_id
+        self._next_id += 1
+        state_dict = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        self.pool[sid] = Snapshot(state_dict, step)
+        while len(self.pool) > self.pool_size:
+            del self.pool[min(self.pool)]
+        return sid
+
+    def record(self, sid: int, ahead: float) -> None:
+        """One finished game against snapshot ``sid`` (ignored once it has left the pool)."""
+        if sid in self.pool:
+            self.pool[sid].ahead += ahead
+            self.pool[sid].games += 1
+
+    def win_rate(self, sid: int) -> float:
+        entry = self.pool[sid]
+        return (entry.ahead + 1.0) / (entry.games + 2.0)
+
+    def probabilities(self) -> dict[int, float]:
+        w = {sid: (1.0 - self.win_rate(sid)) ** self.power + self.floor for sid in self.pool}
+        total = sum(w.values())
+        return {sid: v / total for sid, v in w.items()} if total > 0 else {}
+
+    def state_dicts(self) -> dict[int, dict[str, Any]]:
+        return {sid: e.state_dict for sid, e in self.pool.items()}
