@@ -10,9 +10,10 @@ import re
 
 import pytest
 
+from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.views import narrate
-from island_fortress_env.web.analysis import redeal, win_chances
+from island_fortress_env.web.analysis import win_chances
 from island_fortress_env.web.seatview import seat_view
 from tests.web_client import client_for, play_through
 
@@ -41,7 +42,7 @@ def test_a_seats_view_does_not_change_when_what_it_cannot_see_is_dealt_again(pla
     changed = 0
     for state in states_of_random_games(players, games=3):
         for seat in range(players):
-            other = redeal(state, seat, random.Random(seat))
+            other = redeal_unseen(state, seat, seed=seat)
             assert seat_view(other, seat, names) == seat_view(state, seat, names)
             changed += seat_view(other, None, names) != seat_view(state, None, names)
     assert changed > 0  # the redeal does change hidden things: the equality above is not idle
@@ -123,7 +124,7 @@ def test_a_seats_chance_to_win_uses_nothing_it_cannot_see():
         if state.is_terminal():
             continue
         seat = state.current_player()
-        other = redeal(state, seat, random.Random(99))
+        other = redeal_unseen(state, seat, seed=99)
         mine = win_chances(state, seat, "random", 6, seed=1)
         assert win_chances(other, seat, "random", 6, seed=1) == mine
         differs += win_chances(other, None, "random", 6, seed=1) != win_chances(

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import events as ev
-from island_fortress_env.engine import tables
+from island_fortress_env.engine import tables, visibility
 from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.favors import FavorCard
 from island_fortress_env.engine.wall import COLUMNS_PER_REGION, STRIDE
@@ -533,8 +533,8 @@ def describe_choice(state: State, action: int) -> Choice:
     if name == "bid":
         if (
             decision == Decision.PETITION_BID
-            and getattr(state, "bid_digits_left", 0) == 0
-            and not state.bids[p]
+            and not state.bid_digits_left
+            and not visibility.own_bid(state, p)
         ):
             price = f"costs {plural(i, 'Jade')} if it wins" if i else "free"
             return Choice(action, f"Bid {plural(i, 'Jade')}", price, TargetKind.BID, i)

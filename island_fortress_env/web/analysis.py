@@ -5,9 +5,9 @@ chance to win estimated by rollouts.
 playouts (``random``: uniform legal moves; ``heuristic``: the heuristic agent at every seat)
 and each seat's share of the wins is counted (a win shared by k tied winners counts 1/k). For a
 seat's own view (a person playing) every rollout starts from a **redeal** of what that seat
-cannot see: the other hands, the cards others are choosing from and the deck are dealt again
-in the same counts, sealed bids of others are drawn again, and the engine's generator is
-reseeded, so the estimate uses nothing the seat may not know. A spectator's (a replay, a game
+cannot see (``engine.visibility.redeal_unseen``: the other hands, the cards others are choosing
+from and the deck dealt again in the same counts, others' sealed bids drawn again, the engine's
+generator reseeded), so the estimate uses nothing the seat may not know. A spectator's (a replay, a game
 between agents) rollouts start from the true position. Every draw comes from a generator
 seeded by the rollout's number, the same at every position (common random numbers: the curve
 moves with the position more than with the draws), so an estimate repeats exactly.
@@ -34,9 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from island_fortress_env.engine import rng as engine_rng
-from island_fortress_env.engine.decisions import Decision
-from island_fortress_env.engine.tables import MAX_BID
+from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.players import Agent, make_agent
 from island_fortress_env.views import narrate
@@ -53,44 +51,6 @@ KEPT_ESTIMATES = 20_000
 TOP_ACTIONS = 6
 # The playout agents (heuristic) read the engine state, not the observation vector: none is made.
 _NO_OBSERVATION = np.zeros(0, dtype=np.float32)
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-def redeal(state: State, seat: int, draw: random.Random) -> State:
-    """A copy of ``state`` that ``seat`` cannot tell from it: what ``seat`` cannot see (other
-    hands, the cards others are choosing from, the deck order, others' sealed bids, the engine's
-    generator) drawn again in the same counts. The same redeal as the OpenSpiel adapter's
-    ``redeal_hidden`` (there with numpy's generator, here with the standard library's)."""
-    other = state.clone()
-    others = [p for p in range(other.n) if p != seat]
-    pool: list[int] = list(other.deck)
-    for p in others:
-        pool.extend(_bits(other.favor_hand[p]))
-        pool.extend(_bits(other.drawn[p]))
-    pool.sort()  # the deal depends on which cards are unseen, not on where they are
-    draw.shuffle(pool)
-    at = 0
-    for p in others:
-        for cards in (other.favor_hand, other.drawn):
-            count = cards[p].bit_count()
-            cards[p] = sum(1 << c for c in pool[at : at + count])
-            at += count
-    other.deck = pool[at:]
-    if other.decision == Decision.PETITION_BID:  # the bids placed so far this round are sealed
-        for p in other.order[: other.order_pos]:
-            if p != seat:
-                other.bids[p] = draw.randint(0, min(other.jade[p], MAX_BID))
-    other.rng = engine_rng.seed_state(draw.getrandbits(63))
-    other.invalidate_cache()
-    return other
 
 
 def random_playout(state: State, draw: random.Random) -> None:
@@ -133,7 +93,7 @@ def win_chances(
         if cancelled():
             break
         draw = random.Random(seed * 1_000_003 + i)
-        game = redeal(state, viewer, draw) if viewer is not None else state.clone()
+        game = redeal_unseen(state, viewer, draw.getrandbits(63)) if viewer is not None else state.clone()
         if playout == "random":
             random_playout(game, draw)
         else:
