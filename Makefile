@@ -4,20 +4,29 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo train test lint bench bench-training clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
+.PHONY: install demo serve test-browser train test lint bench bench-training clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
 
 $(STAMP): pyproject.toml CMakeLists.txt $(wildcard island_fortress_env/core/src/*)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first, pinned: it takes the CPU build on these machines, never the CUDA one.
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[train,test,render,lint]"
+	$(BIN)/python -m pip install --quiet -e ".[train,test,render,lint,web]"
 	touch $(STAMP)
 
 install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/island-fortress demo --players 3 --seed 7
+
+serve: $(STAMP)
+	$(BIN)/island-fortress serve --agents random heuristic checkpoints/policy-2-4p.zip
+
+# The browser tests: Debian's chromium and its chromedriver (apt, as root), Selenium from PyPI.
+test-browser: $(STAMP)
+	if ! command -v chromedriver >/dev/null; then apt-get update && apt-get install -y chromium chromium-driver; fi
+	$(BIN)/python -m pip install --quiet "selenium>=4.20"  # the [browser] extra, without rebuilding the package
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 
 train: $(STAMP)
 	$(BIN)/island-fortress train --config configs/default.yaml

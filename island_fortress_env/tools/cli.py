@@ -1,4 +1,4 @@
-"""``island-fortress``: demo | play | replay | evaluate | tournament | train | bench.
+"""``island-fortress``: demo | play | replay | serve | evaluate | tournament | train | bench.
 
 Every user error (a bad option, a file that cannot be used, a game record that does not
 replay) ends the command with one line on stderr and exit status 2, never a traceback; its text
@@ -23,6 +23,7 @@ from island_fortress_env.players.arguments import (
     one_line,
     output_path,
     positive_float,
+    positive_int,
     record_file,
     rule_option,
     seed_value,
@@ -89,6 +90,27 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.port > 65535:
+        parser.error(f"--port must be 1..65535, got {args.port}")
+    try:
+        from island_fortress_env.web import serve
+    except ImportError as exc:
+        if exc.name not in ("starlette", "uvicorn"):
+            raise
+        parser.exit(
+            2, f"{parser.prog}: error: {exc.name} is missing: pip install 'island-fortress-env[web]'\n"
+        )
+    serve(
+        host=args.host,
+        port=args.port,
+        agents=args.agents,
+        games_dir=args.games,
+        open_browser=not args.no_browser,
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(
         prog=PROG,
@@ -149,6 +171,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--scale", type=positive_float, default=None, help="picture scale (default 1 for mp4, 0.5 for gif)"
     )
     replay.set_defaults(func=_replay, parser=replay)
+
+    serve = sub.add_parser(
+        "serve",
+        help="play, watch, replay and analyse games in the browser",
+        description="A local web app: play agents by clicking on the table, watch them, replay and "
+        "analyse game records, see a leaderboard. Bound to 127.0.0.1 unless --host says otherwise.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=positive_int, default=8000, help="port (default 8000)")
+    serve.add_argument("--no-browser", action="store_true", help="do not open the page in a browser")
+    serve.add_argument(
+        "--agents", nargs="+", default=["random", "heuristic"], type=agent_spec, metavar="AGENT",
+        help="the agents offered for the seats: random, heuristic, mcts[:N] or checkpoint paths "
+        "(a checkpoint also serves the analysis; default: random heuristic)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--games", default="games", metavar="DIR",
+        help="game records are read from and saved to DIR, and evaluation results for the leaderboard "
+        "(default games/)",
+    )  # fmt: skip
+    serve.set_defaults(func=_serve, parser=serve)
 
     for name in DELEGATED:
         sub.add_parser(name, help=f"see `{PROG} {name} --help`", add_help=False)

@@ -1,0 +1,276 @@
+"""Analysis of a position, off the request path: a checkpoint's top actions, and each seat's
+chance to win estimated by rollouts.
+
+**Chance to win.** From the position, ``rollouts`` games are played to the end by fast
+playouts (``random``: uniform legal moves; ``heuristic``: the heuristic agent at every seat)
+and each seat's share of the wins is counted (a win shared by k tied winners counts 1/k). For a
+seat's own view (a person playing) every rollout starts from a **redeal** of what that seat
+cannot see (``engine.visibility.redeal_unseen``: the other hands, the cards others are choosing
+from and the deck dealt again in the same counts, others' sealed bids drawn again, the engine's
+generator reseeded), so the estimate uses nothing the seat may not know. A spectator's (a replay, a game
+between agents) rollouts start from the true position. Every draw comes from a generator
+seeded by the rollout's number, the same at every position (common random numbers: the curve
+moves with the position more than with the draws), so an estimate repeats exactly.
+
+**Top actions.** A trained checkpoint's probabilities for the seat to move
+(``CheckpointAgent.probabilities`` on that seat's observation).
+
+Estimates run in one background thread (``Analyst``), a job per request of a list of
+positions; the browser polls the job and draws each point as it comes. A newer job for the
+same game and viewer cancels the older one. Requests of play are never queued behind it.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from island_fortress_env.engine.visibility import redeal_unseen
+from island_fortress_env.env.observation import ObservationEncoder, action_mask
+from island_fortress_env.players import Agent, make_agent
+from island_fortress_env.views import narrate
+from island_fortress_env.web.errors import BadRequest, NotFound
+
+if TYPE_CHECKING:
+    from island_fortress_env.engine import State
+
+PLAYOUTS = ("random", "heuristic")
+MAX_ROLLOUTS = 256
+MAX_POINTS = 600  # positions in one job
+KEPT_JOBS = 32
+KEPT_ESTIMATES = 20_000
+TOP_ACTIONS = 6
+# The playout agents (heuristic) read the engine state, not the observation vector: none is made.
+_NO_OBSERVATION = np.zeros(0, dtype=np.float32)
+
+
+def random_playout(state: State, draw: random.Random) -> None:
+    """Play ``state`` to the end with uniformly random legal moves (in place)."""
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        state.apply_action(legal[draw.randrange(len(legal))])
+
+
+def agent_playout(state: State, agents: Sequence[Agent]) -> None:
+    """Play ``state`` to the end with one agent per seat (in place)."""
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            state.apply_action(legal[0])
+            continue
+        p = state.current_player()
+        state.apply_action(int(agents[p].act(_NO_OBSERVATION, action_mask(state), state)))
+
+
+def win_chances(
+    state: State,
+    viewer: int | None,
+    playout: str,
+    rollouts: int,
+    seed: int,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> tuple[list[float], int]:
+    """Each seat's share of the wins over ``rollouts`` playouts from ``state`` (redealt for
+    ``viewer``; the true state for ``None``). Returns the shares and the rollouts done (fewer
+    when ``cancelled`` turned true)."""
+    n = state.n
+    wins = [0.0] * n
+    if state.is_terminal():
+        for w in state.winners:
+            wins[w] = 1.0 / len(state.winners)
+        return wins, 0
+    done = 0
+    for i in range(rollouts):
+        if cancelled():
+            break
+        draw = random.Random(seed * 1_000_003 + i)
+        game = redeal_unseen(state, viewer, draw.getrandbits(63)) if viewer is not None else state.clone()
+        if playout == "random":
+            random_playout(game, draw)
+        else:
+            agents = [make_agent("heuristic", seed=draw.getrandbits(32)) for _ in range(n)]
+            agent_playout(game, agents)
+        for w in game.winners:
+            wins[w] += 1.0 / len(game.winners)
+        done += 1
+    return [w / max(done, 1) for w in wins], done
+
+
+def top_actions(agent: Any, state: State, encoder: ObservationEncoder, k: int = TOP_ACTIONS) -> list[dict]:
+    """The ``k`` most probable legal actions of a checkpoint for the seat to move, in words."""
+    seat = state.current_player()
+    probs = agent.probabilities(encoder.encode(state, seat), action_mask(state))
+    legal = sorted(state.legal_actions(), key=lambda a: -probs[a])[:k]
+    out = []
+    for a in legal:
+        choice = narrate.describe_choice(state, a)
+        out.append({"action": a, "label": choice.label, "cost": choice.cost, "probability": float(probs[a])})
+    return out
+
+
+@dataclass
+class Job:
+    """Chances to win at a list of positions, filled in by the background thread."""
+
+    id: str
+    source: str  # which game or record, and whose view
+    viewer: int | None
+    playout: str
+    rollouts: int
+    steps: tuple[int, ...]
+    results: dict[int, list[float]] = field(default_factory=dict)
+    done: bool = False
+    error: str | None = None
+    cancelled: bool = False
+    started: float = field(default_factory=time.monotonic)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        method = f"{self.rollouts} {self.playout} playouts per position, " + (
+            "from redeals of what this seat cannot see"
+            if self.viewer is not None
+            else "from the true position"
+        )
+        return {
+            "job": self.id,
+            "viewer": self.viewer,
+            "playout": self.playout,
+            "rollouts": self.rollouts,
+            "method": method,
+            "steps": list(self.steps),
+            "points": [{"step": s, "chances": self.results[s]} for s in self.steps if s in self.results],
+            "done": self.done,
+            "cancelled": self.cancelled,
+            "error": self.error,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class Analyst:
+    """The background analysis: one worker thread for rollouts, a cache of estimates, and the
+    checkpoints loaded for their top actions."""
+
+    def __init__(self, checkpoints: Sequence[str] = ()) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis")
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._latest: dict[str, Job] = {}
+        self._cache: OrderedDict[tuple[Any, ...], list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.checkpoints = tuple(checkpoints)
+        self._agents: dict[str, Any] = {}
+        self._agent_lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            for job in self._jobs.values():
+                job.cancelled = True
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def start(
+        self,
+        source: str,
+        states: Sequence[State],
+        steps: Any,
+        viewer: int | None,
+        playout: Any,
+        rollouts: Any,
+    ) -> Job:
+        """Queue the estimates at ``steps`` (indexes into ``states``); see the module doc."""
+        if playout not in PLAYOUTS:
+            raise BadRequest(f"'playout' must be one of {list(PLAYOUTS)}, not {playout!r}")
+        if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
+            raise BadRequest(f"'rollouts' must be an integer 1..{MAX_ROLLOUTS}, not {rollouts!r}")
+        if not isinstance(steps, list) or not 1 <= len(steps) <= MAX_POINTS:
+            raise BadRequest(f"'steps' must list 1..{MAX_POINTS} positions")
+        for s in steps:
+            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < len(states):
+                raise BadRequest(f"step {s!r} is not a position of this game (0..{len(states) - 1})")
+        job = Job(
+            id=secrets.token_urlsafe(9),
+            source=f"{source}|{viewer}",
+            viewer=viewer,
+            playout=playout,
+            rollouts=rollouts,
+            steps=tuple(dict.fromkeys(steps)),
+        )
+        picked = {s: states[s] for s in job.steps}
+        with self._lock:
+            older = self._latest.get(job.source)
+            if older is not None:
+                older.cancelled = True
+            self._latest[job.source] = job
+            self._jobs[job.id] = job
+            while len(self._jobs) > KEPT_JOBS:
+                _, old = self._jobs.popitem(last=False)
+                old.cancelled = True
+        self._pool.submit(self._run, job, picked)
+        return job
+
+    def get(self, job_id: Any) -> Job:
+        job = self._jobs.get(job_id) if isinstance(job_id, str) else None
+        if job is None:
+            raise NotFound(f"no analysis {job_id!r}")
+        return job
+
+    def _run(self, job: Job, picked: dict[int, State]) -> None:
+        begin = time.monotonic()
+        try:
+            for step in job.steps:
+                if job.cancelled:
+                    break
+                key = (job.source, step, job.playout, job.rollouts)
+                with self._lock:
+                    found = self._cache.get(key)
+                if found is None:
+                    # One seed for every position: rollout i draws the same numbers wherever it
+                    # starts (common random numbers), so neighbouring points differ by their
+                    # positions more than by the draws.
+                    chances, done = win_chances(
+                        picked[step],
+                        job.viewer,
+                        job.playout,
+                        job.rollouts,
+                        seed=0,
+                        cancelled=lambda: job.cancelled,
+                    )
+                    if done < job.rollouts and not picked[step].is_terminal():
+                        break  # cancelled part-way: not an estimate of the asked size
+                    with self._lock:
+                        self._cache[key] = chances
+                        while len(self._cache) > KEPT_ESTIMATES:
+                            self._cache.popitem(last=False)
+                    found = chances
+                job.results[step] = found
+                job.seconds = time.monotonic() - begin
+        except Exception as exc:  # reported to the browser, not raised in a worker nobody joins
+            job.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            job.seconds = time.monotonic() - begin
+            job.done = True
+
+    # ------------------------------------------------------------------ top actions
+
+    def agent(self, spec: Any) -> Any:
+        """A checkpoint offered by this server, loaded once."""
+        if not isinstance(spec, str) or spec not in self.checkpoints:
+            offered = ", ".join(self.checkpoints) or "none"
+            raise BadRequest(f"unknown checkpoint {spec!r}: this server offers {offered}")
+        with self._agent_lock:
+            agent = self._agents.get(spec)
+            if agent is None:
+                agent = self._agents[spec] = make_agent(spec, seed=0)
+            return agent
+
+    def top_actions(self, spec: Any, state: State, encoder: ObservationEncoder) -> list[dict]:
+        agent = self.agent(spec)
+        with self._agent_lock:  # one forward pass at a time per server: torch runs on 1 thread
+            return top_actions(agent, state, encoder)

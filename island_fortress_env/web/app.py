@@ -1,0 +1,393 @@
+"""The ASGI app (Starlette): the page, its assets, and the JSON API it plays through.
+
+Pages (one HTML page, its views chosen by the path): ``/`` (start a game, open a record),
+``/play/ID``, ``/watch/ID``, ``/replay/NAME?step=K&seat=S`` (a link to share), ``/leaderboard``.
+
+API (JSON in and out; every refusal is a 4xx with ``{"error": "one sentence"}`` and changes
+nothing):
+
+* ``GET /api/config``: the agents offered, the checkpoints for analysis, the rules summary.
+* ``POST /api/play`` {players, seat, opponents, [seed]} and ``POST /api/watch`` {agents, [seed]}:
+  a new game; the answer holds its ``id`` and ``token`` (send the token with every request on it).
+* ``GET /api/games/ID?token=T&since=K``: the position as the game's seat sees it, and the moves
+  from K on. ``POST /api/games/ID/act`` {token, action, [seat]}: the person's choice.
+  ``POST /api/games/ID/advance`` {token, [moves]}: let the agents (and the person's forced moves)
+  play, one move by default. ``POST /api/games/ID/analysis`` {token, steps, playout, rollouts}
+  and ``GET /api/games/ID/policy?token=T&checkpoint=C``.
+* ``GET /api/records``, ``POST /api/records`` (upload a record), ``GET /api/records/NAME``,
+  ``GET /api/records/NAME/steps/K?seat=S``, ``POST /api/records/NAME/analysis``,
+  ``GET /api/records/NAME/policy?step=K&checkpoint=C``.
+* ``GET /api/analysis/JOB``: an analysis's points so far. ``GET /api/leaderboard``.
+
+Bots, replays and analyses run in worker threads, so the event loop keeps answering.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.env.observation import ObservationEncoder
+from island_fortress_env.players import AGENT_KINDS, SEARCH_KINDS, check_agent_spec, make_agent
+from island_fortress_env.views import narrate
+from island_fortress_env.web.analysis import MAX_ROLLOUTS, PLAYOUTS, Analyst
+from island_fortress_env.web.errors import BadRequest, Forbidden, TooLarge, WebError
+from island_fortress_env.web.games import MAX_MOVES_PER_REQUEST, GameTable, LiveGame, line_json
+from island_fortress_env.web.leaderboard import leaderboard
+from island_fortress_env.web.seatview import positions, seat_view
+from island_fortress_env.web.store import MAX_RECORD_BYTES, RecordStore
+
+MAX_JSON_BYTES = 64 * 1024  # every request body but an uploaded record
+STATIC = resources.files("island_fortress_env.web") / "static"
+# Nothing is loaded from anywhere but this server; no inline script.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+    "script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def is_checkpoint(spec: str) -> bool:
+    return spec not in AGENT_KINDS and spec.partition(":")[0] not in SEARCH_KINDS
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with a 413 beyond ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(f"the request body is {declared} bytes; at most {limit} are accepted")
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"the request body is over {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    body = await read_body(request, MAX_JSON_BYTES)
+    try:
+        data = json.loads(body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise BadRequest("the request body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return data
+
+
+def int_param(request: Request, name: str, default: int | None = None) -> int | None:
+    text = request.query_params.get(name)
+    if text is None or text == "":
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise BadRequest(f"'{name}' must be an integer, not {text!r}") from None
+
+
+class WebApp:
+    """The app's state: live games, the records directory, the analyst; and the handlers."""
+
+    def __init__(self, agents: Sequence[str], games_dir: str | Path) -> None:
+        for spec in agents:
+            check_agent_spec(spec)
+        self.agents = tuple(dict.fromkeys(agents))
+        self.store = RecordStore(games_dir)
+        self.games = GameTable(self.agents, lambda spec, seed: make_agent(spec, seed=seed), self.store)
+        self.analyst = Analyst([s for s in self.agents if is_checkpoint(s)])
+        self.index_html = (STATIC / "index.html").read_text("utf-8")
+
+    # ------------------------------------------------------------------ pages
+
+    async def page(self, request: Request) -> Response:
+        return HTMLResponse(self.index_html, headers=SECURITY_HEADERS)
+
+    async def config(self, request: Request) -> Response:
+        return JSONResponse(
+            {
+                "agents": list(self.agents),
+                "checkpoints": list(self.analyst.checkpoints),
+                "players": list(PLAYER_COUNTS),
+                "playouts": list(PLAYOUTS),
+                "max_rollouts": MAX_ROLLOUTS,
+                "marks": narrate.MARKS,
+                "roles": list(A.ROLE_NAMES),
+                "ops": [
+                    {"op": op, "card": A.OP_CARD[op], "letter": A.OP_LETTER[op], "name": A.OP_NAMES[op]}
+                    for op in range(A.NUM_OPS)
+                ],
+                "rules": [{"title": s.title, "lines": list(s.lines)} for s in narrate.rules_summary()],
+            }
+        )
+
+    # ------------------------------------------------------------------ live games
+
+    def _game(self, request: Request, token: Any) -> LiveGame:
+        return self.games.get(request.path_params["game_id"], token)
+
+    async def create(self, request: Request) -> Response:
+        kind = request.url.path.rsplit("/", 1)[-1]
+        body = await read_json(request)
+        game = await run_in_threadpool(self.games.create, kind, body)
+        out = game.snapshot(since=0)
+        out["token"] = game.token
+        return JSONResponse(out, status_code=201)
+
+    async def game_state(self, request: Request) -> Response:
+        game = self._game(request, request.query_params.get("token"))
+        game.check_seat(int_param(request, "seat"))
+        since = int_param(request, "since", 0)
+        assert since is not None
+        if since < 0:
+            raise BadRequest("'since' must be >= 0")
+
+        def work() -> dict[str, Any]:
+            with game.lock:
+                return game.snapshot(since=min(since, len(game.actions)))
+
+        return JSONResponse(await run_in_threadpool(work))
+
+    async def act(self, request: Request) -> Response:
+        body = await read_json(request)
+        game = self._game(request, body.get("token"))
+        game.check_seat(body.get("seat"))
+
+        def work() -> dict[str, Any]:
+            with game.lock:
+                before = len(game.actions)
+                game.act(body.get("action"))
+                self.games.finish(game)
+                return game.snapshot(since=before)
+
+        return JSONResponse(await run_in_threadpool(work))
+
+    async def advance(self, request: Request) -> Response:
+        body = await read_json(request)
+        game = self._game(request, body.get("token"))
+        limit = body.get("moves", 1)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_MOVES_PER_REQUEST:
+            raise BadRequest(f"'moves' must be an integer 1..{MAX_MOVES_PER_REQUEST}, not {limit!r}")
+
+        def work() -> dict[str, Any]:
+            with game.lock:
+                before = len(game.actions)
+                game.advance(limit)
+                self.games.finish(game)
+                return game.snapshot(since=before)
+
+        return JSONResponse(await run_in_threadpool(work))
+
+    async def game_analysis(self, request: Request) -> Response:
+        body = await read_json(request)
+        game = self._game(request, body.get("token"))
+        with game.lock:
+            history = list(game.history)
+        job = self.analyst.start(
+            f"game:{game.id}",
+            history,
+            body.get("steps"),
+            game.seat,
+            body.get("playout"),
+            body.get("rollouts"),
+        )
+        return JSONResponse(job.to_json(), status_code=202)
+
+    async def game_policy(self, request: Request) -> Response:
+        game = self._game(request, request.query_params.get("token"))
+        checkpoint = request.query_params.get("checkpoint")
+
+        def work() -> dict[str, Any]:
+            with game.lock:
+                state = game.state.clone()
+            if state.is_terminal():
+                return {"step": len(game.actions), "seat": None, "actions": []}
+            mover = state.current_player()
+            if game.seat is not None and mover != game.seat:
+                raise Forbidden("the checkpoint's view of another seat's move would show that seat's hand")
+            actions = self.analyst.top_actions(checkpoint, state, game.encoder)
+            return {
+                "step": len(game.history) - 1,
+                "seat": mover,
+                "checkpoint": checkpoint,
+                "actions": actions,
+            }
+
+        return JSONResponse(await run_in_threadpool(work))
+
+    # ------------------------------------------------------------------ records
+
+    async def records(self, request: Request) -> Response:
+        return JSONResponse({"records": await run_in_threadpool(self.store.list)})
+
+    async def upload(self, request: Request) -> Response:
+        data = await read_body(request, MAX_RECORD_BYTES)
+        name = await run_in_threadpool(self.store.upload, data)
+        return JSONResponse({"name": name}, status_code=201)
+
+    def _viewer(self, request: Request, players: int) -> int | None:
+        seat = int_param(request, "seat")
+        if seat is not None and not 0 <= seat < players:
+            raise BadRequest(f"'seat' must be 0..{players - 1} or absent (every hand shown), not {seat}")
+        return seat
+
+    async def record(self, request: Request) -> Response:
+        replay = await run_in_threadpool(self.store.open, request.path_params["name"])
+        seat = self._viewer(request, replay.record.num_players)
+        moves = [
+            replay.moves[i] if seat is None or seat == s.current_player() else replay.public[i]
+            for i, s in enumerate(replay.states[:-1])
+        ]
+        return JSONResponse(
+            {
+                "name": replay.name,
+                "players": replay.record.num_players,
+                "agents": list(replay.names),
+                "scores": list(replay.record.scores),
+                "winners": list(replay.record.winners),
+                "rules": replay.record.rules,
+                "total": replay.total,
+                "positions": positions(replay.states),
+                "moves": moves,
+                "lines": [[line_json(line) for line in step] for step in replay.lines],
+            }
+        )
+
+    async def record_step(self, request: Request) -> Response:
+        replay = await run_in_threadpool(self.store.open, request.path_params["name"])
+        seat = self._viewer(request, replay.record.num_players)
+        step = int(request.path_params["step"])
+        if not 0 <= step <= replay.total:
+            raise BadRequest(f"step {step} is not in this game (0..{replay.total})")
+        view = await run_in_threadpool(seat_view, replay.states[step], seat, replay.names, False)
+        return JSONResponse({"step": step, "total": replay.total, "view": view})
+
+    async def record_analysis(self, request: Request) -> Response:
+        body = await read_json(request)
+        replay = await run_in_threadpool(self.store.open, request.path_params["name"])
+        seat = body.get("seat")
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < replay.record.num_players
+        ):
+            raise BadRequest(f"'seat' must be 0..{replay.record.num_players - 1} or null, not {seat!r}")
+        job = self.analyst.start(
+            f"record:{replay.name}:{hash((replay.record.seed, replay.record.actions))}",
+            replay.states,
+            body.get("steps"),
+            seat,
+            body.get("playout"),
+            body.get("rollouts"),
+        )
+        return JSONResponse(job.to_json(), status_code=202)
+
+    async def record_policy(self, request: Request) -> Response:
+        replay = await run_in_threadpool(self.store.open, request.path_params["name"])
+        step = int_param(request, "step", 0)
+        assert step is not None
+        if not 0 <= step <= replay.total:
+            raise BadRequest(f"step {step} is not in this game (0..{replay.total})")
+        state = replay.states[step]
+        checkpoint = request.query_params.get("checkpoint")
+        if state.is_terminal():
+            return JSONResponse({"step": step, "seat": None, "actions": []})
+        encoder = ObservationEncoder(state.game)
+        actions = await run_in_threadpool(self.analyst.top_actions, checkpoint, state, encoder)
+        chosen = replay.record.actions[step] if step < replay.total else None
+        return JSONResponse(
+            {
+                "step": step,
+                "seat": state.current_player(),
+                "checkpoint": checkpoint,
+                "actions": actions,
+                "chosen": chosen,
+            }
+        )
+
+    async def analysis(self, request: Request) -> Response:
+        return JSONResponse(self.analyst.get(request.path_params["job"]).to_json())
+
+    async def leaderboard(self, request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(leaderboard, self.store.root))
+
+    def routes(self) -> list[Route | Mount]:
+        return [
+            Route("/", self.page),
+            Route("/play/{game_id}", self.page),
+            Route("/watch/{game_id}", self.page),
+            Route("/replay/{name}", self.page),
+            Route("/leaderboard", self.page),
+            Route("/api/config", self.config),
+            Route("/api/play", self.create, methods=["POST"]),
+            Route("/api/watch", self.create, methods=["POST"]),
+            Route("/api/games/{game_id}", self.game_state),
+            Route("/api/games/{game_id}/act", self.act, methods=["POST"]),
+            Route("/api/games/{game_id}/advance", self.advance, methods=["POST"]),
+            Route("/api/games/{game_id}/analysis", self.game_analysis, methods=["POST"]),
+            Route("/api/games/{game_id}/policy", self.game_policy),
+            Route("/api/records", self.records),
+            Route("/api/records", self.upload, methods=["POST"]),
+            Route("/api/records/{name}", self.record),
+            Route("/api/records/{name}/steps/{step:int}", self.record_step),
+            Route("/api/records/{name}/analysis", self.record_analysis, methods=["POST"]),
+            Route("/api/records/{name}/policy", self.record_policy),
+            Route("/api/analysis/{job}", self.analysis),
+            Route("/api/leaderboard", self.leaderboard),
+            Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+        ]
+
+
+async def _web_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, WebError)
+    return JSONResponse({"error": exc.message}, status_code=exc.status)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+
+def create_app(
+    agents: Sequence[str] = ("random", "heuristic"),
+    games_dir: str | Path = "games",
+    allowed_hosts: Sequence[str] | None = None,
+) -> Starlette:
+    """The app: ``agents`` are the agent specs offered for the seats (checked now), records are
+    read from and saved to ``games_dir`` (created if missing). ``allowed_hosts``: the Host
+    headers answered (the server's own names; None answers any)."""
+    web = WebApp(agents, games_dir)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        web.analyst.close()
+
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+        WebError: _web_error,
+        HTTPException: _http_error,
+    }
+    middleware = []
+    if allowed_hosts is not None:
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
+    app = Starlette(
+        routes=web.routes(), exception_handlers=handlers, middleware=middleware, lifespan=lifespan
+    )
+    app.state.web = web
+    return app

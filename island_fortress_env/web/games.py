@@ -1,0 +1,352 @@
+"""Games in the browser: a person against agents (``play``), or agents alone (``watch``).
+
+A ``LiveGame`` holds one engine state, the agents of the seats that are not the person's, the
+states so far (for the analysis) and every move with its words. The server, not the browser,
+decides what a seat sees: ``LiveGame.moves_for`` and ``LiveGame.snapshot`` give a seat its own
+moves in full and the other seats' moves as the table would learn them (a kept favor card and
+a sealed bid stay hidden); the position is ``seatview.seat_view`` of the person's seat. The seed
+of a game being played is never sent: it would tell the deal.
+
+Moves happen one at a time: ``act`` applies the person's choice; ``advance`` lets the seat to
+move play, an agent or the person when only one choice is legal (it is applied and shown, not
+asked). A finished game is saved as a game record in the games directory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import operator
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from island_fortress_env.engine import IllegalActionError
+from island_fortress_env.engine import events as ev
+from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.env.aec import raw_env
+from island_fortress_env.env.observation import ObservationEncoder, action_mask
+from island_fortress_env.env.records import GameRecord
+from island_fortress_env.players import Agent
+from island_fortress_env.views import narrate
+from island_fortress_env.web.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable
+from island_fortress_env.web.seatview import positions, seat_view
+
+if TYPE_CHECKING:
+    from island_fortress_env.engine import State
+    from island_fortress_env.web.store import RecordStore
+
+HUMAN = "human"  # the person's seat in a record's agent names, as `island-fortress play` writes it
+MAX_SEED = 2**32 - 1
+MAX_GAMES = 64  # live games kept; beyond it the least recently used finished (then any) is dropped
+MAX_MOVES_PER_REQUEST = 200
+
+
+@dataclass(frozen=True)
+class Move:
+    """One decision taken in a live game."""
+
+    step: int  # 0-based index of the action in the game
+    seat: int
+    text: str  # in full
+    public: str  # as the other seats learn it
+    auto: bool  # the only legal choice: applied without asking
+    lines: tuple[narrate.Line, ...]  # the public events it caused, in words
+    cells: tuple[int, ...]  # wall cells it changed (public), for the board to show
+
+
+def _changed_cells(events: Sequence[ev.Event]) -> tuple[int, ...]:
+    out = []
+    for e in events:
+        if isinstance(e, ev.Place | ev.Replaced | ev.Reinforced | ev.ReinforcementRemoved):
+            out.append(e.cell)
+    return tuple(out)
+
+
+def line_json(line: narrate.Line) -> dict[str, Any]:
+    return {"text": line.text, "tone": line.tone.value, "seat": line.seat}
+
+
+@dataclass
+class LiveGame:
+    """One game being played or watched (see the module doc). Use it under ``lock``."""
+
+    id: str
+    token: str
+    kind: str  # "play" or "watch"
+    seat: int | None  # the person's seat; None when agents play every seat
+    specs: tuple[str, ...]  # the agent spec of each seat, HUMAN for the person
+    seed: int
+    agents: dict[int, Agent]
+    state: State
+    encoder: ObservationEncoder
+    names: tuple[str, ...]
+    history: list[State] = field(default_factory=list)  # states[i]: after i actions
+    actions: list[int] = field(default_factory=list)
+    moves: list[Move] = field(default_factory=list)
+    opening: tuple[narrate.Line, ...] = ()
+    record_name: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    touched: float = field(default_factory=time.monotonic)
+    _narrator: narrate.Narrator | None = None
+    _log_len: int = 0
+
+    def __post_init__(self) -> None:
+        self._narrator = narrate.Narrator(self.names, self.state.game.deck.cards)
+        log = self.state.log
+        self.opening = tuple(self._narrator.lines(log))
+        self._log_len = len(log)
+        self.history = [self.state.clone()]
+
+    @property
+    def rules(self) -> dict[str, Any]:
+        return {"num_players": self.state.n, **self.state.game.config.variants}
+
+    @property
+    def over(self) -> bool:
+        return self.state.is_terminal()
+
+    def check_token(self, token: Any) -> None:
+        if not isinstance(token, str) or not secrets.compare_digest(token, self.token):
+            raise Forbidden(
+                f"game {self.id}: wrong or missing token; only the browser that started it may use it"
+            )
+
+    def check_seat(self, seat: Any) -> None:
+        """A request that names a seat must name the person's own."""
+        if seat is None:
+            return
+        if self.seat is None:
+            raise Forbidden(f"game {self.id}: agents play every seat; no seat is yours")
+        if isinstance(seat, bool) or not isinstance(seat, int) or seat != self.seat:
+            raise Forbidden(
+                f"seat {seat!r} is not yours: you play seat {self.seat} ({narrate.MARKS[self.seat]})"
+            )
+
+    # ------------------------------------------------------------------ moves
+
+    def _apply(self, action: int, auto: bool) -> Move:
+        state = self.state
+        seat = state.current_player()
+        text = narrate.describe_choice(state, action).label
+        public = narrate.public_move_text(state, action)
+        state.apply_action(action)
+        log = state.log
+        new = log[self._log_len :]
+        self._log_len = len(log)
+        assert self._narrator is not None
+        move = Move(
+            step=len(self.actions),
+            seat=seat,
+            text=text,
+            public=public,
+            auto=auto,
+            lines=tuple(self._narrator.lines(new)),
+            cells=_changed_cells(new),
+        )
+        self.actions.append(action)
+        self.moves.append(move)
+        self.history.append(state.clone())
+        return move
+
+    def act(self, action: Any) -> Move:
+        """The person's choice. Refused (nothing changes) when it is not an action id, not the
+        person's turn, or not legal now."""
+        if self.seat is None:
+            raise Forbidden(f"game {self.id}: agents play every seat; there is no move of yours to make")
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise BadRequest(f"'action' must be an integer action id, not {action!r}")
+        if not 0 <= action < NUM_ACTIONS:
+            raise BadRequest(f"there is no action {action}: action ids are 0..{NUM_ACTIONS - 1}")
+        if self.over:
+            raise Conflict("the game is over")
+        mover = self.state.current_player()
+        if mover != self.seat:
+            raise Conflict(f"it is not your turn: {narrate.seat_name(self.names, mover)} is to move")
+        legal = self.state.legal_actions()
+        if action not in legal:
+            words = "; ".join(narrate.describe_choice(self.state, a).label for a in legal[:8])
+            more = f" and {len(legal) - 8} more" if len(legal) > 8 else ""
+            raise Conflict(
+                f"action {action} is not a legal choice now ({self.state.decision_name()}); "
+                f"you may choose: {words}{more}"
+            )
+        try:
+            return self._apply(action, auto=False)
+        except IllegalActionError as exc:  # pragma: no cover - legality was checked above
+            raise Conflict(str(exc)) from None
+
+    def waiting_for_person(self) -> bool:
+        """The person is to move and has a real choice."""
+        return (
+            not self.over
+            and self.seat is not None
+            and self.state.current_player() == self.seat
+            and len(self.state.legal_actions()) > 1
+        )
+
+    def advance(self, limit: int = 1) -> list[Move]:
+        """Up to ``limit`` moves of the agents (and the person's forced moves), stopping when the
+        person has a choice to make or the game ends."""
+        if self.over:
+            raise Conflict("the game is over")
+        if self.waiting_for_person():
+            raise Conflict("it is your move: the game waits for your choice")
+        out: list[Move] = []
+        while len(out) < limit and not self.over and not self.waiting_for_person():
+            state = self.state
+            seat = state.current_player()
+            legal = state.legal_actions()
+            if len(legal) == 1:  # the person's forced moves, and an agent's
+                out.append(self._apply(legal[0], auto=True))
+                continue
+            obs = self.encoder.encode(state, seat)
+            action = operator.index(self.agents[seat].act(obs, action_mask(state), state))
+            out.append(self._apply(action, auto=False))
+        return out
+
+    # ------------------------------------------------------------------ what a seat gets
+
+    def move_json(self, move: Move, viewer: int | None) -> dict[str, Any]:
+        own = viewer is None or viewer == move.seat
+        return {
+            "step": move.step,
+            "seat": move.seat,
+            "text": move.text if own else move.public,
+            "hidden": not own and move.text != move.public,  # the public words: a kept card, a bid
+            "auto": move.auto,
+            "lines": [line_json(line) for line in move.lines],
+            "cells": list(move.cells),
+        }
+
+    def moves_for(self, since: int = 0) -> list[dict[str, Any]]:
+        return [self.move_json(m, self.seat) for m in self.moves[since:]]
+
+    def snapshot(self, since: int | None = None) -> dict[str, Any]:
+        """The person's (or the spectator's) view now, with the moves from ``since`` on."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "seat": self.seat,
+            "names": list(self.names),
+            "specs": list(self.specs),
+            "step": len(self.actions),
+            "view": seat_view(self.state, self.seat, self.names),
+            "waiting": self.waiting_for_person(),
+            "over": self.over,
+            "record": self.record_name,
+        }
+        if since is not None:
+            out["moves"] = self.moves_for(since)
+            out["positions"] = positions(self.history[since:])
+            if since == 0:
+                out["opening"] = [line_json(line) for line in self.opening]
+        return out
+
+    def record(self) -> GameRecord:
+        return GameRecord.from_game(self.rules, self.seed, self.actions, self.specs, self.state)
+
+
+class GameTable:
+    """The live games of the server, by id (bounded: see ``MAX_GAMES``)."""
+
+    def __init__(self, offered: Sequence[str], make_agent: Callable[[str, int], Agent], store: RecordStore):
+        self.offered = tuple(offered)
+        self.make_agent = make_agent
+        self.store = store
+        self._games: dict[str, LiveGame] = {}
+        self._lock = threading.Lock()
+
+    def get(self, game_id: str, token: Any) -> LiveGame:
+        game = self._games.get(game_id)
+        if game is None:
+            raise NotFound(f"no game {game_id!r} on this server (it ended with the server, or never was)")
+        game.check_token(token)
+        game.touched = time.monotonic()
+        return game
+
+    def _check_agent(self, spec: Any) -> str:
+        if not isinstance(spec, str) or spec not in self.offered:
+            raise BadRequest(f"unknown agent {spec!r}: this server offers {', '.join(self.offered)}")
+        return spec
+
+    def create(self, kind: str, body: dict[str, Any]) -> LiveGame:
+        """A new game from a request body: ``play`` {players, seat, opponents, [seed]} or
+        ``watch`` {agents, [seed]}."""
+        if kind == "play":
+            players = body.get("players")
+            if isinstance(players, bool) or players not in PLAYER_COUNTS:
+                raise BadRequest(f"'players' must be one of {list(PLAYER_COUNTS)}, not {players!r}")
+            seat = body.get("seat", 0)
+            if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < players:
+                raise BadRequest(f"'seat' must be 0..{players - 1} for {players} players, not {seat!r}")
+            opponents = body.get("opponents")
+            if not isinstance(opponents, list) or len(opponents) != players - 1:
+                raise BadRequest(
+                    f"'opponents' must list {players - 1} agents, one per other seat, in seat order"
+                )
+            specs = [self._check_agent(s) for s in opponents]
+            specs.insert(seat, HUMAN)
+            person: int | None = seat
+        elif kind == "watch":
+            agents = body.get("agents")
+            if not isinstance(agents, list) or len(agents) not in PLAYER_COUNTS:
+                raise BadRequest(
+                    f"'agents' must list {PLAYER_COUNTS[0]}-{PLAYER_COUNTS[-1]} agents, one per seat"
+                )
+            specs = [self._check_agent(s) for s in agents]
+            person = None
+        else:  # pragma: no cover - the routes name the kind
+            raise NotFound(f"no kind of game {kind!r}")
+        seed = body.get("seed")
+        if seed is None:
+            seed = secrets.randbelow(MAX_SEED + 1)
+        elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise BadRequest(f"'seed' must be an integer 0..{MAX_SEED} or absent, not {seed!r}")
+        env = raw_env(num_players=len(specs))
+        env.reset(seed=seed)
+        state = env.game_state
+        seeds = np.random.SeedSequence([seed, 0x77EB]).generate_state(len(specs))
+        agents = {p: self.make_agent(spec, int(seeds[p])) for p, spec in enumerate(specs) if p != person}
+        names = tuple("you" if p == person else spec_name(spec) for p, spec in enumerate(specs))
+        game = LiveGame(
+            id=secrets.token_urlsafe(9),
+            token=secrets.token_urlsafe(18),
+            kind=kind,
+            seat=person,
+            specs=tuple(specs),
+            seed=seed,
+            agents=agents,
+            state=state,
+            encoder=env.encoder,
+            names=names,
+        )
+        with self._lock:
+            if len(self._games) >= MAX_GAMES:
+                self._drop_one()
+            self._games[game.id] = game
+        return game
+
+    def _drop_one(self) -> None:
+        idle = sorted(self._games.values(), key=lambda g: (not g.over, g.touched))
+        if not idle:  # pragma: no cover - MAX_GAMES > 0
+            raise Unavailable("too many games on this server")
+        del self._games[idle[0].id]
+
+    def finish(self, game: LiveGame) -> None:
+        """Save a game that has just ended as a record (once)."""
+        if game.over and game.record_name is None:
+            stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+            game.record_name = self.store.save(game.record(), f"{game.kind}-{stamp}-{game.id}")
+
+
+def spec_name(spec: str) -> str:
+    """A seat's display name: the spec, a checkpoint by its file name."""
+    if spec.endswith(".zip"):
+        return spec.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".zip")
+    return spec

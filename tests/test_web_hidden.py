@@ -1,0 +1,133 @@
+"""Hidden information in the browser is enforced by the server: what a seat's browser receives
+never holds another seat's favor hand or drawn cards, a sealed bid before the petition reveals
+it, the deck order or the game's seed."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+
+from island_fortress_env.engine.visibility import redeal_unseen
+from island_fortress_env.env.aec import raw_env
+from island_fortress_env.views import narrate
+from island_fortress_env.web.analysis import win_chances
+from island_fortress_env.web.seatview import seat_view
+from tests.web_client import client_for, play_through
+
+
+def states_of_random_games(players: int, games: int, every: int = 7):
+    for seed in range(games):
+        env = raw_env(num_players=players)
+        env.reset(seed=seed)
+        state = env.game_state
+        draw = random.Random(seed)
+        step = 0
+        while not state.is_terminal():
+            if step % every == 0:
+                yield state.clone()
+            legal = state.legal_actions()
+            state.apply_action(legal[draw.randrange(len(legal))])
+            step += 1
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_seats_view_does_not_change_when_what_it_cannot_see_is_dealt_again(players):
+    """The JSON of seat k is a function of what k may know: redealing every hidden thing (other
+    hands, their drawn cards, the deck order, their sealed bids) leaves it equal, while the
+    spectator's view (every hand) does change."""
+    names = tuple(f"p{i}" for i in range(players))
+    changed = 0
+    for state in states_of_random_games(players, games=3):
+        for seat in range(players):
+            other = redeal_unseen(state, seat, seed=seat)
+            assert seat_view(other, seat, names) == seat_view(state, seat, names)
+            changed += seat_view(other, None, names) != seat_view(state, None, names)
+    assert changed > 0  # the redeal does change hidden things: the equality above is not idle
+
+
+def hidden_from(game, seat):
+    """The favor cards seat may not see now, and the other seats' sealed bids."""
+    state = game.state
+    cards = state.game.deck.cards
+    hidden = set(state.deck)
+    for p in range(state.n):
+        if p != seat:
+            hidden |= {i for i in range(len(cards)) if (state.favor_hand[p] | state.drawn[p]) >> i & 1}
+    return [cards[i] for i in sorted(hidden)]
+
+
+def card_dicts(data):
+    if isinstance(data, dict):
+        if {"id", "name", "pattern"} <= set(data):
+            yield data
+        for value in data.values():
+            yield from card_dicts(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from card_dicts(value)
+
+
+def check_response(snap, game):
+    """No response to the person's browser holds what the person's seat may not see now."""
+    seat = game.seat
+    text = json.dumps(snap)
+    hidden = hidden_from(game, seat)
+    hidden_ids = {card.index for card in hidden}
+    # Every mention of a card (its name in JSON, or its words), the longest match first: some
+    # names hold others ("Mirror Cornerstone" and "Cornerstone").
+    words = {}
+    for card in game.state.game.deck.cards:
+        words[json.dumps(card.name)] = words[narrate.card_text(card)] = card.index
+    pattern = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    mentioned = {words[m.group(0)] for m in re.finditer(pattern, text)}
+    assert not mentioned & hidden_ids, [c.name for c in hidden if c.index in mentioned]
+    assert not {c["id"] for c in card_dicts(snap)} & hidden_ids
+    assert '"seed"' not in text and '"deck"' not in text
+    view = snap["view"]
+    assert view["seat"] == seat
+    for p in view["players"]:
+        if p["seat"] != seat:
+            assert p["hand"] is None and p["choosing"] is None and p["bid"] is None
+    if view["choices"]:
+        assert view["to_move"] == seat
+    for move in snap.get("moves", []):
+        if move["seat"] != seat:
+            assert not move["text"].startswith(("Keep ", "Bid ")), move
+    if not game.over:
+        sealed = [p for p in range(game.state.n) if p != seat and view["players"][p]["bid_sealed"]]
+        for p in sealed:
+            assert view["players"][p]["bid"] is None
+
+
+@pytest.mark.parametrize(("players", "seat", "seed"), [(2, 0, 1), (2, 1, 2), (3, 1, 3), (3, 2, 4), (4, 3, 5)])
+def test_no_response_of_a_played_game_holds_what_the_seat_may_not_see(tmp_path, players, seat, seed):
+    with client_for(tmp_path) as client:
+        last = play_through(client, players, seat, seed, check=check_response)
+    assert last["over"]
+
+
+def test_the_same_holds_when_the_opponents_move_many_at_a_time(tmp_path):
+    with client_for(tmp_path) as client:
+        play_through(
+            client, 3, 0, 11, opponents=["heuristic", "random"], check=check_response, moves_per_advance=40
+        )
+
+
+def test_a_seats_chance_to_win_uses_nothing_it_cannot_see():
+    """Estimates for a seat start from redeals: two positions that differ only in what the seat
+    cannot see give the same estimate; the spectator's (true position) estimate is another."""
+    differs = 0
+    for state in states_of_random_games(3, games=1, every=40):
+        if state.is_terminal():
+            continue
+        seat = state.current_player()
+        other = redeal_unseen(state, seat, seed=99)
+        mine = win_chances(state, seat, "random", 6, seed=1)
+        assert win_chances(other, seat, "random", 6, seed=1) == mine
+        differs += win_chances(other, None, "random", 6, seed=1) != win_chances(
+            state, None, "random", 6, seed=1
+        )
+    assert differs > 0
