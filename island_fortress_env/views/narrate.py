@@ -173,6 +173,19 @@ def score_breakdown(events: Iterable[ev.Event], players: int) -> list[dict[str, 
     return out
 
 
+def final_score_lines(state: State, names: Sequence[str]) -> list[str]:
+    """The final scores as a table: each seat, its points, "winner", and where the points came
+    from ("rows 12 + level-4 blocks 5")."""
+    breakdown = score_breakdown(state.log, state.n)
+    width = max(len(seat_name(names, p)) for p in range(state.n))
+    lines = ["Final scores:"]
+    for p in range(state.n):
+        won = "winner" if p in state.winners else ""
+        parts = " + ".join(f"{label} {pts}" for label, pts in breakdown[p].items() if pts) or "nothing"
+        lines.append(f"  {seat_name(names, p):<{width}} {state.score[p]:4d}  {won:<6}  = {parts}")
+    return lines
+
+
 class Narrator:
     """Sentences for the public event log. It reads the log in order and remembers what the
     sentences need (the round, the Governor marker's holder for the petition's tie-break, the

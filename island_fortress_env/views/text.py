@@ -59,10 +59,8 @@ def render_wall(state: State) -> list[str]:
         here = "".join(PLAYER_MARKS[p] for p in range(state.n) if state.region[p] == r) or "-"
         camps.append(f"camp {here}".ljust(_REGION_WIDTH))
     lines.append("      " + gap.join(camps) + "  (Taskmasters)")
-    prisons = [
-        f"{state.prison_jade[r]}J {state.prison_convicts[r]}C".ljust(_REGION_WIDTH) for r in range(geo.regions)
-    ]
-    lines.append("      " + gap.join(prisons) + "  (prisons: Jade, Convicts)")
+    prisons = [f"{state.prison_jade[r]}J {state.prison_convicts[r]}C" for r in range(geo.regions)]
+    lines.append("      " + gap.join(p.ljust(_REGION_WIDTH) for p in prisons) + "  (prisons: Jade, Convicts)")
     return lines
 
 
@@ -100,7 +98,8 @@ def render_text(state: State, last_events: int = LAST_EVENTS, names: Sequence[st
     names = tuple(names) + ("",) * (state.n - len(names))
     if state.is_terminal():
         won = " and ".join(seat_name(names, w) for w in state.winners)
-        status = f"Game over after round {state.round}: {won} {'win (tied)' if len(state.winners) > 1 else 'wins'}"
+        verb = "win (tied)" if len(state.winners) > 1 else "wins"
+        status = f"Game over after round {state.round}: {won} {verb}"
     else:
         status = f"Round {state.round}: {seat_name(names, state.current)} to move: {state.decision_name()}"
     if state.unlimited:  # an unlimited supply's count is a ledger, not what is left
