@@ -91,8 +91,10 @@ def test_play_a_whole_game_in_a_terminal(tmp_path):
     text = log.getvalue()
     assert decisions > 60 and prefixed >= 5
     assert "Final scores:" in text
-    assert "B (random): keeps a favor card" in text and "B (random): places a sealed bid" in text
-    assert not re.search(r"B \(random\): (keep favor|bid \d)", text), "the other seat's secrets were shown"
+    assert "B (random): keeps a favor card" in text and "B (random) seals a petition bid" in text
+    secret = r"B \(random\):? ([Kk]eep favor|Keep [A-Z]|keeps the|[Bb]ids? \d)"
+    assert not re.search(secret, text), "the other seat's secrets were shown"
+    assert "Bids revealed:" in text and "B (random) takes" in text  # the petition and income told
     record = records.load(out)  # replays exactly, or raises
     assert record.agents == ("human", "random") and record.seed == 3
     assert len(record.actions) > decisions

@@ -17,6 +17,7 @@ from island_fortress_env.env.records import GameRecord, RecordError
 from island_fortress_env.players import make_agent
 from island_fortress_env.tools.replay import frame_states, run_replay
 from island_fortress_env.training.evaluate import evaluate
+from island_fortress_env.views import narrate
 
 
 def play(seed: int, n: int = 2, **rules) -> tuple[GameRecord, object]:
@@ -171,13 +172,19 @@ def test_replay_prints_the_whole_game_without_a_terminal(game, tmp_path):
     text = out.getvalue()
     assert text.count("chooses:") == len(record.actions)
     assert f"step {len(record.actions)}/{len(record.actions)}" in text
-    assert text.count("Final scores:") == 1
-    # The text ends with the final scores: a heading, then one line per seat in seat order.
+    assert text.splitlines().count("Final scores:") == 1
+    # The text ends with the final scores: a heading, then one line per seat in seat order,
+    # each with where its points came from.
     tail = text.rstrip().splitlines()[-(final.n + 1) :]
     assert tail[0] == "Final scores:"
+    breakdown = narrate.score_breakdown(final.log, final.n)
     for p, line in enumerate(tail[1:]):
         won = ["winner"] if p in final.winners else []
-        assert line.split() == ["AB"[p], "random", str(final.score[p]), *won]
+        table, parts = line.split(" = ")
+        assert table.split() == ["AB"[p], "(random)", str(final.score[p]), *won]
+        said = " + ".join(f"{label} {pts}" for label, pts in breakdown[p].items() if pts)
+        assert parts == (said or "nothing")
+        assert sum(breakdown[p].values()) == final.score[p]
 
 
 def test_replay_keys_step_forward_and_back(game, tmp_path):

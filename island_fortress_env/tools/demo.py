@@ -1,16 +1,29 @@
-"""A demo game through the public PettingZoo API, rendered as text after every round."""
+"""A demo game through the public PettingZoo API, told in words and drawn after every round.
+
+Each seat is named one way throughout, "A (heuristic)"; what happens is told by
+``views.narrate.Narrator`` (with ``verbose``, every decision and every event; otherwise the
+rounds, the petitions, the role cards played, the scores, Workers lost and the end), and the
+game closes with the final scores and where each seat's points came from.
+"""
 
 from __future__ import annotations
 
-from island_fortress_env.engine.describe import event_to_string
 from island_fortress_env.engine.events import EventKind
 from island_fortress_env.env.aec import env as make_env
 from island_fortress_env.players import make_agent
+from island_fortress_env.views.narrate import Narrator, describe_choice, final_score_lines, seat_name
+from island_fortress_env.views.text import render_text
 
-_SHOWN = frozenset(
+# What a demo tells without ``verbose``: the course of the game, not every step of a move.
+SHOWN = frozenset(
     (
+        EventKind.SETUP,
+        EventKind.ROUND,
         EventKind.PETITION,
         EventKind.ROLE,
+        EventKind.WORKERS,
+        EventKind.REPLACED,
+        EventKind.ROW_COMPLETE,
         EventKind.SCORE,
         EventKind.WALL_COMPLETE,
         EventKind.GOVERNOR_LOST,
@@ -32,9 +45,28 @@ def run_demo(
         a: make_agent(spec, seed + i)
         for i, (a, spec) in enumerate(zip(env.possible_agents, specs, strict=True))
     }
-    for i, a in enumerate(env.possible_agents):
-        print(f"{a} ({'ABCD'[i]}): {seats[a].name}")
-    last_round, shown = 0, 0
+    names = tuple(seats[a].name for a in env.possible_agents)
+    print(
+        f"Island Fortress demo, {players} players, seed {seed}: "
+        + ", ".join(seat_name(names, p) for p in range(players))
+    )
+    narrator = Narrator(names, raw.game_state.game.deck.cards)
+    told = 0
+
+    def tell() -> None:
+        nonlocal told
+        log = raw.game_state.log
+        for event in log[told:]:
+            lines = narrator.event(event)
+            if verbose or event.kind in SHOWN:
+                for line in lines:
+                    if event.kind is EventKind.ROUND and "begins" in line.text:
+                        print()
+                    print(f"  {line.text}")
+        told = len(log)
+
+    tell()
+    last_round = raw.game_state.round
     for agent in env.agent_iter():
         obs, _reward, termination, truncation, _info = env.last()
         if termination or truncation:
@@ -43,22 +75,18 @@ def run_demo(
         state = raw.game_state
         if state.round != last_round:
             if last_round:
-                print(env.render())
+                print(f"\n{render_text(state, 0, names)}\n")
             last_round = state.round
-            print(f"\n===== Round {state.round} =====")
-        policy = seats[agent]
-        action = policy.act(obs["observation"], obs["action_mask"], state)
+        action = seats[agent].act(obs["observation"], obs["action_mask"], state)
         if verbose:
-            print(f"  {agent}: {raw.action_to_string(action)}")
+            p = raw.agent_name_mapping[agent]
+            print(f"  {seat_name(names, p)} chooses: {describe_choice(state, action).label}")
         env.step(action)
-        for event in raw.game_state.log[shown:]:
-            if event.kind in _SHOWN:
-                print("  " + event_to_string(event))
-        shown = len(raw.game_state.log)
-    print()
-    print(env.render())
+        tell()
     state = raw.game_state
-    print("\nFinal scores:", {a: state.score[i] for i, a in enumerate(env.possible_agents)})
-    print("Winner(s):", [env.possible_agents[w] for w in state.winners])
+    print()
+    print(render_text(state, 0, names))
+    print()
+    print("\n".join(final_score_lines(state, names)))
     env.close()
     return state.score

@@ -3,13 +3,22 @@
 The board is the public text view (or, with ``--window``, the picture in a window, as the
 person's seat sees it); the person also sees their own favor hand, the cards they are choosing
 from and their own sealed bid, and nothing else that is hidden: other players' kept cards and
-sealed bids are reported as "keeps a favor card" / "places a sealed bid" until revealed.
-Legal actions are listed in words and chosen by number or by typing the start of their text;
-a compound move (Build Wall's count, cells and Workers, for instance) is asked step by step,
-since each step is a decision of its own. A bad entry is explained and asked again, with
-nothing changed (``tools/entries.py`` reads numbers). At the end the game is saved as a game
-record (``island-fortress replay``): the path is checked before the game starts, and a record
-that cannot be written there after all is saved in the temporary directory instead (or, failing
+sealed bids are told as "keeps a favor card" / "seals a petition bid" until revealed.
+After every move of any seat, what happened is told in words (``views.narrate.Narrator``):
+income, every score with its reason, Workers lost, the petition's bids and tie-break, a lost
+Governor block, the end of each round and the final score with its breakdown. Seats are named
+one way throughout: "A (you)", "B (heuristic)".
+
+The legal choices are listed in words with what they cost (at a role choice, the role actions
+that cannot be taken now are listed too, with why). A petition bid is chosen by its amount
+(``2`` bids 2 Jade; with unlimited components, a bid of several base-101 digits by each digit),
+any other choice by its listed number or by typing the start of its text; a decision with one
+legal choice is taken and shown, not asked. A compound move (Build Wall's count, cells and
+Workers, for instance) is asked step by step, since each step is a decision of its own. A bad
+entry is explained and asked again, with nothing changed (``tools/entries.py`` reads numbers);
+``help`` shows the rules and the role cards. At the end the game is saved as a game record
+(``island-fortress replay``): the path is checked before the game starts, and a record that
+cannot be written there after all is saved in the temporary directory instead (or, failing
 that, printed), so a finished game is never lost.
 """
 
@@ -38,27 +47,34 @@ from island_fortress_env.env.records import (
 )
 from island_fortress_env.players import make_agent
 from island_fortress_env.tools.entries import read_number, shown
-from island_fortress_env.views.text import PLAYER_MARKS, render_text
+from island_fortress_env.views.narrate import (
+    Line,
+    Narrator,
+    TargetKind,
+    Tone,
+    describe_choice,
+    public_move_text,
+    refusals,
+    rules_summary,
+    seat_name,
+)
+from island_fortress_env.views.text import render_text
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
 
 HUMAN = "human"
+YOU = "you"  # the person's seat is named "A (you)"
 PROMPT = "your choice> "
 COMMANDS = (
-    "Type a number or the start of an action; 'board' shows the table again, 'help' this line, 'quit' stops."
+    "Type a choice's number (at a bid: the Jade to bid) or the start of its text; "
+    "'board' shows the table again, 'help' the rules, 'quit' stops."
 )
-_HIDDEN_FROM_OTHERS = {A.KEEP_FAVOR: "keeps a favor card", A.BID: "places a sealed bid"}
+_BOLD = frozenset({Tone.ROUND, Tone.END, Tone.PETITION})
 
 
 class QuitGame(Exception):
     """The person stopped the game (``quit`` or end of input)."""
-
-
-def public_action_text(state: State, action: int) -> str:
-    """What the other seats may learn of ``action``: kept cards and sealed bids stay hidden."""
-    hidden = _HIDDEN_FROM_OTHERS.get(A.family_of(action).start)
-    return hidden or state.action_to_string(action)
 
 
 def private_view(state: State, seat: int) -> str:
@@ -76,31 +92,64 @@ def private_view(state: State, seat: int) -> str:
     return "\n".join(lines)
 
 
+def rules_text() -> str:
+    """``help``: the rules and the role cards in a page, then how to enter a choice."""
+    out = []
+    for section in rules_summary():
+        out.append(f"{section.title}:")
+        out.extend(f"  - {line}" for line in section.lines)
+    out.append(COMMANDS)
+    return "\n".join(out)
+
+
 @dataclass(frozen=True)
 class Choice:
     action: int | None  # None: the entry chose nothing
     message: str = ""  # why, for a bad entry
 
 
-def parse_choice(entry: str, legal: Sequence[int], labels: Sequence[str]) -> Choice:
-    """A number (1-based, as listed) or the start of one action's text, case-insensitive."""
+def parse_choice(
+    entry: str,
+    legal: Sequence[int],
+    labels: Sequence[str],
+    numbers: Sequence[int] | None = None,
+    what: str = "action",
+) -> Choice:
+    """A number or the start of one action's text, case-insensitive. ``numbers[i]`` is the
+    number ``legal[i]`` is listed by (default 1, 2, ...; a bid's is its amount), ``what`` the
+    word for it in a reply ("There is no bid 7")."""
     text = entry.strip().lower()
     if not text:
         return Choice(None, "Nothing entered. " + COMMANDS)
-    number = read_number(text, 1, len(legal), "action")
+    numbers = list(range(1, len(legal) + 1)) if numbers is None else list(numbers)
+    low, high = (min(numbers), max(numbers)) if numbers else (1, 0)
+    number = read_number(text, low, high, what)
     if number is not None:
-        return Choice(None, number.message) if number.value is None else Choice(legal[number.value - 1])
+        if number.value is None:
+            return Choice(None, number.message)
+        if number.value not in numbers:
+            return Choice(None, f"There is no {what} {number.value}: choose one of those listed.")
+        return Choice(legal[numbers.index(number.value)])
     matches = [i for i, label in enumerate(labels) if label.lower().startswith(text)]
     exact = [i for i in matches if labels[i].lower() == text]
     if len(matches) == 1 or len(exact) == 1:
         return Choice(legal[(exact or matches)[0]])
     if not matches:
         return Choice(None, f"No legal action starts with '{shown(entry.strip())}'. " + COMMANDS)
-    listed = ", ".join(f"{i + 1}: {labels[i]}" for i in matches[:6])
+    listed = ", ".join(f"{numbers[i]}: {labels[i]}" for i in matches[:6])
     more = f" and {len(matches) - 6} more" if len(matches) > 6 else ""
     return Choice(
         None, f"'{shown(entry.strip())}' fits {len(matches)} actions ({listed}{more}); type more or a number."
     )
+
+
+def bid_numbers(state: State, legal: Sequence[int]) -> tuple[list[int], str] | None:
+    """At a petition bid, each choice's number is the Jade it bids (or, entering a bid of
+    several base-101 digits, the digit): the numbers and their word. None elsewhere."""
+    if not legal or any(A.family_of(a).start != A.BID for a in legal):
+        return None
+    plain = describe_choice(state, legal[0]).kind is TargetKind.BID
+    return [a - A.BID for a in legal], "bid" if plain else "digit"
 
 
 def default_record_path(seed: int) -> Path:
@@ -140,46 +189,58 @@ def play_game(
     specs.insert(seat, HUMAN)
     players = {p: make_agent(spec, seed + p) for p, spec in enumerate(specs) if p != seat}
     names = tuple(specs)
-    shown_names = [printable(name) for name in specs]  # printed without markup: text as it is
-    console.print(f"Island Fortress, {n} players, seed {seed}. You are {PLAYER_MARKS[seat]} (seat {seat}).")
+    # Printed without markup, control characters escaped: a name is shown as it is.
+    shown_names = tuple(YOU if p == seat else printable(name) for p, name in enumerate(specs))
+    console.print(f"Island Fortress, {n} players, seed {seed}. You are {seat_name((), seat)}.")
     for p in range(n):
-        console.print(f"  {PLAYER_MARKS[p]}: {'you' if p == seat else shown_names[p]}", markup=False)
+        console.print(f"  {seat_name(shown_names, p)}", markup=False)
     console.print(COMMANDS)
     table_window = None
     if window:
         from island_fortress_env.views.picture import TableWindow
 
-        table_window = TableWindow(f"Island Fortress - you are {PLAYER_MARKS[seat]}")
+        table_window = TableWindow(f"Island Fortress - you are {seat_name((), seat)}")
+    narrator = Narrator(shown_names, raw.game_state.game.deck.cards)
+    told = 0
+
+    def tell(mover: int | None = None, move: str = "") -> None:
+        """Say the public events since the last call; a move that caused none is said itself."""
+        nonlocal told
+        log = raw.game_state.log
+        lines = narrator.lines(log[told:])
+        told = len(log)
+        if not lines and move:
+            lines = [Line(f"{seat_name(shown_names, mover or 0)}: {move}.", Tone.PLAIN, mover)]
+        for line in lines:
+            if line.tone is Tone.ROUND and line.text.startswith("Round") and "begins" in line.text:
+                console.print()
+            console.print(line.text, markup=False, style="bold" if line.tone in _BOLD else None)
+
     taken: list[int] = []
-    seen_round = revealed_round = 0
     try:
+        tell()  # the deal and the first income
         for name in env.agent_iter():
             obs, _reward, termination, truncation, _info = env.last()
             if termination or truncation:
                 env.step(None)
                 continue
             state = raw.game_state
-            if state.round != seen_round:
-                seen_round = state.round
-                console.print(f"\n[bold]===== Round {state.round} =====[/bold]")
-            bidding = visibility.bids_sealed(state)
-            if state.last_bids is not None and not bidding and revealed_round != state.round:
-                revealed_round = state.round
-                bids = ", ".join(f"{PLAYER_MARKS[q]} {b}" for q, b in enumerate(state.last_bids))
-                console.print(f"Bids revealed: {bids}; {PLAYER_MARKS[state.holder]} won the petition.")
             p = raw.agent_name_mapping[name]
             if p == seat:
                 if table_window is not None:
                     from island_fortress_env.views.picture import render_rgb
 
                     table_window.show(render_rgb(state, seat, names))
-                action = _ask_person(state, seat, ask, console)
+                action = _ask_person(state, seat, shown_names, ask, console)
+                move = ""  # the person knows what they chose
             else:
                 action = int(players[p].act(obs["observation"], obs["action_mask"], state))
-                line = f"{PLAYER_MARKS[p]} ({shown_names[p]}): {public_action_text(state, action)}"
-                console.print(line, markup=False)
+                move = public_move_text(state, action)
             taken.append(action)
             env.step(action)
+            if raw.game_state.is_terminal():
+                console.print("\n" + render_text(raw.game_state, 0, shown_names), markup=False)
+            tell(p, move)
     except QuitGame:
         console.print("Game stopped; nothing saved.")
         return None
@@ -188,12 +249,6 @@ def play_game(
             table_window.close()
         env.close()
     final = raw.game_state
-    console.print("\n" + render_text(final), markup=False)
-    console.print("\nFinal scores:")
-    for p in range(n):
-        won = "  winner" if p in final.winners else ""
-        name = "you" if p == seat else shown_names[p]
-        console.print(f"  {PLAYER_MARKS[p]} {name:<12} {final.score[p]:4d}{won}", markup=False)
     rules = {"num_players": n, **raw.game.config.variants}  # the game's own options, nothing else
     record = GameRecord.from_game(rules, seed, taken, names, final)
     path = printable(save_game(record, save_path, console))
@@ -219,19 +274,38 @@ def save_game(record: GameRecord, save_path: str | Path | None, console: Console
         raise
 
 
-def _ask_person(state: State, seat: int, ask: Callable[[str], str], console: Console) -> int:
-    """Show the board and the legal actions; ask until the entry names one."""
+def _ask_person(
+    state: State, seat: int, names: Sequence[str], ask: Callable[[str], str], console: Console
+) -> int:
+    """Show the board and the legal choices; ask until the entry names one. A decision with
+    one legal choice is taken and shown, not asked."""
     legal = list(state.legal_actions())
-    labels = [state.action_to_string(a) for a in legal]
+    choices = [describe_choice(state, a) for a in legal]
+    who = seat_name(names, seat)
+    if len(legal) == 1:
+        cost = f" ({choices[0].cost})" if choices[0].cost else ""
+        console.print(f"{who}: the only choice, {choices[0].label}{cost}.", markup=False)
+        return legal[0]
+    labels = [c.label for c in choices]
+    bids = bid_numbers(state, legal)
+    numbers, what = bids if bids is not None else (list(range(1, len(legal) + 1)), "action")
 
     def show_board() -> None:
-        console.print("\n" + render_text(state), markup=False)
+        console.print("\n" + render_text(state, 0, names), markup=False)
         console.print(private_view(state, seat), markup=False)
 
     def show_actions() -> None:
-        console.print(f"\n{PLAYER_MARKS[seat]} to decide: {state.decision_name()}")
-        for i, label in enumerate(labels, start=1):
-            console.print(f"  {i:3d}. {label}", markup=False)
+        console.print(f"\n{who} to decide: {state.decision_name()}", markup=False)
+        if bids is not None:
+            console.print(f"  (type the {what}: {numbers[0]}-{numbers[-1]})")
+        for number, choice in zip(numbers, choices, strict=True):
+            cost = f": {choice.cost}" if choice.cost else ""
+            console.print(f"  {number:3d}. {choice.label}{cost}", markup=False)
+        refused = refusals(state)
+        if refused:
+            console.print("  Not possible now:")
+            for r in refused:
+                console.print(f"       {r.label}: {r.reason}", markup=False)
 
     show_board()
     show_actions()
@@ -248,9 +322,9 @@ def _ask_person(state: State, seat: int, ask: Callable[[str], str], console: Con
             show_actions()
             continue
         if word in ("help", "?"):
-            console.print(COMMANDS)
+            console.print(rules_text(), markup=False)
             continue
-        choice = parse_choice(entry, legal, labels)
+        choice = parse_choice(entry, legal, labels, numbers, what)
         if choice.action is not None:
             return choice.action
         console.print(choice.message, style="bold", markup=False)

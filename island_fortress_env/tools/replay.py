@@ -1,10 +1,11 @@
 """``island-fortress replay FILE``: step through a game record, or write it as a video.
 
-In a terminal the game is shown one decision at a time (the text board, then the action taken,
-in words): the right arrow, ``n`` or Enter steps forward, the left arrow or ``b`` back, a number
+In a terminal the game is shown one decision at a time (the text board, then the action taken
+and what it caused, in words: ``views.narrate``, every seat named "A (name)" as in ``play``):
+the right arrow, ``n`` or Enter steps forward, the left arrow or ``b`` back, a number
 and Enter jumps to that step, ``e`` goes to the end, ``q`` quits (single key presses, through
 prompt_toolkit). When standard input is not a terminal the whole game is printed. The final
-scores close the replay.
+scores, with where each seat's points came from, close the replay.
 
 ``--video out.mp4`` (or ``.gif``) writes the game from the picture render instead: one frame
 per decision, or with ``--per turn`` one frame each time the player to move changes. The path is
@@ -34,7 +35,8 @@ from island_fortress_env.env.records import (
     temporary_path,
 )
 from island_fortress_env.tools.entries import read_number, shown
-from island_fortress_env.views.text import PLAYER_MARKS, render_text
+from island_fortress_env.views.narrate import Narrator, describe_choice, final_score_lines, seat_name
+from island_fortress_env.views.text import render_text
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
@@ -131,24 +133,42 @@ def write_video(
     return len(frames)
 
 
-def _scores(record: GameRecord, final: State) -> str:
-    lines = ["Final scores:"]
-    for p in range(final.n):
-        won = "  winner" if p in final.winners else ""
-        lines.append(f"  {PLAYER_MARKS[p]} {printable(record.agents[p]):<20} {final.score[p]:4d}{won}")
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class Told:
+    """A record in words: the seats' names, the events of the deal and each step's."""
+
+    names: tuple[str, ...]  # printable
+    opening: tuple[str, ...]  # before the first decision
+    steps: tuple[tuple[str, ...], ...]  # steps[i]: what action i caused
 
 
-def _step_text(record: GameRecord, all_states: Sequence[State], i: int) -> str:
-    """Step ``i`` (1-based): the board before the action, then the action in words."""
+def tell(record: GameRecord, all_states: Sequence[State]) -> Told:
+    names = tuple(printable(name) for name in record.agents)
+    narrator = Narrator(names, all_states[0].game.deck.cards)
+    logs = [len(s.log) for s in all_states]
+    final_log = all_states[-1].log
+    said = [tuple(line.text for line in narrator.lines(final_log[: logs[0]]))]
+    for i in range(len(record.actions)):
+        said.append(tuple(line.text for line in narrator.lines(final_log[logs[i] : logs[i + 1]])))
+    return Told(names, said[0], tuple(said[1:]))
+
+
+def _step_text(record: GameRecord, all_states: Sequence[State], told: Told, i: int) -> str:
+    """Step ``i`` (1-based): the board before the action, the action and what it caused."""
     state = all_states[i - 1]
     p = state.current_player()
     action = record.actions[i - 1]
+    before = "".join(f"\n{line}" for line in told.opening) if i == 1 else ""
+    caused = "".join(f"\n  {line}" for line in told.steps[i - 1])
     return (
-        f"{render_text(state)}\n\n"
-        f"step {i}/{len(record.actions)}: {PLAYER_MARKS[p]} ({printable(record.agents[p])}) chooses: "
-        f"{state.action_to_string(action)}"
+        f"{render_text(state, 0, told.names)}\n{before}\n"
+        f"step {i}/{len(record.actions)}: {seat_name(told.names, p)} chooses: "
+        f"{describe_choice(state, action).label}{caused}"
     )
+
+
+def _end_text(told: Told, final: State) -> str:
+    return f"{render_text(final, 0, told.names)}\n\n" + "\n".join(final_score_lines(final, told.names))
 
 
 def key_reader() -> Callable[[str], str]:
@@ -181,7 +201,8 @@ def run_replay(
     all_states = states(record)
     total = len(record.actions)
     final = all_states[-1]
-    agents = ", ".join(f"{PLAYER_MARKS[p]}: {printable(name)}" for p, name in enumerate(record.agents))
+    told = tell(record, all_states)
+    agents = ", ".join(seat_name(told.names, p) for p in range(record.num_players))
     print(
         f"{printable(path)}: {record.num_players} players ({agents}), seed {record.seed}, {total} decisions",
         file=out,
@@ -190,17 +211,17 @@ def run_replay(
         interactive = sys.stdin.isatty()
     if not interactive:
         for i in range(1, total + 1):
-            print(f"\n{_step_text(record, all_states, i)}", file=out)
-        print(f"\n{render_text(final)}\n\n{_scores(record, final)}", file=out)
+            print(f"\n{_step_text(record, all_states, told, i)}", file=out)
+        print(f"\n{_end_text(told, final)}", file=out)
         return record
     ask = ask or key_reader()
     print(HELP, file=out)
     i = 1
     while True:
         if i > total:
-            print(f"\n{render_text(final)}\n\n{_scores(record, final)}", file=out)
+            print(f"\n{_end_text(told, final)}", file=out)
         else:
-            print(f"\n{_step_text(record, all_states, i)}", file=out)
+            print(f"\n{_step_text(record, all_states, told, i)}", file=out)
         try:
             key = ask(f"[{min(i, total)}/{total}] > ")
         except EOFError:

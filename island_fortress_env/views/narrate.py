@@ -173,6 +173,19 @@ def score_breakdown(events: Iterable[ev.Event], players: int) -> list[dict[str, 
     return out
 
 
+def final_score_lines(state: State, names: Sequence[str]) -> list[str]:
+    """The final scores as a table: each seat, its points, "winner", and where the points came
+    from ("rows 12 + level-4 blocks 5")."""
+    breakdown = score_breakdown(state.log, state.n)
+    width = max(len(seat_name(names, p)) for p in range(state.n))
+    lines = ["Final scores:"]
+    for p in range(state.n):
+        won = "winner" if p in state.winners else ""
+        parts = " + ".join(f"{label} {pts}" for label, pts in breakdown[p].items() if pts) or "nothing"
+        lines.append(f"  {seat_name(names, p):<{width}} {state.score[p]:4d}  {won:<6}  = {parts}")
+    return lines
+
+
 class Narrator:
     """Sentences for the public event log. It reads the log in order and remembers what the
     sentences need (the round, the Governor marker's holder for the petition's tie-break, the
@@ -197,6 +210,26 @@ class Narrator:
 
     def event(self, event: ev.Event) -> list[Line]:
         """The sentences of one event (some events say nothing, a few say two things)."""
+        out = self._words(event)
+        self.note(event)
+        return out
+
+    def note(self, event: ev.Event) -> None:
+        """Remember what later sentences need of ``event`` without saying it (``last_lines``
+        reads an old log's start this way)."""
+        if isinstance(event, ev.Score):
+            if 0 <= event.player < len(self.scores):
+                label = BREAKDOWN_LABELS[event.reason]
+                mine = self.scores[event.player]
+                mine[label] = mine.get(label, 0) + event.points
+            if event.reason in _AT_END:
+                self.final_scoring = True
+        elif isinstance(event, ev.RoundStarted):
+            self.round = event.round
+        elif isinstance(event, ev.Petition):
+            self.holder = event.winner
+
+    def _words(self, event: ev.Event) -> list[Line]:
         if isinstance(event, ev.Score):
             return self._score(event)
         if isinstance(event, ev.RoundStarted):
@@ -213,18 +246,12 @@ class Narrator:
         out = []
         if self.round:
             out.append(Line(f"Round {self.round} ends.", Tone.ROUND, None))
-        self.round = event.round
         out.append(Line(f"Round {event.round} begins: everyone takes income.", Tone.ROUND, None))
         return out
 
     def _score(self, event: ev.Score) -> list[Line]:
-        label = BREAKDOWN_LABELS[event.reason]
-        if 0 <= event.player < len(self.scores):
-            mine = self.scores[event.player]
-            mine[label] = mine.get(label, 0) + event.points
         out = []
         if event.reason in _AT_END and not self.final_scoring:
-            self.final_scoring = True
             out.append(Line("Final scoring.", Tone.END, None))
         points = f"{event.points:+d} VP"
         tone = Tone.LOSS if event.points < 0 else Tone.SCORE
@@ -264,7 +291,6 @@ class Narrator:
             text += f"{winner} wins the petition."
         paid = event.bids[event.winner]
         text += f" {winner} pays {plural(paid, 'Jade')}, takes the Governor marker and plays first."
-        self.holder = event.winner
         return Line(text, Tone.PETITION, event.winner)
 
     def _game_over(self, event: ev.GameOver) -> list[Line]:
@@ -273,7 +299,8 @@ class Narrator:
         verb = "win (tied)" if len(event.winners) > 1 else "wins"
         out = [Line(f"Game over. Final scores: {scores}. {won} {verb}.", Tone.END, None)]
         for p, total in enumerate(event.scores):
-            parts = " + ".join(f"{label} {pts}" for label, pts in self.scores[p].items() if pts)
+            mine = self.scores[p] if p < len(self.scores) else {}
+            parts = " + ".join(f"{label} {pts}" for label, pts in mine.items() if pts)
             out.append(Line(f"{self.who(p)}: {total} VP = {parts or 'nothing'}.", Tone.END, p))
         return out
 
@@ -390,6 +417,18 @@ class Narrator:
         if isinstance(event, ev.Pass):
             return f"{who} passes.", Tone.PLAIN
         raise AssertionError(f"no words for {event!r}")  # every EventKind is handled above
+
+
+def last_lines(
+    log: Sequence[ev.Event], names: Sequence[str], cards: Sequence[FavorCard], count: int
+) -> list[Line]:
+    """The sentences of the last ``count`` events of ``log``; the events before them are read
+    for what those sentences need (the round, the Governor marker, the scores), not said."""
+    narrator = Narrator(names, cards)
+    start = max(len(log) - count, 0)
+    for event in log[:start]:
+        narrator.note(event)
+    return narrator.lines(log[start:])
 
 
 # --------------------------------------------------------------------------- choices
