@@ -259,13 +259,3 @@ def test_the_last_events_are_told_as_a_whole_log_would_tell_them():
     for count in (1, 4, 40, len(state.log)):
         expected = [line for lines in per_event[-count:] for line in lines]
         assert narrate.last_lines(state.log, names, state.game.deck.cards, count) == expected
-
-
-def test_render_stays_quick():
-    import time
-
-    state = _played(11, 10_000)
-    start = time.perf_counter()
-    for _ in range(20):
-        render_text(state)
-    assert (time.perf_counter() - start) / 20 < 0.05
