@@ -25,7 +25,7 @@ from typing import Any, ClassVar, NoReturn
 
 import yaml
 
-from island_fortress_env.players import AGENT_KINDS
+from island_fortress_env.players import AGENT_KINDS, SEARCH_KINDS, AgentSpecError, check_agent_spec
 
 
 class TrainConfigError(ValueError):
@@ -195,6 +195,24 @@ class LeagueSection:
     snapshots that still beat the learner come back more often."""
     floor: float = 0.05
     """See ``priority_power``."""
+    opponent: str = ""
+    """An agent spec (a checkpoint, ``heuristic`` or ``random``; empty: none): every league game
+    seats the learner against this one fixed player, and the kind weights above are not used. A
+    checkpoint plays as the league's only snapshot, its weights fixed for the whole run (its
+    network must be the learner's); no snapshot of the learner joins (``island-fortress exploit``)."""
+
+
+def check_league_opponent(league: LeagueSection) -> None:
+    """``league.opponent``: an agent spec that a league seat can be played by."""
+    spec = league.opponent
+    if league.share <= 0:
+        fail("league.opponent", "needs league.share > 0 (the share of games played against it)")
+    if spec.partition(":")[0] in SEARCH_KINDS:
+        fail("league.opponent", f"{spec!r}: league seats are played by a checkpoint, heuristic or random")
+    try:
+        check_agent_spec(spec)
+    except AgentSpecError as exc:
+        fail("league.opponent", str(exc))
 
 
 @dataclass
@@ -311,7 +329,9 @@ class NativeConfig(RunConfig):
         if not 0 <= lg.share <= 1:
             fail("league.share", "must be in [0, 1]")
         kinds = {"snapshot": lg.snapshot, "heuristic": lg.heuristic, "random": lg.random}
-        if lg.share > 0 and (any(w < 0 for w in kinds.values()) or sum(kinds.values()) <= 0):
+        if lg.opponent:
+            check_league_opponent(lg)
+        elif lg.share > 0 and (any(w < 0 for w in kinds.values()) or sum(kinds.values()) <= 0):
             fail("league", f"opponent weights must be >= 0 and not all zero, got {kinds}")
         if lg.snapshot_every < 1 or lg.pool_size < 1:
             fail("league", "snapshot_every and pool_size must be >= 1")

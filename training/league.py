@@ -6,6 +6,10 @@ game one seat learns and every other seat is played by a frozen player of one ki
 the random player. ``draw_game_kind`` and ``draw_snapshot`` make those draws for a new game;
 ``League`` keeps the snapshots and how often each still beats the learner, which is what the
 snapshot draw is weighted by (prioritised fictitious self-play).
+
+With ``league.opponent`` the league is one fixed player: every league game is played against it,
+a checkpoint as the only snapshot, kept as it is for the whole run (``island-fortress exploit``
+trains a best response to it this way).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 import numpy as np
 from torch import nn
 
-from island_fortress_env.training.config import LeagueSection
+from island_fortress_env.training.config import LeagueSection, NativeConfig
+from island_fortress_env.training.weights import initial_weights, network_kwargs
 
 
 class GameKind(enum.Enum):
@@ -33,8 +38,18 @@ class GameKind(enum.Enum):
 OPPONENT_KINDS = (GameKind.SNAPSHOT, GameKind.HEURISTIC, GameKind.RANDOM)  # league.<kind> weights
 
 
+def fixed_opponent_kind(spec: str) -> GameKind:
+    """The kind of league game that ``league.opponent`` ``spec`` plays: the heuristic and the random
+    player their own, a checkpoint a snapshot game."""
+    return {"heuristic": GameKind.HEURISTIC, "random": GameKind.RANDOM}.get(spec, GameKind.SNAPSHOT)
+
+
 def opponent_probabilities(league: LeagueSection) -> np.ndarray:
-    """The probabilities of ``OPPONENT_KINDS`` in a league game (all 0 when no weight is set)."""
+    """The probabilities of ``OPPONENT_KINDS`` in a league game (all 0 when no weight is set); with
+    ``league.opponent``, 1 for its kind."""
+    if league.opponent:
+        kind = fixed_opponent_kind(league.opponent)
+        return np.array([float(k is kind) for k in OPPONENT_KINDS])
     weights = np.array([league.snapshot, league.heuristic, league.random], dtype=np.float64)
     return weights / weights.sum() if weights.sum() > 0 else weights
 
@@ -81,12 +96,31 @@ class League:
         self.pool_size, self.power, self.floor = pool_size, priority_power, floor
         self.pool: dict[int, Snapshot] = {}
         self._next_id = 0
+        self.fixed = False  # a league of one fixed player (``league.opponent``): it takes no snapshots
+
+    @classmethod
+    def for_run(cls, cfg: NativeConfig, net: nn.Module, step: int) -> League:
+        """The league a run starts with at ``step`` decisions: a snapshot of the learner ``net``; or
+        with ``league.opponent`` the fixed player, a checkpoint's weights as the only snapshot (a
+        ``CheckpointError`` when its network is not the learner's), the heuristic or the random
+        player with no snapshot."""
+        lg = cfg.league
+        league = cls(lg.pool_size, lg.priority_power, lg.floor)
+        if not lg.opponent:
+            league.add(net, step)
+            return league
+        if fixed_opponent_kind(lg.opponent) is GameKind.SNAPSHOT:
+            league._keep(initial_weights(lg.opponent, network_kwargs(cfg)), step)
+        league.fixed = True
+        return league
 
     def add(self, net: nn.Module, step: int) -> int:
-        """Freeze a copy of ``net``'s weights; the oldest snapshot leaves a full pool."""
+        """Freeze a copy of ``net``'s weights (its id); the oldest snapshot leaves a full pool."""
+        return self._keep({k: v.detach().clone() for k, v in net.state_dict().items()}, step)
+
+    def _keep(self, state_dict: dict[str, Any], step: int) -> int:
         sid = self._next_id
         self._next_id += 1
-        state_dict = {k: v.detach().clone() for k, v in net.state_dict().items()}
         self.pool[sid] = Snapshot(state_dict, step)
         while len(self.pool) > self.pool_size:
             del self.pool[min(self.pool)]

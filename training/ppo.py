@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -357,9 +357,15 @@ def log_games(writer: Any, finished: Sequence[FinishedGame], step: int) -> None:
     writer.add_scalar("game/games", len(finished), step)
 
 
-def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
+def train_native(
+    cfg: NativeConfig,
+    resume: str | None = None,
+    after_rollout: Callable[[Run, Sequence[FinishedGame]], None] | None = None,
+) -> Path:
     """Run the training described by ``cfg``, continuing checkpoint ``resume`` if given (its
-    weights, optimizer state and counters); returns the path of the checkpoint kept."""
+    weights, optimizer state and counters); returns the path of the checkpoint kept.
+    ``after_rollout`` is called after every update with the run and the games finished in that
+    rollout (``island-fortress exploit`` logs its win rate against its target there)."""
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
@@ -391,8 +397,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
         report = warm_start(net, cfg, writer)
         writer.add_scalar("pretrain/final_accuracy", report["epochs"][-1]["accuracy"], 0)
 
-    league = League(cfg.league.pool_size, cfg.league.priority_power, cfg.league.floor)
-    league.add(net, progress.decisions)
+    league = League.for_run(cfg, net, progress.decisions)
     collectors = Collectors(cfg, SeatTrajectories)
     next_snapshot = progress.decisions + cfg.league.snapshot_every
     next_checkpoint = progress.decisions + t.checkpoint_every
@@ -451,6 +456,8 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
             writer.add_scalar("charts/update_seconds", update_s, step)
             writer.add_scalar("charts/league_pool", len(league.pool), step)
             log_games(writer, finished, step)
+            if after_rollout is not None:
+                after_rollout(run, finished)
             bar.set_postfix_str(
                 f"kl {stats['approx_kl']:.3f} ent {stats['entropy']:.2f} "
                 f"ev {stats['explained_variance']:.2f}",
@@ -465,7 +472,7 @@ def train_native(cfg: NativeConfig, resume: str | None = None) -> Path:
                 )
 
             # snapshot, checkpoint, evaluate
-            if step >= next_snapshot:
+            if step >= next_snapshot and not league.fixed:
                 league.add(net, step)
                 next_snapshot += cfg.league.snapshot_every
             if step >= next_checkpoint:

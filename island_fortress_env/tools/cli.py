@@ -39,6 +39,7 @@ DELEGATED = {
     "evaluate": "island_fortress_env.training.evaluate",
     "bench": "island_fortress_env.tools.bench",
     "tournament": "island_fortress_env.tools.tournament",
+    "exploit": "island_fortress_env.tools.exploit",
 }
 
 
