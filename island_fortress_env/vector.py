@@ -22,6 +22,10 @@ Arrays (N = num_games), written in place at every call and returned (copy what m
 * ``done`` bool[N]: the game ended on this step. It has been replaced by a new game already: ``obs``,
   ``mask`` and ``player`` are the new game's first decision.
 
+``score_gains()`` gives every seat's points scored on the last step (per-seat score deltas, for a
+dense reward), ``set_players(i, n)`` changes the table size of game ``i`` from its next episode on,
+and ``random_actions``/``heuristic_actions`` take a mask of the games to decide for.
+
 Episode ``e`` of game ``i`` is the game ``core.new_initial_state(game, seed=game_seed(i, e))``
 (episodes count from 0); ``random_actions`` draws like ``engine.play_random_game`` from that seed,
 and ``heuristic_actions`` plays like ``HeuristicAgent(seed=that seed)`` at every seat.
@@ -66,9 +70,13 @@ class VectorEnv:
         if threads < 1:
             raise ValueError(f"threads must be >= 1, not {threads}")
         self.seed = rng.seed_state(seed)
+        self._options = options
+        self._core_game = core_game
         by_size = {n: Game(num_players=n, **options) for n in dict.fromkeys(counts)}
-        # Game i is a table of counts[i % len(counts)] players.
+        self._by_size = by_size
+        # Game i is a table of counts[i % len(counts)] players (until set_players changes it).
         self.games: tuple[Game, ...] = tuple(by_size[counts[i % len(counts)]] for i in range(num_games))
+        self._next_games: dict[int, Game] = {}  # set_players' tables, from each game's next episode
         self.num_games = num_games
         self._core = _core
         self._batch = _core.Batch([core_game(g) for g in self.games], self.seed, threads)
@@ -84,6 +92,7 @@ class VectorEnv:
         """A new game in every slot (the next episode of each); returns (obs, mask, player)."""
         self._batch.reset(self.obs, self.mask, self.player, self.rewards, self.done)
         self._started = True
+        self._start_next_games(range(self.num_games))
         return self.obs, self.mask, self.player
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -98,21 +107,65 @@ class VectorEnv:
         if not np.array_equal(self._actions, a):
             raise ValueError("actions must be ids in 0..NUM_ACTIONS-1")
         self._batch.step(self._actions, self.obs, self.mask, self.player, self.rewards, self.done)
+        if self._next_games:
+            self._start_next_games(np.flatnonzero(self.done))
         return self.obs, self.mask, self.player, self.rewards, self.done
 
-    def random_actions(self) -> np.ndarray:
-        """A uniformly random legal action in every game (a new int64 array)."""
+    def random_actions(self, games: Any = None) -> np.ndarray:
+        """A uniformly random legal action in every game (a new int64 array); with ``games``
+        (bool[N]), only in the games where it is true: -1 elsewhere, and those games draw nothing."""
         self._require_started()
         out = np.empty(self.num_games, dtype=np.int64)
-        self._batch.random_actions(out)
+        self._batch.random_actions(out, self._which(games))
         return out
 
-    def heuristic_actions(self) -> np.ndarray:
-        """The heuristic player's action in every game (a new int64 array)."""
+    def heuristic_actions(self, games: Any = None) -> np.ndarray:
+        """The heuristic player's action in every game (a new int64 array); with ``games``
+        (bool[N]), only in the games where it is true (-1 elsewhere)."""
         self._require_started()
         out = np.empty(self.num_games, dtype=np.int64)
-        self._batch.heuristic_actions(out)
+        self._batch.heuristic_actions(out, self._which(games))
         return out
+
+    def score_gains(self) -> np.ndarray:
+        """Every seat's points scored on the last ``step()``, per game (int64[N, 4], a new array):
+        in a game that ended on that step (``done``), those of its last move. Zero for absent seats
+        and after ``reset()``. The score of seat ``s`` is the sum of its gains over the episode."""
+        out = np.zeros((self.num_games, tables.MAX_PLAYERS), dtype=np.int64)
+        self._batch.score_gains(out)
+        return out
+
+    def set_players(self, index: int, num_players: int) -> None:
+        """Game ``index``'s episodes from its next one on are tables of ``num_players`` (the episode
+        under way keeps its own; ``games[index]`` changes when the next one starts)."""
+        index = operator.index(index)
+        if not 0 <= index < self.num_games:
+            raise IndexError(f"no game {index} in a batch of {self.num_games}")
+        if num_players not in tables.PLAYER_COUNTS:
+            raise ValueError(f"num_players must be one of {tables.PLAYER_COUNTS}, not {num_players!r}")
+        game = self._by_size.get(num_players)
+        if game is None:
+            game = self._by_size[num_players] = Game(num_players=num_players, **self._options)
+        self._batch.set_game(index, self._core_game(game))
+        self._next_games[index] = game
+
+    def _start_next_games(self, started: Any) -> None:
+        """``games`` follows the games of ``started`` that began an episode of a table set by
+        ``set_players``."""
+        changed = [(int(i), self._next_games.pop(int(i))) for i in started if int(i) in self._next_games]
+        if changed:
+            games = list(self.games)
+            for i, game in changed:
+                games[i] = game
+            self.games = tuple(games)
+
+    def _which(self, games: Any) -> np.ndarray | None:
+        if games is None:
+            return None
+        which = np.asarray(games)
+        if which.shape != (self.num_games,) or which.dtype != np.bool_:
+            raise ValueError(f"games must be {self.num_games} booleans, not {which.dtype} {which.shape}")
+        return np.ascontiguousarray(which).view(np.uint8)
 
     def state(self, index: int) -> Any:
         """A copy of game ``index``'s state as a ``core.state.CoreState`` (batched games keep no

@@ -110,3 +110,97 @@ def test_bad_arguments_are_refused() -> None:
         vector.make(2, seed=-1)
     with pytest.raises(ConfigError):
         vector.make(2, no_such_option=True)
+
+
+def test_score_gains_are_every_seats_points_of_the_last_step() -> None:
+    import island_fortress_env.vector as vector
+
+    env = vector.make(6, num_players=(2, 3, 4), seed=4)
+    env.reset()
+    assert not env.score_gains().any()
+    engine = [env.games[i].new_initial_state(env.game_seed(i)) for i in range(6)]
+    totals = np.zeros((6, 4), dtype=np.int64)
+    finished = scored = 0
+    for _ in range(1500):
+        actions = env.random_actions()
+        before = [py.score[:] for py in engine]
+        env.step(actions)
+        gains = env.score_gains()
+        totals += gains
+        for i, py in enumerate(engine):
+            py.apply_action(int(actions[i]))
+            n = py.n
+            assert gains[i, :n].tolist() == [a - b for a, b in zip(py.score, before[i], strict=True)]
+            assert not gains[i, n:].any()
+            scored += int(gains[i].any())
+            if env.done[i]:  # the gains of the last move are the ended game's; they add up to its score
+                assert totals[i, :n].tolist() == py.score
+                totals[i] = 0
+                engine[i] = env.games[i].new_initial_state(env.game_seed(i))
+                finished += 1
+    assert finished >= 10 and scored > 100
+
+
+def test_actions_for_some_games_leave_the_others_alone() -> None:
+    import island_fortress_env.vector as vector
+
+    one, twin = (vector.make(6, num_players=(2, 3, 4), seed=8) for _ in range(2))
+    one.reset()
+    twin.reset()
+    some = np.array([True, False, True, True, False, True])
+    for _ in range(60):
+        everywhere = twin.random_actions()
+        part = one.random_actions(some)
+        assert np.array_equal(part[some], everywhere[some]) and (part[~some] == -1).all()
+        rest = one.random_actions(~some)  # the games left out had not drawn: they draw now as the twin did
+        assert np.array_equal(rest[~some], everywhere[~some])
+        heuristic = twin.heuristic_actions()
+        part = one.heuristic_actions(some)
+        assert np.array_equal(part[some], heuristic[some]) and (part[~some] == -1).all()
+        one.step(heuristic)
+        twin.step(heuristic)
+    with pytest.raises(ValueError, match="6 booleans"):
+        one.random_actions(np.ones(6, dtype=np.int64))
+    with pytest.raises(ValueError, match="6 booleans"):
+        one.heuristic_actions(np.ones(5, dtype=bool))
+
+
+def test_set_players_changes_a_games_table_from_its_next_episode_on() -> None:
+    import island_fortress_env.vector as vector
+    from island_fortress_env.engine import Game
+
+    env = vector.make(3, num_players=3, seed=2)
+    env.set_players(2, 2)  # before the first episode: that one is already a 2-player game
+    env.reset()
+    assert [g.num_players for g in env.games] == [3, 3, 2]
+    sizes = {0: [4, 2, 4, 3], 1: [2, 2, 4, 4]}  # the tables game 0 and game 1 play next, in order
+    for i in (0, 1):
+        env.set_players(i, sizes[i].pop(0))
+    engine = [env.games[i].new_initial_state(env.game_seed(i)) for i in range(3)]
+    agents = [HeuristicAgent(seed=env.game_seed(i)) for i in range(3)]
+    played: dict[int, list[int]] = {0: [], 1: []}
+    while len(played[0]) < 4 or len(played[1]) < 4:
+        actions = env.heuristic_actions()
+        for i, py in enumerate(engine):
+            assert env.games[i].num_players == py.n == env.state(i).n
+            assert actions[i] == agents[i].act(None, action_mask(py), py)
+            py.apply_action(int(actions[i]))
+        env.step(actions)
+        for i in np.flatnonzero(env.done):
+            assert engine[i].is_terminal()
+            engine[i] = Game(num_players=env.games[i].num_players).new_initial_state(env.game_seed(i))
+            agents[i] = HeuristicAgent(seed=env.game_seed(i))
+            assert (
+                env.obs[i].tobytes()
+                == ObservationEncoder(env.games[i]).encode(engine[i], engine[i].current_player()).tobytes()
+            )
+            if i in played:
+                played[i].append(env.games[i].num_players)
+                if sizes[i]:
+                    env.set_players(i, sizes[i].pop(0))
+    assert played == {0: [4, 2, 4, 3], 1: [2, 2, 4, 4]}
+    assert env.games[2].num_players == 2
+    with pytest.raises(IndexError):
+        env.set_players(3, 2)
+    with pytest.raises(ValueError, match="num_players"):
+        env.set_players(0, 5)

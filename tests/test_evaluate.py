@@ -47,6 +47,7 @@ def recorders(monkeypatch):
         return agent
 
     monkeypatch.setattr(ev, "make_agent", factory)
+    monkeypatch.setattr(ev, "make_core_agent", factory)  # the agents of games played in the core
     return made
 
 
@@ -89,7 +90,9 @@ def test_runs_are_reproducible():
 
 
 def test_a_tie_of_every_player_counts_one_kth(monkeypatch):
-    # Every game ends with all seats tied: each agent wins 1/k of every game.
+    # Every game ends with all seats tied: each agent wins 1/k of every game (in the Python
+    # engine, whose scoring can be replaced).
+    monkeypatch.setattr(ev.core, "available", lambda: False)
     monkeypatch.setattr(scoring, "winners", lambda scores, *rest: list(range(len(scores))))
     result = ev.evaluate(["random", "random", "random"], games=6, seed=2)
     for entry in result["agents"]:
@@ -183,6 +186,55 @@ def test_three_distinct_agents_are_rated(tmp_path, monkeypatch):
     by_name = {e["name"]: e for e in result["agents"]}
     assert by_name["heuristic"]["wins"] >= 5  # the heuristic wins nearly every game...
     assert by_name["heuristic"]["rating"]["mu"] > by_name["random"]["rating"]["mu"]  # ...and rates higher
+
+
+# ---------------------------------------------------------------------------- in the C++ core
+
+
+pytest_core = pytest.mark.skipif(not ev.core.available(), reason="the C++ core is not built")
+
+
+@pytest_core
+def test_the_env_and_the_core_deal_the_same_game_from_a_seed():
+    from island_fortress_env import island_fortress_v0
+
+    env = island_fortress_v0.raw_env(num_players=3)
+    for seed in (0, 7, 2**40):
+        env.reset(seed=seed)
+        state = ev.core.new_initial_state(env.game, ev.env_game_seed(seed))
+        assert state.encode(0).tobytes() == env.observe("player_0")["observation"].tobytes()
+        assert state.deck == env.game_state.deck and state.legal_actions() == env.game_state.legal_actions()
+
+
+@pytest_core
+@pytest.mark.parametrize(
+    "specs", [["checkpoints/policy-2-4p.zip", "heuristic", "random"], ["heuristic", "random"]]
+)
+def test_games_played_in_the_core_give_the_python_engines_results(specs, monkeypatch, tmp_path):
+    """The same deals, observations and choices (the heuristic's in C++), so the same figures and
+    the same game records."""
+    from pathlib import Path
+
+    from island_fortress_env.env.records import load
+
+    specs = [str(Path(__file__).resolve().parents[1] / s) if s.endswith(".zip") else s for s in specs]
+    played = []
+    real = ev.play_core_game
+    monkeypatch.setattr(ev, "play_core_game", lambda *a, **k: played.append(1) or real(*a, **k))
+    in_core = ev.evaluate(specs, games=4, seed=9, save_games=tmp_path / "core")
+    assert len(played) == 4
+    monkeypatch.setattr(ev.core, "available", lambda: False)
+    in_python = ev.evaluate(specs, games=4, seed=9, save_games=tmp_path / "python")
+    assert len(played) == 4  # no more games in the core
+    records = [[load(path).to_dict() for path in r.pop("saved_games")] for r in (in_core, in_python)]
+    assert in_core == in_python
+    assert records[0] == records[1]
+
+
+def test_search_players_play_through_the_python_engine():
+    assert ev.plays_in_core("heuristic") and ev.plays_in_core("random") and ev.plays_in_core("a/b.zip")
+    assert not ev.plays_in_core("mcts:10") and not ev.plays_in_core("search:x.zip:8")
+    assert not ev.plays_in_core("mcts")
 
 
 # ---------------------------------------------------------------------------- CLI

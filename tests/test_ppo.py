@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 import torch
 
+from island_fortress_env import core
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
-from island_fortress_env.training.collect import Collector, sample_actions
+from island_fortress_env.training.collect import CoreCollector, EnvCollector, sample_actions
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 from island_fortress_env.training.greedy_eval import greedy_evaluation
-from island_fortress_env.training.league import League
+from island_fortress_env.training.league import GameKind, League
 from island_fortress_env.training.ppo import SeatTrajectories, gae
 from island_fortress_env.training.weights import network_kwargs
 
@@ -175,9 +176,13 @@ def _tiny(base: Path, run_name: str, *extra: str) -> NativeConfig:
     )
 
 
-def test_collector_records_only_legal_actions_and_every_learning_seat():
+COLLECTORS = [CoreCollector, EnvCollector]  # the C++ batch, and the Python engine's path
+
+
+@pytest.mark.parametrize("collector_class", COLLECTORS)
+def test_collector_records_only_legal_actions_and_every_learning_seat(collector_class):
     cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0")
-    collector = Collector(cfg, 0, SeatTrajectories)
+    collector = collector_class(cfg, 0, SeatTrajectories)
     net = ActorCritic(cnn_channels=4, hidden=16)
     rollout, finished = collector.collect(net, 1500)
     n = len(rollout)
@@ -255,7 +260,7 @@ def tiny_native(tmp_path_factory):
     from island_fortress_env.training.ppo import train_native
 
     base = tmp_path_factory.mktemp("native")
-    cfg = _tiny(base, "tiny")
+    cfg = _tiny(base, "tiny", "train.total_decisions=1200")  # long enough for games to end
     return base, cfg, train_native(cfg)
 
 
@@ -508,10 +513,38 @@ def test_keep_best_needs_periodic_evaluations_against_the_heuristic():
         ("train.workers=2", "train.pipelined=true", "train.update_dtype=auto"),
         # two workers and the main process collecting in lockstep
         ("train.workers=2", "train.pipelined=false", "train.update_dtype=float32"),
+        # the imitation warm start first, and evaluations between the updates
+        ("train.workers=2", "pretrain.games=4", "eval.every=300", "eval.games=2", "eval.final_games=2"),
     ],
-    ids=["in-process", "bfloat16-update", "worker-process", "two-workers", "two-workers-lockstep"],
+    ids=[
+        "in-process",
+        "bfloat16-update",
+        "worker-process",
+        "two-workers",
+        "two-workers-lockstep",
+        "warm-start",
+    ],
 )
 def test_two_runs_with_the_same_seed_give_the_same_losses_and_weights(tmp_path, collection):
+    _assert_two_runs_agree(tmp_path, collection)
+
+
+def test_without_the_core_a_run_steps_python_envs_and_still_gives_the_same_losses_and_weights(
+    tmp_path, monkeypatch
+):
+    """Where the C++ core is not built the collectors, the warm start and the evaluations play
+    the Python engine's games, with one warning: the run is as reproducible."""
+    from island_fortress_env.training import collect
+
+    monkeypatch.setattr(collect.core, "available", lambda: False)
+    with pytest.warns(RuntimeWarning, match="C\\+\\+ core is not built"):
+        _assert_two_runs_agree(
+            tmp_path,
+            ("train.workers=0", "pretrain.games=2", "eval.every=300", "eval.games=1", "eval.final_games=1"),
+        )
+
+
+def _assert_two_runs_agree(tmp_path: Path, collection: tuple[str, ...]) -> None:
     from island_fortress_env.agents.checkpoint import load_policy
     from island_fortress_env.training.plot_curves import read_scalars
     from island_fortress_env.training.ppo import train_native
@@ -558,10 +591,11 @@ class _CreditLedger(SeatTrajectories):
         super().reward(key, reward)
 
 
+@pytest.mark.parametrize("collector_class", COLLECTORS)
 @pytest.mark.parametrize(
     "vp, win, relative", [(1.0, 0.0, False), (0.0, 1.0, False), (0.5, 1.0, False), (0.5, 1.0, True)]
 )
-def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win, relative):
+def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win, relative, collector_class):
     """Over a finished game, the rewards credited to a seat's decisions add up to its final score
     (scaled) plus its zero-sum outcome, whoever moved when points were scored or the game ended.
     With ``reward.vp_relative`` the score part is the margin over the other seats' mean score, and
@@ -578,15 +612,14 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
         f"reward.win={win}",
         f"reward.vp_relative={str(relative).lower()}",
     )
-    collector = Collector(cfg, 0, SeatTrajectories)
+    collector = collector_class(cfg, 0, SeatTrajectories)
     collector.book = ledger = _CreditLedger()
     finals = {}
     record = collector._record
 
-    def remember(game):
-        state = game.env.game_state
+    def remember(game, state):
         finals[game.episode] = (list(state.score), win_loss_returns(state.n, state.winners), state.n)
-        record(game)
+        record(game, state)
 
     collector._record = remember
     collector.collect(ActorCritic(cnn_channels=4, hidden=16), 2500)
@@ -600,6 +633,85 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
             assert ledger.credited.get(key, 0.0) == pytest.approx(expected, abs=1e-9), (episode, seat)
         if relative:
             assert sum(ledger.credited[(0, episode, s)] for s in range(n)) == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
+def test_the_core_collectors_league_seats_are_the_heuristics_and_the_learners_decisions_its_own():
+    """Replayed in the Python engine from its seed, every move of a heuristic league game's
+    frozen seats is the heuristic's (one player per game, seeded by the game's seed), the game
+    ends as the batch's did, and the learner's trajectory holds exactly its own moves."""
+    from island_fortress_env.agents.heuristic import HeuristicAgent
+    from island_fortress_env.engine import Game
+    from island_fortress_env.env.observation import action_mask
+
+    league = ("league.share=1.0", "league.snapshot=0.0", "league.random=0.0", "league.heuristic=1.0")
+    cfg = _tiny(Path("/nonexistent"), "c", *league, "train.games_per_collector=3")
+    collector = CoreCollector(cfg, 0, SeatTrajectories)
+    collector.book = ledger = _CreditLedger()
+    ended = []
+    record = collector._record
+    collector._record = lambda game, state: ended.append((game, state)) or record(game, state)
+    collector.collect(ActorCritic(cnn_channels=4, hidden=16), 700)
+    assert len(ended) >= 2
+    for game, state in ended:
+        assert game.kind is GameKind.HEURISTIC and len(game.learners) == 1
+        replayed = Game(num_players=game.players).new_initial_state(game.seed)
+        heuristic, learner_moves = HeuristicAgent(seed=game.seed), 0
+        for action in game.actions:
+            if replayed.current_player() in game.learners:
+                learner_moves += 1
+            else:
+                assert action == heuristic.act(None, action_mask(replayed), replayed)
+            replayed.apply_action(action)
+        assert replayed.is_terminal() and replayed.score == state.score
+        assert ledger.decisions[(0, game.episode, game.learners[0])] == learner_moves
+
+
+@pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
+def test_the_core_collector_draws_each_new_games_table_size():
+    """A slot of the batch plays the tables drawn for its successive games, of the sizes the
+    ``tables`` weights allow."""
+    cfg = _tiny(
+        Path("/nonexistent"), "c", "league.share=0.0", "tables.three=0", "train.games_per_collector=2"
+    )
+    collector = CoreCollector(cfg, 0, SeatTrajectories)
+    played: dict[int, list[int]] = {0: [], 1: []}
+    start = collector._start
+
+    def started(slot: int):
+        game = start(slot)
+        played[slot].append(game.players)
+        return game
+
+    collector._start = started
+    collector.collect(ActorCritic(cnn_channels=4, hidden=16), 6000)
+    assert sum(map(len, played.values())) >= 8
+    assert {n for sizes in played.values() for n in sizes} == {2, 4}
+    assert any(len(set(sizes)) == 2 for sizes in played.values())
+    for slot, sizes in played.items():  # the batch's game is of the size drawn for it
+        assert collector.env.games[slot].num_players == sizes[-1] == collector.games[slot].players
+
+
+@pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
+def test_with_the_core_the_collectors_play_its_batch_without_a_warning():
+    import warnings
+
+    from island_fortress_env.training import collect
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        collectors = collect.Collectors(_tiny(Path("/nonexistent"), "c"), SeatTrajectories)
+    assert isinstance(collectors.local, CoreCollector)
+
+
+def test_without_the_core_the_collectors_play_python_envs_and_say_so(monkeypatch):
+    from island_fortress_env.training import collect
+
+    cfg = _tiny(Path("/nonexistent"), "c")
+    monkeypatch.setattr(collect.core, "available", lambda: False)
+    with pytest.warns(RuntimeWarning, match="Python engine") as caught:
+        collectors = collect.Collectors(cfg, SeatTrajectories)
+    assert isinstance(collectors.local, EnvCollector) and len(caught) == 1
 
 
 # ---------------------------------------------------------------- starting from a checkpoint
@@ -664,7 +776,7 @@ def test_a_run_starts_from_init_from(tiny_native, tmp_path):
 
 def test_a_collectors_games_share_one_observation_encoder_per_table_size():
     cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0", "train.games_per_collector=12")
-    collector = Collector(cfg, 0, SeatTrajectories)
+    collector = EnvCollector(cfg, 0, SeatTrajectories)
     collector.collect(ActorCritic(cnn_channels=4, hidden=16), 3000)
     by_size: dict[int, set[int]] = {}
     for (_slot, n), env in collector.envs.items():
@@ -673,15 +785,19 @@ def test_a_collectors_games_share_one_observation_encoder_per_table_size():
     assert all(len(ids) == 1 for ids in by_size.values())
 
 
-def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in():
+@pytest.mark.parametrize("collector_class", COLLECTORS)
+def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in(collector_class):
     cfg = _tiny(
         Path("/nonexistent"), "c", "league.share=1.0", "league.random=0.0", "train.games_per_collector=4"
     )
-    collector = Collector(cfg, 0, SeatTrajectories)
+    collector = collector_class(cfg, 0, SeatTrajectories)
     old, new = ActorCritic(cnn_channels=4, hidden=16), ActorCritic(cnn_channels=4, hidden=16)
+    assert all(g.kind is GameKind.SELF_PLAY for g in collector.games)  # no snapshot to draw yet
     collector.set_snapshots({0: old.state_dict()}, {0: 1.0})
-    collector.games = [collector._new_game(slot) for slot in range(4)]  # now against snapshot 0
-    collector.collect(new, 50)
+    for _ in range(20):  # the games begun from now on play snapshot 0
+        collector.collect(new, 500)
+        if any(g.snapshot == 0 for g in collector.games):
+            break
     assert any(g.snapshot == 0 for g in collector.games)
     collector.set_snapshots({1: new.state_dict()}, {1: 1.0})  # 0 leaves the pool mid-game
     assert 0 in collector.snapshots

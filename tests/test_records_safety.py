@@ -178,8 +178,9 @@ def _no_games(monkeypatch) -> list[int]:
     from island_fortress_env.training import evaluate as ev
 
     played: list[int] = []
-    real = ev.play_game
-    monkeypatch.setattr(ev, "play_game", lambda *a, **k: played.append(1) or real(*a, **k))
+    for name in ("play_game", "play_core_game"):  # through the env, or in the C++ core
+        real = getattr(ev, name)
+        monkeypatch.setattr(ev, name, lambda *a, real=real, **k: played.append(1) or real(*a, **k))
     return played
 
 

@@ -11,7 +11,7 @@ import pytest
 import scenario as sc
 import yaml
 
-from island_fortress_env import island_fortress_v0
+from island_fortress_env import core, island_fortress_v0
 from island_fortress_env.agents.checkpoint import (
     META_MEMBER,
     CheckpointAgent,
@@ -92,9 +92,11 @@ def test_league_env_relative_score_reward_is_the_margin_over_the_others_mean(n):
     assert total == pytest.approx(0.5 * (state.score[seat] - others) / 50 + state.returns()[seat], abs=1e-6)
 
 
-def test_imitation_returns_use_the_relative_score_reward():
+def test_imitation_returns_use_the_relative_score_reward(monkeypatch):
+    from island_fortress_env.training import pretrain
     from island_fortress_env.training.pretrain import collect_demonstrations
 
+    monkeypatch.setattr(pretrain, "core_available", lambda warn=True: False)  # the Python env's games
     own = collect_demonstrations(3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0)
     rel = collect_demonstrations(
         3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0, reward_vp_relative=True
@@ -112,6 +114,45 @@ def test_imitation_returns_use_the_relative_score_reward():
         margin = final[seat] - (sum(final) - final[seat]) / 2
         assert own["returns"][first] == pytest.approx(final[seat] / 50, abs=1e-6)
         assert rel["returns"][first] == pytest.approx(margin / 50, abs=1e-6)
+
+
+@pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
+@pytest.mark.parametrize("relative", [False, True])
+def test_core_demonstrations_are_heuristic_games_with_the_returns_that_followed(monkeypatch, relative):
+    """Three games on two slots: slot 0 plays games 0 and 2, slot 1 game 1 (its episode 0, then
+    slot 0's episode 1). Replayed in the Python engine from the batch's seeds, every action is
+    the heuristic's, every decision's seat is the one to move, and each seat's return at its
+    first decision (nothing scored before) is its whole score reward plus its outcome."""
+    import island_fortress_env.vector as vector
+    from island_fortress_env.agents.heuristic import HeuristicAgent
+    from island_fortress_env.engine import Game
+    from island_fortress_env.engine.scoring import win_loss_returns
+    from island_fortress_env.env.observation import ObservationEncoder, action_mask
+    from island_fortress_env.training import pretrain
+
+    monkeypatch.setattr(pretrain, "CORE_SLOTS", 2)
+    data = pretrain.collect_demonstrations(2, {}, games=3, seed=5, reward_vp_relative=relative)
+    batch = vector.make(2, num_players=2, seed=5)
+    deals = {0: batch.game_seed(0, 0), 1: batch.game_seed(1, 0), 2: batch.game_seed(0, 1)}
+    assert sorted(set(data["games"].tolist())) == [0, 1, 2]
+    for g, seed in deals.items():
+        rows = np.flatnonzero(data["games"] == g)
+        state = Game(num_players=2).new_initial_state(seed)
+        teacher, encoder = HeuristicAgent(seed=seed), ObservationEncoder(state.game)
+        for row in rows:
+            seat = state.current_player()
+            assert data["seats"][row] == seat
+            assert data["masks"][row].tolist() == action_mask(state).astype(bool).tolist()
+            obs = encoder.encode(state, seat).astype(np.float16)
+            assert data["obs"][row].tobytes() == obs.tobytes()
+            assert data["actions"][row] == teacher.act(None, action_mask(state), state)
+            state.apply_action(int(data["actions"][row]))
+        assert state.is_terminal()
+        outcome = win_loss_returns(2, state.winners)
+        for seat in range(2):
+            first = rows[np.flatnonzero(data["seats"][rows] == seat)[0]]
+            points = state.score[seat] - (state.score[1 - seat] if relative else 0)
+            assert data["returns"][first] == pytest.approx(points / 50 + outcome[seat], abs=1e-6)
 
 
 def test_jade_spent_counts_every_payment():

@@ -1,11 +1,18 @@
 """Collection for the native trainer (``training/ppo.py``): the games a rollout is played in.
 
-A ``Collector`` holds ``train.games_per_collector`` raw AEC envs (``island_fortress_v0.raw_env``)
-of mixed table sizes and advances them all through ``observe``/``step``: every tick, the pending
-decisions of all learning seats go through **one** forward pass, actions are sampled from the
-masked logits (illegal actions have probability 0), and the frozen seats of league games
-(``training/league.py``) are played by their own agents or snapshots. Every learning seat's
-decisions and rewards go to the trainer's per-seat trajectories.
+A collector plays ``train.games_per_collector`` games of mixed table sizes at once (each new
+game's size drawn by the ``tables`` weights) and advances them tick by tick: every tick, the
+pending decisions of all learning seats go through **one** forward pass, actions are sampled from
+the masked logits (illegal actions have probability 0), and the frozen seats of league games
+(``training/league.py``) are played by their own players or snapshots. Every learning seat's
+decisions and rewards go to the trainer's per-seat trajectories (``ppo.SeatTrajectories``).
+
+* ``CoreCollector`` keeps its games in one batch of C++ core games (``island_fortress_env.vector``)
+  and steps them all with one call per tick: the heuristic and random seats are decided in C++,
+  every seat's score gains come back with the step (the dense reward), and a finished game is
+  replayed from its seed and actions into a core state for its figures.
+* ``EnvCollector`` steps Python ``raw_env`` games one decision at a time: the path taken where
+  the C++ core is not built (``make_collector``, with a warning).
 
 ``Collectors`` are the collectors of a run: ``train.workers`` worker processes, each driven over
 a pipe, plus the main process's own when the run is not pipelined. Their rollouts are joined in
@@ -17,15 +24,17 @@ from __future__ import annotations
 import contextlib
 import itertools
 import multiprocessing as mp
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from island_fortress_env import core
 from island_fortress_env.agents.base import RandomAgent
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.scoring import win_loss_returns
@@ -39,13 +48,28 @@ from island_fortress_env.training.league import (
     draw_snapshot,
     opponent_probabilities,
 )
-from island_fortress_env.training.shaping import score_gain_reward
+from island_fortress_env.training.shaping import gain_reward
 from island_fortress_env.training.weights import network_kwargs
 
 if TYPE_CHECKING:
     from island_fortress_env.training.ppo import Rollout, SeatTrajectories
 
     Book = SeatTrajectories
+
+
+def core_available(warn: bool = True) -> bool:
+    """Whether the C++ core is built; where it is not, warns once per process (with ``warn``)
+    that games are stepped by the Python engine instead."""
+    if core.available():
+        return True
+    if warn:
+        warnings.warn(
+            f"the C++ core is not built ({core.build_error()}): training steps its games in the "
+            "Python engine, several times slower (reinstall with `pip install -e .` to build it)",
+            RuntimeWarning,
+            stacklevel=1,
+        )
+    return False
 
 
 def sample_actions(
@@ -67,17 +91,32 @@ def sample_actions(
     return actions.numpy(), chosen.numpy(), values.numpy()
 
 
+def replay(game: Any, seed: int, actions: Sequence[int]) -> Any:
+    """The core state of game ``game`` (an ``engine.Game``) dealt from ``seed`` after ``actions``,
+    with its event log: a batched game (which keeps no log) as it ended."""
+    state = core.new_initial_state(game, seed)
+    for action in actions:
+        state.apply_action(action)
+    return state
+
+
 @dataclass
 class Game:
-    """One table of a collector: its env and who plays each seat."""
+    """One game of a collector: who plays each seat, and how far it has got."""
 
-    env: Any
     episode: int
+    players: int
     kind: GameKind
-    learners: tuple[int, ...]
-    frozen: dict[int, Any]  # seat -> agent (heuristic / random) or snapshot id (int)
-    snapshot: int | None = None
+    learners: tuple[int, ...]  # the seats that learn; in league games the others are frozen
+    snapshot: int | None = None  # the snapshot playing the frozen seats, in a snapshot game
     decisions: int = 0
+    env: Any = None  # EnvCollector: the game's raw env
+    table: Any = None  # CoreCollector: the game's ``engine.Game``, the seed it was dealt from ...
+    seed: int = 0
+    actions: list[int] = field(default_factory=list)  # ... and the actions taken (its replay)
+
+    def frozen(self) -> list[int]:
+        return [s for s in range(self.players) if s not in self.learners]
 
 
 @dataclass
@@ -97,7 +136,8 @@ class FinishedGame:
 
 class Collector:
     """Plays ``games_per_collector`` games at once and turns every learning seat's decisions into
-    PPO data. Collector ``rank`` draws from its own generators, seeded by (``seed``, ``rank``)."""
+    PPO data. Collector ``rank`` draws from its own generators, seeded by (``seed``, ``rank``).
+    The subclasses step the games (``_tick``)."""
 
     def __init__(self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book]) -> None:
         self.cfg = cfg
@@ -110,16 +150,12 @@ class Collector:
         w = np.array([weights[n] for n in self.table_sizes], dtype=np.float64)
         self.table_p = w / w.sum()
         self.kind_p = opponent_probabilities(cfg.league)
-        self.envs: dict[tuple[int, int], Any] = {}
-        self.encoders: dict[int, Any] = {}
         self.snapshots: dict[int, nn.Module] = {}
         self.snapshot_p: dict[int, float] = {}
         self.book = new_book()  # the per-seat trajectories (ppo.py's SeatTrajectories)
         self.finished: list[FinishedGame] = []
-        self.heuristic = make_heuristic(int(self.rng.integers(2**31)))
-        self.random = RandomAgent(seed=int(self.rng.integers(2**31)))
+        self.games: list[Game] = []
         self._episodes = 0
-        self.games = [self._new_game(slot) for slot in range(cfg.train.games_per_collector)]
 
     def set_snapshots(self, state_dicts: Mapping[int, dict], probabilities: Mapping[int, float]) -> None:
         """Add new snapshots (id -> state dict); new games draw from ``probabilities``' ids."""
@@ -136,54 +172,38 @@ class Collector:
         }
         self.snapshot_p = dict(probabilities)
 
-    def _new_game(self, slot: int) -> Game:
-        n = int(self.table_sizes[int(self.rng.choice(len(self.table_sizes), p=self.table_p))])
-        env = self.envs.get((slot, n))
-        if env is None:
-            env = self.envs[(slot, n)] = raw_env(num_players=n, **self.cfg.env.options)
-            # One observation encoder per table size: its caches (bounded per encoder, keyed by
-            # what a position is made of) then serve every game instead of one copy per game.
-            env.encoder = self.encoders.setdefault(n, env.encoder)
-        env.reset(seed=int(self.rng.integers(2**63 - 1)))
+    def _draw_players(self) -> int:
+        """A new game's table size, drawn by the ``tables`` weights."""
+        return int(self.table_sizes[int(self.rng.choice(len(self.table_sizes), p=self.table_p))])
+
+    def _seat(self, players: int) -> Game:
+        """Who plays a new game of ``players`` seats: every seat learns (self-play), or one
+        learner faces frozen seats of one drawn kind (``league.py``)."""
         self._episodes += 1
         kind = draw_game_kind(self.rng, self.cfg.league.share, self.kind_p, bool(self.snapshot_p))
         if kind is GameKind.SELF_PLAY:
-            return Game(env, self._episodes, kind, tuple(range(n)), {})
-        learner = int(self.rng.integers(n))
-        snapshot = None
-        if kind is GameKind.SNAPSHOT:
-            snapshot = draw_snapshot(self.rng, self.snapshot_p)
-            player: Any = snapshot
-        else:
-            player = self.heuristic if kind is GameKind.HEURISTIC else self.random
-        frozen = {s: player for s in range(n) if s != learner}
-        return Game(env, self._episodes, kind, (learner,), frozen, snapshot)
+            return Game(self._episodes, players, kind, tuple(range(players)))
+        learner = int(self.rng.integers(players))
+        snapshot = draw_snapshot(self.rng, self.snapshot_p) if kind is GameKind.SNAPSHOT else None
+        return Game(self._episodes, players, kind, (learner,), snapshot)
 
-    def _step(self, slot: int, game: Game, action: int) -> None:
-        """Apply ``action`` and hand every learning seat its reward; at the end, close the game."""
-        env = game.env
-        state = env.game_state
-        before = state.score[:]
-        env.step(action)
-        game.decisions += 1
+    def _credit(self, game: Game, gained: Sequence[int], outcome: Sequence[float] | None) -> None:
+        """Hand every learning seat its reward for one step in which every seat's score changed
+        by ``gained``; with ``outcome`` (the win/loss returns: the game ended), close the seats."""
         reward = self.cfg.reward
-        terminal = state.is_terminal()
-        outcome = win_loss_returns(state.n, state.winners) if terminal else None
         for seat in game.learners:
-            r = reward.vp * score_gain_reward(before, state.score, seat, reward.vp_relative)
+            key = (self.rank, game.episode, seat)
+            r = reward.vp * gain_reward(gained, seat, reward.vp_relative)
             if outcome is not None:
                 r += reward.win * outcome[seat]
-            self.book.reward((self.rank, game.episode, seat), r)
-            if terminal:
-                self.book.end((self.rank, game.episode, seat))
-        if terminal:
-            self._record(game)
-            self.games[slot] = self._new_game(slot)
+            self.book.reward(key, r)
+            if outcome is not None:
+                self.book.end(key)
 
-    def _record(self, game: Game) -> None:
+    def _record(self, game: Game, state: Any) -> None:
+        """Keep the figures of ``game``, which ended in ``state``."""
         from island_fortress_env.training.evaluate import final_ranks
 
-        state = game.env.game_state
         figures = [game_figures(state, s) for s in game.learners]
         ahead = None
         if game.kind is not GameKind.SELF_PLAY:
@@ -194,7 +214,7 @@ class Collector:
                 np.mean(
                     [
                         1.0 if ranks[learner] < ranks[s] else 0.5 if ranks[learner] == ranks[s] else 0.0
-                        for s in game.frozen
+                        for s in game.frozen()
                     ]
                 )
             )
@@ -205,31 +225,156 @@ class Collector:
     def collect(self, net: nn.Module, decisions: int) -> tuple[Rollout, list[FinishedGame]]:
         """Play until at least ``decisions`` learner decisions are closed; return them with GAE,
         and the games finished meanwhile."""
-        cfg = self.cfg
         net.eval()
         while self.book.num_finished < decisions:
-            pending: list[int] = []
-            frozen: dict[int, list[int]] = defaultdict(list)
-            for slot in range(len(self.games)):
-                while True:  # play the hand-written seats until a network must decide
-                    game = self.games[slot]
-                    env = game.env
-                    seat = env.game_state.current_player()
-                    player = game.frozen.get(seat)
-                    if player is None:
-                        pending.append(slot)
-                        break
-                    if isinstance(player, int):
-                        frozen[player].append(slot)
-                        break
-                    o = env.observe(env.agent_selection)
-                    self._step(slot, game, player.act(o["observation"], o["action_mask"], env.game_state))
-            self._decide(net, pending, learn=True)
-            for sid, slots in frozen.items():
-                self._decide(self.snapshots[sid], slots, learn=False)
-        rollout = self.book.take(cfg.ppo.gamma, cfg.ppo.gae_lambda)
+            self._tick(net)
+        rollout = self.book.take(self.cfg.ppo.gamma, self.cfg.ppo.gae_lambda)
         finished, self.finished = self.finished, []
         return rollout, finished
+
+    def _tick(self, net: nn.Module) -> None:
+        raise NotImplementedError
+
+    def _learn(
+        self, net: nn.Module, games: Sequence[Game], seats: Sequence[int], obs: np.ndarray, mask: np.ndarray
+    ) -> np.ndarray:
+        """The learner's actions for the decisions ``obs``/``mask`` of ``seats`` in ``games``,
+        recorded in the seats' trajectories."""
+        actions, logprobs, values = sample_actions(net, obs, mask, self.generator)
+        for i, (game, seat) in enumerate(zip(games, seats, strict=True)):
+            key = (self.rank, game.episode, seat)
+            self.book.act(key, obs[i], mask[i], int(actions[i]), float(logprobs[i]), float(values[i]))
+        return actions
+
+
+class CoreCollector(Collector):
+    """The games in one batch of C++ core games, all stepped by one call per tick."""
+
+    def __init__(self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book]) -> None:
+        import island_fortress_env.vector as vector
+
+        super().__init__(cfg, rank, new_book)
+        count = cfg.train.games_per_collector
+        first = [self._draw_players() for _ in range(count)]
+        seed = int(self.rng.integers(2**63))
+        self.env = vector.make(count, num_players=first, seed=seed, threads=1, **cfg.env.options)
+        self.env.reset()
+        self.games = [self._start(slot) for slot in range(count)]
+
+    def _start(self, slot: int) -> Game:
+        """The seats of the game that has just begun in ``slot``; the size of the next one."""
+        env = self.env
+        game = self._seat(env.games[slot].num_players)
+        game.table, game.seed = env.games[slot], env.game_seed(slot)
+        env.set_players(slot, self._draw_players())
+        return game
+
+    def _tick(self, net: nn.Module) -> None:
+        env, games = self.env, self.games
+        movers = env.player.tolist()
+        learning: list[int] = []
+        by_snapshot: dict[int, list[int]] = defaultdict(list)
+        heuristic = np.zeros(len(games), dtype=bool)
+        random = np.zeros(len(games), dtype=bool)
+        for slot, game in enumerate(games):
+            if movers[slot] in game.learners:
+                learning.append(slot)
+            elif game.kind is GameKind.HEURISTIC:
+                heuristic[slot] = True
+            elif game.kind is GameKind.RANDOM:
+                random[slot] = True
+            else:
+                by_snapshot[game.snapshot].append(slot)  # type: ignore[index]
+        actions = np.empty(len(games), dtype=np.int64)
+        if heuristic.any():
+            actions[heuristic] = env.heuristic_actions(heuristic)[heuristic]
+        if random.any():
+            actions[random] = env.random_actions(random)[random]
+        if learning:
+            deciding, seats = [games[s] for s in learning], [movers[s] for s in learning]
+            actions[learning] = self._learn(net, deciding, seats, env.obs[learning], env.mask[learning])
+        for sid, slots in by_snapshot.items():
+            actions[slots], _, _ = sample_actions(
+                self.snapshots[sid], env.obs[slots], env.mask[slots], self.generator
+            )
+        env.step(actions)
+        for game, action in zip(games, actions.tolist(), strict=True):
+            game.actions.append(action)
+            game.decisions += 1
+        gains, done = env.score_gains(), env.done
+        for slot in np.flatnonzero(gains.any(axis=1) | done).tolist():
+            game = games[slot]
+            gained = gains[slot, : game.players].tolist()
+            if not done[slot]:
+                self._credit(game, gained, None)
+                continue
+            # The batch has begun the slot's next game: this one is replayed for its end.
+            state = replay(game.table, game.seed, game.actions)
+            if not state.is_terminal():
+                raise RuntimeError(f"the replay of game {game.episode} did not end where the batch's did")
+            self._credit(game, gained, win_loss_returns(state.n, state.winners))
+            self._record(game, state)
+            games[slot] = self._start(slot)
+
+
+class EnvCollector(Collector):
+    """The games as Python ``raw_env``s, stepped one decision at a time."""
+
+    def __init__(self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book]) -> None:
+        super().__init__(cfg, rank, new_book)
+        self.envs: dict[tuple[int, int], Any] = {}
+        self.encoders: dict[int, Any] = {}
+        self.heuristic = make_heuristic(int(self.rng.integers(2**31)))
+        self.random = RandomAgent(seed=int(self.rng.integers(2**31)))
+        self.games = [self._new_game(slot) for slot in range(cfg.train.games_per_collector)]
+
+    def _new_game(self, slot: int) -> Game:
+        n = self._draw_players()
+        env = self.envs.get((slot, n))
+        if env is None:
+            env = self.envs[(slot, n)] = raw_env(num_players=n, **self.cfg.env.options)
+            # One observation encoder per table size: its caches (bounded per encoder, keyed by
+            # what a position is made of) then serve every game instead of one copy per game.
+            env.encoder = self.encoders.setdefault(n, env.encoder)
+        env.reset(seed=int(self.rng.integers(2**63 - 1)))
+        game = self._seat(n)
+        game.env = env
+        return game
+
+    def _step(self, slot: int, game: Game, action: int) -> None:
+        """Apply ``action`` and hand every learning seat its reward; at the end, close the game."""
+        env = game.env
+        state = env.game_state
+        before = state.score[:]
+        env.step(action)
+        game.decisions += 1
+        gained = [a - b for a, b in zip(state.score, before, strict=True)]
+        terminal = state.is_terminal()
+        self._credit(game, gained, win_loss_returns(state.n, state.winners) if terminal else None)
+        if terminal:
+            self._record(game, state)
+            self.games[slot] = self._new_game(slot)
+
+    def _tick(self, net: nn.Module) -> None:
+        pending: list[int] = []
+        frozen: dict[int, list[int]] = defaultdict(list)
+        for slot in range(len(self.games)):
+            while True:  # play the hand-written seats until a network must decide
+                game = self.games[slot]
+                env = game.env
+                seat = env.game_state.current_player()
+                if seat in game.learners:
+                    pending.append(slot)
+                    break
+                if game.kind is GameKind.SNAPSHOT:
+                    frozen[game.snapshot].append(slot)  # type: ignore[index]
+                    break
+                player = self.heuristic if game.kind is GameKind.HEURISTIC else self.random
+                o = env.observe(env.agent_selection)
+                self._step(slot, game, player.act(o["observation"], o["action_mask"], env.game_state))
+        self._decide(net, pending, learn=True)
+        for sid, slots in frozen.items():
+            self._decide(self.snapshots[sid], slots, learn=False)
 
     def _decide(self, net: nn.Module, slots: list[int], learn: bool) -> None:
         if not slots:
@@ -241,20 +386,19 @@ class Collector:
             obs_list.append(o["observation"])
             masks.append(o["action_mask"].astype(bool))
         obs, mask = np.stack(obs_list), np.stack(masks)
-        actions, logprobs, values = sample_actions(net, obs, mask, self.generator)
-        for i, slot in enumerate(slots):
-            game = self.games[slot]
-            if learn:
-                seat = game.env.game_state.current_player()
-                self.book.act(
-                    (self.rank, game.episode, seat),
-                    obs[i],
-                    mask[i],
-                    int(actions[i]),
-                    float(logprobs[i]),
-                    float(values[i]),
-                )
-            self._step(slot, game, int(actions[i]))
+        games = [self.games[slot] for slot in slots]
+        if learn:
+            seats = [game.env.game_state.current_player() for game in games]
+            actions = self._learn(net, games, seats, obs, mask)
+        else:
+            actions, _, _ = sample_actions(net, obs, mask, self.generator)
+        for slot, game, action in zip(slots, games, actions.tolist(), strict=True):
+            self._step(slot, game, action)
+
+
+def make_collector(cfg: NativeConfig, rank: int, new_book: Callable[[], Book], use_core: bool) -> Collector:
+    """A ``CoreCollector`` with ``use_core``, else an ``EnvCollector``."""
+    return (CoreCollector if use_core else EnvCollector)(cfg, rank, new_book)
 
 
 def make_heuristic(seed: int) -> Any:
@@ -304,11 +448,11 @@ class CollectJob:
     decisions: int  # closed decisions to collect
 
 
-def _worker(cfg: NativeConfig, rank: int, pipe: Any, new_book: Callable[[], Book]) -> None:
+def _worker(cfg: NativeConfig, rank: int, pipe: Any, new_book: Callable[[], Book], use_core: bool) -> None:
     """A worker process: one collector, driven by the main process over ``pipe`` (a
     ``CollectJob`` in, a rollout and its finished games out; ``None`` ends it)."""
     torch.set_num_threads(1)
-    collector = Collector(cfg, rank, new_book)
+    collector = make_collector(cfg, rank, new_book, use_core)
     net = ActorCritic(**network_kwargs(cfg))
     while True:
         job: CollectJob | None = pipe.recv()
@@ -330,15 +474,17 @@ class Collectors:
     of the policy that acted, so PPO's ratio and clipping stay exact).
     """
 
-    def __init__(self, cfg: NativeConfig, new_book: Callable[[], Book]) -> None:
+    def __init__(self, cfg: NativeConfig, new_book: Callable[[], Book], use_core: bool | None = None) -> None:
+        if use_core is None:
+            use_core = core_available()
         self.pipelined = cfg.train.pipelined
-        self.local = None if self.pipelined else Collector(cfg, 0, new_book)
+        self.local = None if self.pipelined else make_collector(cfg, 0, new_book, use_core)
         self.pipes: list[Any] = []
         self.procs: list[Any] = []
         ctx = mp_context()
         for rank in range(1, cfg.train.workers + 1):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(cfg, rank, child, new_book), daemon=True)
+            proc = ctx.Process(target=_worker, args=(cfg, rank, child, new_book, use_core), daemon=True)
             proc.start()
             child.close()  # the worker holds it now: its death ends our recv() with EOFError
             self.pipes.append(parent)

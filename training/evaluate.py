@@ -4,6 +4,9 @@ Each AGENT is ``random``, ``heuristic`` or a path to a trained checkpoint; their
 player count (2-4). Games go through the public PettingZoo environment with the seats rotated
 (game ``g`` uses rotation ``g % k``: agent ``i`` sits in seat ``(i + g) % k``), so with a
 number of games that is a multiple of ``k`` every agent sits in every seat equally often.
+Where the C++ core is built and every AGENT is one of those, the games are played in the core
+instead (``play_core_game``: the same deals, observations and choices, the heuristic's in C++),
+with the same results.
 
 Reported per AGENT argument, in the order given (a repeated spec gets ``#2``, ``#3``...):
 games, wins (a win shared by ``m`` tied winners counts ``1/m`` to each), win rate with a 95%
@@ -42,11 +45,18 @@ from typing import Any
 
 import numpy as np
 
-from island_fortress_env import island_fortress_v0
+from island_fortress_env import core, island_fortress_v0
 from island_fortress_env.engine import scoring
+from island_fortress_env.engine.rng import seed_state
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
 from island_fortress_env.env.records import GameRecord, check_output_dir, save_unique
-from island_fortress_env.players import AGENT_KINDS, AgentSpecError, check_agent_spec, make_agent
+from island_fortress_env.players import (
+    AGENT_KINDS,
+    SEARCH_KINDS,
+    AgentSpecError,
+    check_agent_spec,
+    make_agent,
+)
 from island_fortress_env.players.arguments import (
     CommandLineParser,
     non_negative_int,
@@ -154,6 +164,46 @@ def play_game(
     return raw.game_state
 
 
+def env_game_seed(seed: int) -> int:
+    """The seed of the game that ``env.reset(seed=seed)`` deals (its generator's first draw)."""
+    from gymnasium.utils import seeding
+
+    generator, _ = seeding.np_random(seed_state(seed))
+    return int(generator.integers(0, 2**63 - 1))
+
+
+def play_core_game(
+    game: Any, agents: Sequence[Any], seat_of: Sequence[int], seed: int, actions: list[int] | None = None
+) -> Any:
+    """``play_game`` in the C++ core: the game of ``game`` (an ``engine.Game``) that
+    ``env.reset(seed=seed)`` deals, every agent given the env's observation and mask (written by
+    the core) and the core state; returns the finished ``CoreState``."""
+    state = core.new_initial_state(game, env_game_seed(seed))
+    agent_at = {seat: agents[i] for i, seat in enumerate(seat_of)}
+    while not state.is_terminal():
+        seat = state.current_player()
+        action = int(agent_at[seat].act(state.encode(seat), state.action_mask(), state))
+        if actions is not None:
+            actions.append(action)
+        state.apply_action(action)
+    return state
+
+
+def plays_in_core(spec: str) -> bool:
+    """Whether agent ``spec`` plays the core's games: random, heuristic (in C++) and checkpoints
+    read only the observation; the search players read the Python engine's state."""
+    return spec in AGENT_KINDS or spec.partition(":")[0] not in SEARCH_KINDS
+
+
+def make_core_agent(spec: str, seed: int) -> Any:
+    """``make_agent``, with the heuristic played by the C++ core (the same choices)."""
+    if spec == "heuristic":
+        from island_fortress_env.core.heuristic import CoreHeuristicAgent
+
+        return CoreHeuristicAgent(seed=seed)
+    return make_agent(spec, seed=seed)
+
+
 def evaluate(
     agent_specs: Sequence[str],
     games: int,
@@ -190,7 +240,9 @@ def evaluate(
     if save_games is not None:
         save_dir = check_output_dir(save_games, "--save-games", create=True)
         tag = run_tag(seed)
-    agents = [make_agent(spec, seed=agent_seed(seed, 0, i)) for i, spec in enumerate(specs)]
+    in_core = core.available() and all(plays_in_core(spec) for spec in specs)
+    make = make_core_agent if in_core else make_agent
+    agents = [make(spec, seed=agent_seed(seed, 0, i)) for i, spec in enumerate(specs)]
     rated = len(set(specs)) > 2
     if rated:
         from openskill.models import PlackettLuce
@@ -212,7 +264,10 @@ def evaluate(
             for i, agent in enumerate(agents):
                 agent.reset(seed=agent_seed(seed, g, i))
             taken: list[int] | None = [] if save_dir is not None else None
-            state = play_game(env, agents, seat_of, seed + g, taken)
+            if in_core:
+                state = play_core_game(env.unwrapped.game, agents, seat_of, seed + g, taken)
+            else:
+                state = play_game(env, agents, seat_of, seed + g, taken)
             record_game(totals, seat_of, state)
             if save_dir is not None:
                 seat_names = [names[seat_of.index(seat)] for seat in range(k)]

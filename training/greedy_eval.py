@@ -3,6 +3,9 @@
 Every ``eval.every`` decisions, and once at the end on other deals, the greedy policy (the argmax
 over legal actions) plays ``n - 1`` copies of each ``eval.opponents`` kind at 2, 3 and 4 players,
 seats rotated; its win rates and an OpenSkill rating against anchors of fixed rating are logged.
+Each table's games are played at once in a batch of C++ core games (``island_fortress_env.vector``:
+the opponents decided in C++, the policy's moves in one forward pass per tick); where the core is
+not built, one at a time through the Python env, split over the processes.
 With ``eval.keep_best`` the weights of the best periodic evaluation (``selection_score``) are kept
 as ``best.zip``, as SB3's ``EvalCallback`` keeps ``best_model``.
 """
@@ -19,7 +22,7 @@ from torch import nn
 
 from island_fortress_env.agents.checkpoint import read_metadata
 from island_fortress_env.agents.network import ActorCritic
-from island_fortress_env.training.collect import sample_actions, split, starmap
+from island_fortress_env.training.collect import core_available, replay, sample_actions, split, starmap
 from island_fortress_env.training.config import TABLE_SIZES
 
 ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the anchor players
@@ -97,6 +100,59 @@ def play_evaluation_table(
     return wins, ranks
 
 
+def play_core_table(
+    state_dict: Mapping[str, torch.Tensor],
+    network: Mapping[str, Any],
+    players: int,
+    kind: str,
+    games: int,
+    seed: int,
+    env_options: Mapping[str, Any],
+) -> tuple[float, list[list[int]]]:
+    """``play_evaluation_table`` for a whole table of ``games`` games at once in a batch of core
+    games seeded ``seed + 1000 * players``: game ``g`` is the batch's game ``g`` (its first
+    episode), the policy in seat ``g % players``, the other seats played by the batch's ``kind``
+    player (the heuristic seeded like the game)."""
+    import island_fortress_env.vector as vector
+    from island_fortress_env.training.evaluate import final_ranks
+
+    torch.set_num_threads(1)
+    net = ActorCritic(**network)
+    net.load_state_dict(state_dict)
+    net.eval()
+    env = vector.make(games, num_players=players, seed=seed + 1000 * players, **dict(env_options))
+    env.reset()
+    tables, seeds = env.games, [env.game_seed(g) for g in range(games)]
+    policy_seat = np.arange(games) % players
+    playing = np.ones(games, dtype=bool)  # the games whose first episode is under way
+    taken: list[list[int]] = [[] for _ in range(games)]
+    generator = torch.Generator()  # unused: the policy is greedy
+    while playing.any():
+        policy = playing & (env.player == policy_seat)
+        others = ~policy
+        actions = env.random_actions(others)  # the games over play on at random, unread
+        if kind == "heuristic":
+            opponents = others & playing
+            actions[opponents] = env.heuristic_actions(opponents)[opponents]
+        if policy.any():
+            actions[policy], _, _ = sample_actions(
+                net, env.obs[policy], env.mask[policy], generator, greedy=True
+            )
+        env.step(actions)
+        for g in np.flatnonzero(playing).tolist():
+            taken[g].append(int(actions[g]))
+        playing &= ~env.done
+    wins, ranks = 0.0, []
+    for g in range(games):
+        state = replay(tables[g], seeds[g], taken[g])
+        seat_of = [(i + g) % players for i in range(players)]
+        if seat_of[0] in state.winners:
+            wins += 1.0 / len(state.winners)
+        by_seat = final_ranks(state)
+        ranks.append([by_seat[s] for s in seat_of])
+    return wins, ranks
+
+
 def greedy_evaluation(
     net: nn.Module,
     network: Mapping[str, Any],
@@ -108,20 +164,22 @@ def greedy_evaluation(
     tables: Iterable[int] = TABLE_SIZES,
 ) -> dict[str, float]:
     """The greedy policy against ``n - 1`` copies of each opponent kind at each table size
-    (seats rotated; each table's games split over ``processes``, the same figures for any number),
-    plus its OpenSkill rating (Plackett-Luce, ranked by final position) against anchors whose
-    ratings stay fixed (``ANCHORS``)."""
+    (seats rotated; the tables played on ``processes``: in the core, one table per job; else each
+    table's games split over them; the same figures for any number), plus its OpenSkill rating
+    (Plackett-Luce, ranked by final position) against anchors whose ratings stay fixed
+    (``ANCHORS``)."""
     from openskill.models import PlackettLuce
 
     state_dict = {k: v.detach().clone() for k, v in net.state_dict().items()}
     tables_played = [(n, kind) for n in tables for kind in opponents]
-    parts = split(games, processes)
+    play: Any = play_core_table if core_available() else play_evaluation_table
+    parts: list[Any] = [games] if play is play_core_table else split(games, processes)
     jobs = [
         (state_dict, dict(network), n, kind, part, seed, dict(env_options))
         for n, kind in tables_played
         for part in parts
     ]
-    results = starmap(play_evaluation_table, jobs, processes)
+    results = starmap(play, jobs, processes)
     model = PlackettLuce()
     rating = model.rating(name="policy")
     anchors = {k: model.rating(mu=mu, sigma=1.0, name=k) for k, mu in ANCHORS.items()}

@@ -5,6 +5,10 @@ Workers and blocks for rounds, then build for row majorities). Imitating the rul
 player first puts the policy near a sensible strategy; PPO then improves on it. The policy
 head learns the teacher's actions (masked cross-entropy) and the value head the return that
 followed (final-score share + the win/loss outcome, in the same units as the PPO reward).
+
+The heuristic's games are played in a batch of C++ core games (``island_fortress_env.vector``,
+every seat decided by ``heuristic_actions()``): thousands of games take seconds. Other teachers,
+or a machine where the core is not built, play them one at a time through the Python env.
 """
 
 from __future__ import annotations
@@ -15,12 +19,15 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
-from island_fortress_env.training.collect import split, starmap
+from island_fortress_env.training.collect import core_available, split, starmap
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.shaping import score_gain_reward
+
+CORE_SLOTS = 64  # games a core batch of demonstrations plays at once
 
 
 def collect_demonstrations(
@@ -33,9 +40,17 @@ def collect_demonstrations(
     reward_vp: float = 1.0,
     reward_vp_relative: bool = False,
     progress: bool = False,
+    threads: int = 1,
 ) -> dict[str, np.ndarray]:
     """Every decision of every seat in ``games`` teacher-vs-teacher games, with the return that
-    followed it (the trainers' reward, ``training/shaping.py``, summed to the end)."""
+    followed it (the trainers' reward, ``training/shaping.py``, summed to the end): ``obs``
+    (float16), ``masks``, ``actions``, ``returns``, and who decided: ``games`` (the game's number)
+    and ``seats``. Heuristic games are played in the C++ core on ``threads`` threads (a batch
+    seeded by ``seed``), other teachers' through the Python env (game ``g`` dealt from
+    ``seed + g``)."""
+    reward = (reward_win, reward_vp, reward_vp_relative)
+    if teacher == "heuristic" and core_available():
+        return core_demonstrations(num_players, env_options, games, seed, *reward, threads=threads)
     from tqdm import tqdm
 
     env = raw_env(num_players=num_players, **env_options)
@@ -58,7 +73,26 @@ def collect_demonstrations(
             owners.append((g, seat, state.score[:]))
             env.step(action)
         finals.append((list(state.score), state.returns()))
-    returns = np.array(
+    return {
+        "obs": np.stack(obs_rows),
+        "masks": np.stack(masks),
+        "actions": np.array(actions, dtype=np.int64),
+        "returns": _returns(owners, finals, *reward),
+        "games": np.array([g for g, _, _ in owners], dtype=np.int64),
+        "seats": np.array([seat for _, seat, _ in owners], dtype=np.int64),
+    }
+
+
+def _returns(
+    owners: list[tuple[int, int, list[int]]],
+    finals: list[tuple[list[int], list[float]]],
+    reward_win: float,
+    reward_vp: float,
+    reward_vp_relative: bool,
+) -> np.ndarray:
+    """The return that followed each decision ``(game, seat, every seat's score when acting)``,
+    from each game's final scores and win/loss returns."""
+    return np.array(
         [
             reward_vp * score_gain_reward(scores, finals[g][0], seat, reward_vp_relative)
             + reward_win * finals[g][1][seat]
@@ -66,11 +100,71 @@ def collect_demonstrations(
         ],
         dtype=np.float32,
     )
+
+
+def core_demonstrations(
+    num_players: int,
+    env_options: dict,
+    games: int,
+    seed: int,
+    reward_win: float = 1.0,
+    reward_vp: float = 1.0,
+    reward_vp_relative: bool = False,
+    threads: int = 1,
+) -> dict[str, np.ndarray]:
+    """``collect_demonstrations`` of the heuristic in a batch of core games: up to ``CORE_SLOTS``
+    games at once, each slot playing its share of the ``games`` one after another (the games
+    numbered in the order they begin); a slot done with its share plays on at random, unread."""
+    import island_fortress_env.vector as vector
+
+    slots = max(1, min(games, CORE_SLOTS))
+    share = np.array([games // slots + (i < games % slots) for i in range(slots)])
+    env = vector.make(slots, num_players=num_players, seed=seed, threads=threads, **env_options)
+    env.reset()
+    began = np.zeros(slots, dtype=np.int64)  # games each slot has begun
+    number = np.arange(slots, dtype=np.int64)  # the game each slot plays
+    scores = np.zeros((slots, num_players), dtype=np.int64)  # its scores so far
+    playing = share > 0
+    began[playing] = 1
+    next_number = slots
+    rows: list[tuple[np.ndarray, ...]] = []  # per tick: obs, masks, actions, games, seats, scores
+    finals: dict[int, tuple[list[int], list[float]]] = {}
+    while playing.any():
+        actions = env.heuristic_actions(playing)
+        actions[~playing] = env.random_actions(~playing)[~playing]
+        idx = np.flatnonzero(playing)
+        rows.append(
+            (
+                env.obs[idx].astype(np.float16),
+                env.mask[idx],
+                actions[idx],
+                number[idx],
+                env.player[idx],
+                scores[idx],
+            )
+        )
+        env.step(actions)
+        scores += env.score_gains()[:, :num_players]
+        for i in np.flatnonzero(env.done & playing).tolist():
+            outcome = env.rewards[i, :num_players]
+            winners = [p for p in range(num_players) if outcome[p] == outcome.max()]
+            finals[int(number[i])] = (scores[i].tolist(), win_loss_returns(num_players, winners))
+            scores[i] = 0
+            if began[i] < share[i]:
+                began[i] += 1
+                number[i], next_number = next_number, next_number + 1
+            else:
+                playing[i] = False
+    obs, masks, actions, numbers, seats, at = (np.concatenate([r[k] for r in rows]) for k in range(6))
+    owners = list(zip(numbers.tolist(), seats.tolist(), at.tolist(), strict=True))
+    ordered = [finals[g] for g in range(games)]  # every game begun (numbers 0..games-1) has ended
     return {
-        "obs": np.stack(obs_rows),
-        "masks": np.stack(masks),
-        "actions": np.array(actions, dtype=np.int64),
-        "returns": returns,
+        "obs": obs,
+        "masks": masks,
+        "actions": actions.astype(np.int64),
+        "returns": _returns(owners, ordered, reward_win, reward_vp, reward_vp_relative),
+        "games": numbers,
+        "seats": seats.astype(np.int64),
     }
 
 
@@ -168,27 +262,34 @@ def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, lear
 
 def warm_start(net: Any, cfg: NativeConfig, writer: Any) -> dict[str, Any]:
     """The native trainer's warm start: ``cfg.pretrain.games`` heuristic games, split over the
-    table sizes in use by their ``tables`` weights and played on ``1 + train.workers`` processes,
-    then ``imitate``. Returns ``imitate``'s report."""
+    table sizes in use by their ``tables`` weights and played on ``1 + train.workers`` threads of
+    the C++ core (else as many processes), then ``imitate``. Returns ``imitate``'s report."""
     pre = cfg.pretrain
     weights = cfg.tables.weights()
     total = sum(weights.values())
     processes = 1 + cfg.train.workers
     reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
-    jobs = []  # (players, options, games, seed, teacher, *reward): each table size's games split
+    in_core = core_available()
+    jobs = []  # (players, options, games, seed, teacher, *reward): each table size's games (split)
     for n in TABLE_SIZES:
         games = round(pre.games * weights[n] / total)
+        seed = cfg.seed * 100_003 + 50_000 + 1000 * n
+        if in_core and games:
+            jobs.append((n, dict(cfg.env.options), games, seed, "heuristic", *reward))
+            continue
         for part, chunk in enumerate(split(games, processes)):
-            seed = cfg.seed * 100_003 + 50_000 + 1000 * n + 100 * part
-            jobs.append((n, dict(cfg.env.options), len(chunk), seed, "heuristic", *reward))
+            jobs.append((n, dict(cfg.env.options), len(chunk), seed + 100 * part, "heuristic", *reward))
+    where = f"{processes} thread(s) of the C++ core" if in_core else f"{processes} process(es)"
     print(
         f"imitation: playing {sum(j[2] for j in jobs)} heuristic games "
-        f"at tables {sorted({j[0] for j in jobs})} "
-        f"in {processes} process(es)",
+        f"at tables {sorted({j[0] for j in jobs})} in {where}",
         flush=True,
     )
-    parts = starmap(collect_demonstrations, jobs, processes)
-    data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    if in_core:
+        parts = [core_demonstrations(*job[:4], *reward, threads=processes) for job in jobs]
+    else:
+        parts = starmap(collect_demonstrations, jobs, processes)
+    data = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "masks", "actions", "returns")}
     return imitate(
         net,
         data,

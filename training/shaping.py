@@ -18,7 +18,11 @@ from island_fortress_env.env.aec import score_reward
 
 def score_gain_reward(before: Sequence[int], after: Sequence[int], seat: int, relative: bool) -> float:
     """The dense reward of ``seat`` when every seat's score went from ``before`` to ``after``."""
-    gained = [a - b for a, b in zip(after, before, strict=True)]
+    return gain_reward([a - b for a, b in zip(after, before, strict=True)], seat, relative)
+
+
+def gain_reward(gained: Sequence[int], seat: int, relative: bool) -> float:
+    """The dense reward of ``seat`` when every seat scored ``gained`` (points, one per seat)."""
     own = gained[seat]
     if not relative:
         return score_reward(own)

@@ -138,13 +138,34 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int, int)>& f) {
 Batch::Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads)
     : batch_seed_(seed), pool_(threads) {
   // Each game slot holds its own copy of its configuration, so threads never share a reference count.
-  for (const auto& game : games) games_.push_back(std::make_shared<const Game>(*game));
+  copies_.resize(games.size());
+  for (size_t k = 0; k < games.size(); ++k) {
+    games_.push_back(std::make_shared<const Game>(*games[k]));
+    copies_[k].emplace_back(games[k], games_.back());
+  }
   const size_t n = games_.size();
   states_.resize(n);
   seeds_.assign(n, 0);
   episodes_.assign(n, 0);
   choosers_.assign(n, 0);
   heuristics_.assign(n, Heuristic(Pcg64()));
+  gains_.assign(n, std::array<int64_t, kMaxPlayers>{});
+}
+
+void Batch::SetGame(int i, const std::shared_ptr<const Game>& game) {
+  auto& copies = copies_[static_cast<size_t>(i)];
+  for (const auto& [given, copy] : copies) {
+    if (given == game) {
+      games_[static_cast<size_t>(i)] = copy;
+      return;
+    }
+  }
+  copies.emplace_back(game, std::make_shared<const Game>(*game));
+  games_[static_cast<size_t>(i)] = copies.back().second;
+}
+
+void Batch::ScoreGains(int64_t* out) const {
+  for (size_t k = 0; k < gains_.size(); ++k) std::copy(gains_[k].begin(), gains_[k].end(), out + k * kMaxPlayers);
 }
 
 void Batch::StartEpisode(int i) {
@@ -177,6 +198,7 @@ void Batch::Reset(const BatchOutput& out) {
       Write(i, out);
       if (out.rewards) std::fill(out.rewards + i * kMaxPlayers, out.rewards + (i + 1) * kMaxPlayers, 0.0F);
       if (out.done) out.done[i] = 0;
+      gains_[static_cast<size_t>(i)].fill(0);
     }
   });
 }
@@ -191,7 +213,10 @@ void Batch::Step(const int64_t* actions, const BatchOutput& out) {
   pool_.ParallelFor(size(), [&](int begin, int end) {
     for (int i = begin; i < end; ++i) {
       State& s = *states_[static_cast<size_t>(i)];
+      const std::array<int64_t, kMaxPlayers> before = s.score();
       s.ApplyAction(actions[i]);
+      std::array<int64_t, kMaxPlayers>& gains = gains_[static_cast<size_t>(i)];
+      for (int p = 0; p < kMaxPlayers; ++p) gains[p] = s.score()[p] - before[p];
       float* rewards = out.rewards + i * kMaxPlayers;
       std::fill(rewards, rewards + kMaxPlayers, 0.0F);
       const bool done = s.IsTerminal();
@@ -206,9 +231,13 @@ void Batch::Step(const int64_t* actions, const BatchOutput& out) {
   });
 }
 
-void Batch::RandomActions(int64_t* out) {
+void Batch::RandomActions(int64_t* out, const uint8_t* which) {
   pool_.ParallelFor(size(), [&](int begin, int end) {
     for (int i = begin; i < end; ++i) {
+      if (which && !which[i]) {
+        out[i] = -1;
+        continue;
+      }
       const auto k = static_cast<size_t>(i);
       const std::vector<int>& legal = states_[k]->LegalActions();
       out[i] = legal.empty() ? kPass : legal[rng::Below(choosers_[k], legal.size())];
@@ -216,9 +245,13 @@ void Batch::RandomActions(int64_t* out) {
   });
 }
 
-void Batch::HeuristicActions(int64_t* out) {
+void Batch::HeuristicActions(int64_t* out, const uint8_t* which) {
   pool_.ParallelFor(size(), [&](int begin, int end) {
     for (int i = begin; i < end; ++i) {
+      if (which && !which[i]) {
+        out[i] = -1;
+        continue;
+      }
       const auto k = static_cast<size_t>(i);
       out[i] = states_[k]->IsTerminal() ? kPass : heuristics_[k].Act(*states_[k]);
     }

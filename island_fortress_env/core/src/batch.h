@@ -4,12 +4,14 @@
 // threads; the caller may release the GIL around every call.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "heuristic.h"
@@ -70,10 +72,17 @@ class Batch {
   int FirstIllegal(const int64_t* actions) const;
   // Applies actions[i] in game i (all legal: see FirstIllegal); a finished game restarts.
   void Step(const int64_t* actions, const BatchOutput& out);
-  // A uniformly random legal action per game (each game's own SplitMix64 chooser).
-  void RandomActions(int64_t* out);
-  // The heuristic player's action per game (one player per game, seeded like the episode).
-  void HeuristicActions(int64_t* out);
+  // A uniformly random legal action per game (each game's own SplitMix64 chooser); with `which`,
+  // only in the games where which[i] is nonzero (-1 elsewhere, and their choosers do not draw).
+  void RandomActions(int64_t* out, const uint8_t* which = nullptr);
+  // The heuristic player's action per game (one player per game, seeded like the episode); with
+  // `which`, only in the games where which[i] is nonzero (-1 elsewhere).
+  void HeuristicActions(int64_t* out, const uint8_t* which = nullptr);
+  // Game i's episodes from its next one on are of `game` (the episode under way keeps its own).
+  void SetGame(int i, const std::shared_ptr<const Game>& game);
+  // Every seat's points scored on the last Step, per game (in the game that ended there, where
+  // one did): out[N][kMaxPlayers], zeros for absent seats and after Reset.
+  void ScoreGains(int64_t* out) const;
   const State& state(int i) const { return *states_[static_cast<size_t>(i)]; }
   uint64_t seed(int i) const { return seeds_[static_cast<size_t>(i)]; }
   uint64_t episode(int i) const { return episodes_[static_cast<size_t>(i)]; }
@@ -82,13 +91,17 @@ class Batch {
   void StartEpisode(int i);
   void Write(int i, const BatchOutput& out) const;
 
-  std::vector<std::shared_ptr<const Game>> games_;  // each game's configuration
+  std::vector<std::shared_ptr<const Game>> games_;  // each game's configuration (of its next episodes)
+  // Each game's copies of the configurations it was given, by the one given: kept for the
+  // batch's life, so a configuration's address (what the heuristic caches by) is never reused.
+  std::vector<std::vector<std::pair<std::shared_ptr<const Game>, std::shared_ptr<const Game>>>> copies_;
   uint64_t batch_seed_;                             // every episode's seed derives from it
   std::vector<std::unique_ptr<State>> states_;      // the games being played
   std::vector<uint64_t> seeds_;                     // each game's episode seed
   std::vector<uint64_t> episodes_;                  // each game's episode count
   std::vector<uint64_t> choosers_;                  // each game's random-action generator
   std::vector<Heuristic> heuristics_;               // each game's heuristic player
+  std::vector<std::array<int64_t, kMaxPlayers>> gains_;  // each game's score changes on the last Step
   ThreadPool pool_;                                 // splits the games over threads
 };
 

@@ -3,12 +3,14 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -313,16 +315,25 @@ NB_MODULE(_core, m) {
         b.Step(a, out);
       }, "actions"_a, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a,
       "Apply one action per game (all legal, else ValueError and nothing changes); a finished game restarts.")
-      .def("random_actions", [](Batch& b, Buffer out) {
+      .def("random_actions", [](Batch& b, Buffer out, std::optional<Buffer> which) {
         auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()), "out");
+        const uint8_t* w = which ? CheckedBuffer<uint8_t>(*which, static_cast<size_t>(b.size()), "which") : nullptr;
         nb::gil_scoped_release release;
-        b.RandomActions(o);
-      }, "out"_a)
-      .def("heuristic_actions", [](Batch& b, Buffer out) {
+        b.RandomActions(o, w);
+      }, "out"_a, "which"_a = nb::none(), "A random legal action per game (only where which[i], -1 elsewhere).")
+      .def("heuristic_actions", [](Batch& b, Buffer out, std::optional<Buffer> which) {
         auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()), "out");
+        const uint8_t* w = which ? CheckedBuffer<uint8_t>(*which, static_cast<size_t>(b.size()), "which") : nullptr;
         nb::gil_scoped_release release;
-        b.HeuristicActions(o);
-      }, "out"_a)
+        b.HeuristicActions(o, w);
+      }, "out"_a, "which"_a = nb::none(), "The heuristic's action per game (only where which[i], -1 elsewhere).")
+      .def("set_game", [](Batch& b, int i, const std::shared_ptr<const Game>& game) {
+        if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        b.SetGame(i, game);
+      }, "index"_a, "game"_a, "Game i's episodes from its next one on are of `game`.")
+      .def("score_gains", [](const Batch& b, Buffer out) {
+        b.ScoreGains(CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()) * kMaxPlayers, "out"));
+      }, "out"_a, "Every seat's points scored on the last step, per game.")
       .def("state", [](const Batch& b, int i) {
         if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
         return State(b.state(i));
