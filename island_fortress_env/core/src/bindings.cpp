@@ -41,17 +41,29 @@ nb::object BitsToInt(Bits b) {
 
 Bits IntToBits(uint64_t lo, uint64_t hi) { return (static_cast<Bits>(hi) << 64) | lo; }
 
-template <typename T, size_t N>
-nb::list ListOf(const std::array<T, N>& values, int n) {
-  nb::list out;
-  for (int i = 0; i < n; ++i) out.append(values[static_cast<size_t>(i)]);
-  return out;
+// The list type of the fields read off a state (core/state.py's FieldList: a list whose every
+// write raises), set once by core/state.py; plain lists until then. A strong reference, never
+// released: the type lives as long as the interpreter.
+PyObject* g_field_list = nullptr;
+
+nb::object Fields(nb::list values) {
+  if (!g_field_list) return std::move(values);
+  PyObject* out = PyObject_CallOneArg(g_field_list, values.ptr());
+  if (!out) throw nb::python_error();
+  return nb::steal(out);
 }
 
-nb::list BitsList(const std::array<Bits, kMaxPlayers>& values, int n) {
+template <typename T, size_t N>
+nb::object ListOf(const std::array<T, N>& values, int n) {
+  nb::list out;
+  for (int i = 0; i < n; ++i) out.append(values[static_cast<size_t>(i)]);
+  return Fields(std::move(out));
+}
+
+nb::object BitsList(const std::array<Bits, kMaxPlayers>& values, int n) {
   nb::list out;
   for (int i = 0; i < n; ++i) out.append(BitsToInt(values[static_cast<size_t>(i)]));
-  return out;
+  return Fields(std::move(out));
 }
 
 nb::tuple IntTuple(const std::vector<int>& values) {
@@ -197,6 +209,10 @@ NB_MODULE(_core, m) {
         return std::vector<double>(r.begin(), r.begin() + s.n());
       })
       .def("with_block", &State::WithBlock, "cell"_a, "player"_a, "governor"_a)
+      .def("redeal_unseen", [](const State& s, int seat, uint64_t seed) {
+        if (seat < 0 || seat >= s.n()) throw std::out_of_range("seat out of range");
+        return s.RedealUnseen(seat, seed);
+      }, "seat"_a, "seed"_a, "A copy with what `seat` cannot see drawn again (visibility.redeal_unseen).")
       .def_prop_rw("logging", &State::logging, &State::set_logging)
       .def("log_size", [](const State& s) { return s.log().size(); })
       .def("log_from", [](const State& s, size_t offset) {
@@ -236,7 +252,9 @@ NB_MODULE(_core, m) {
       .def_prop_ro("bids", [](const State& s) { return ListOf(s.bids(), s.n()); })
       .def_prop_ro("last_bids", [](const State& s) -> nb::object {
         if (!s.has_last_bids()) return nb::none();
-        return nb::tuple(ListOf(s.last_bids(), s.n()));
+        nb::list bids;
+        for (int i = 0; i < s.n(); ++i) bids.append(s.last_bids()[static_cast<size_t>(i)]);
+        return nb::tuple(bids);
       })
       .def_prop_ro("occ", [](const State& s) { return BitsToInt(s.occ()); })
       .def_prop_ro("own", [](const State& s) { return BitsList(s.own(), s.n()); })
@@ -335,6 +353,12 @@ NB_MODULE(_core, m) {
         if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
         return b.episode(i);
       }, "index"_a);
+  m.def("set_field_list_type", [](nb::handle type) {
+    if (!PyType_Check(type.ptr()) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()), &PyList_Type))
+      throw nb::type_error("the field list type must be a subclass of list");
+    Py_XDECREF(g_field_list);
+    g_field_list = type.inc_ref().ptr();
+  }, "type"_a, "The list type of the fields read off a state (a subclass of list).");
   m.def("game_seed", &GameSeed, "batch_seed"_a, "index"_a, "episode"_a);
   m.def("numpy_default_rng_words", [](uint64_t seed) { return Pcg64Words(NumpyDefaultRng(seed)); }, "seed"_a);
 }

@@ -83,6 +83,11 @@ class State {
   // A copy of this state with a block put on `cell` as the rules put one, scoring what it
   // completes (for an agent's look-ahead; the pending decision stays this state's).
   State WithBlock(int cell, int player, bool governor) const;
+  // A copy that `seat` cannot tell from this state, everything `seat` cannot see drawn again from
+  // the SplitMix64 generator seeded by `seed` (engine/visibility.py's redeal_unseen: C13, E3, E25):
+  // the unseen favor cards dealt again in the same counts, the other players' sealed bids (and a
+  // bid being entered) drawn again within their Jade, and the copy's generator reseeded.
+  State RedealUnseen(int seat, uint64_t seed) const;
   // Stops (or resumes) recording the event log; look-ahead copies and batched games need none.
   void set_logging(bool on) { logging_ = on; }
   // Stops recording and forgets the events recorded so far (a look-ahead copy's log is never read).
