@@ -66,13 +66,17 @@ def test_reset_reseeds_like_the_python_agent() -> None:
         agent.act(None, None, Game(num_players=2).new_initial_state(0))
 
 
+class PythonHeuristic(HeuristicAgent):
+    """A subclass (it could change the weights): it always plays in Python, core states included."""
+
+
 def test_the_python_heuristic_reads_a_core_state_as_an_engine_state() -> None:
     """A ``CoreState`` stands wherever an engine state is read: the Python agent plays the same."""
     game = Game(num_players=3)
     py = game.new_initial_state(4)
     cs = core.new_initial_state(game, 4)
     on_engine = [HeuristicAgent(seed=p) for p in range(3)]
-    on_core = [HeuristicAgent(seed=p) for p in range(3)]
+    on_core = [PythonHeuristic(seed=p) for p in range(3)]
     while not py.is_terminal():
         p = py.current_player()
         action = on_engine[p].act(None, action_mask(py), py)
@@ -80,3 +84,31 @@ def test_the_python_heuristic_reads_a_core_state_as_an_engine_state() -> None:
         py.apply_action(action)
         cs.apply_action(action)
     assert cs.winners == py.winners
+
+
+@pytest.mark.parametrize("num_players", (2, 4))
+def test_the_heuristic_agent_plays_a_core_state_in_cpp_with_its_own_generator(num_players: int) -> None:
+    """``HeuristicAgent`` on a core state plays through the C++ player: the same choices as on the
+    engine, its own numpy generator left in the same state (its buffered 32-bit half included),
+    and a subclass plays in Python."""
+    game = Game(num_players=num_players, favor_trade_in=True)
+    py = game.new_initial_state(num_players)
+    cs = core.new_initial_state(game, num_players)
+    on_engine = [HeuristicAgent(seed=p) for p in range(num_players)]
+    on_core = [HeuristicAgent(seed=p) for p in range(num_players)]
+    for agents in (on_engine, on_core):
+        agents[0].rng.integers(2**16, dtype=np.uint16)  # leaves a buffered 32-bit half
+    while not py.is_terminal():
+        p = py.current_player()
+        action = on_engine[p].act(None, action_mask(py), py)
+        assert on_core[p].act(None, action_mask(cs), cs) == action
+        assert on_core[p].rng.bit_generator.state == on_engine[p].rng.bit_generator.state
+        py.apply_action(action)
+        cs.apply_action(action)
+    assert cs.winners == py.winners
+    assert all(agent._core_player is not None for agent in on_core)
+    assert all(agent._core_player is None for agent in on_engine)
+    subclass = PythonHeuristic(seed=1)
+    state = core.new_initial_state(game, 3)
+    subclass.act(None, action_mask(state), state)
+    assert subclass._core_player is None

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from island_fortress_env.agents import RandomAgent
+from island_fortress_env.core import game as core_game
 from island_fortress_env.engine import Game, scoring
 from island_fortress_env.engine.state import play_random_game
 from island_fortress_env.players import AgentSpecError, make_agent
@@ -89,8 +90,10 @@ def test_runs_are_reproducible():
 
 
 def test_a_tie_of_every_player_counts_one_kth(monkeypatch):
-    # Every game ends with all seats tied: each agent wins 1/k of every game.
+    # Every game ends with all seats tied: each agent wins 1/k of every game. The tie is forced in
+    # the Python engine's scoring, so the games play on the Python engine.
     monkeypatch.setattr(scoring, "winners", lambda scores, *rest: list(range(len(scores))))
+    monkeypatch.setattr(core_game, "default_backend", lambda: "python")
     result = ev.evaluate(["random", "random", "random"], games=6, seed=2)
     for entry in result["agents"]:
         assert entry["wins"] == pytest.approx(2.0)

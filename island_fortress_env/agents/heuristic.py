@@ -35,6 +35,10 @@ How it decides
 * A seeded ``numpy`` generator only breaks ties between equally valued options.
 
 The weights are class attributes (``HeuristicAgent.BLOCK`` ...): subclass to tune them.
+
+On a state of the C++ core (``core.state.CoreState``) a ``HeuristicAgent`` (not a subclass, whose
+weights may differ) plays through its C++ twin (``core/src/heuristic.cpp``): the same choices and
+the same draws from ``self.rng``, many times faster.
 Measured: about 97-100% wins in 3-player games against two ``random`` players, ~0.15 s per
 game with three heuristic players.
 """
@@ -49,6 +53,12 @@ from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
 from island_fortress_env.engine import tables
 from island_fortress_env.engine.wall import MAX_CELLS, STRIDE, iter_bits
+
+try:  # the C++ core plays its own states (the same choices, much faster)
+    from island_fortress_env.core.heuristic import CoreHeuristicAgent as _CoreHeuristic
+    from island_fortress_env.core.state import CoreState as _CoreState
+except ImportError:  # the core is not built: every state is an engine State
+    _CoreState = None  # type: ignore[assignment,misc]
 
 _BIG = 1e9
 _GOV_END = A.GOVERNOR + MAX_CELLS
@@ -127,6 +137,7 @@ class HeuristicAgent:
         self.rng = np.random.default_rng(seed)
         self._infos: dict[Any, _GameInfo] = {}  # by game configuration
         self._opp_cache: dict[tuple, float] = {}
+        self._core_player: Any = None  # the C++ player of core states, made on the first one
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -145,6 +156,13 @@ class HeuristicAgent:
             )
         if len(legal) == 1:
             return legal[0]
+        if type(self) is HeuristicAgent and type(state) is _CoreState and tuple(legal) == state.legal_actions():
+            # A state of the C++ core: the same player in C++ (core/src/heuristic.cpp), the same
+            # choice and the same draws from self.rng. A subclass may change the weights, so it
+            # plays here, in Python.
+            if self._core_player is None:
+                self._core_player = _CoreHeuristic()
+            return self._core_player.act_with(self.rng, state)
         self._me = state.current_player()
         self._g = self._game_info(state.game)
         self._opp_cache.clear()  # its key is not the whole state: valid within one decision only

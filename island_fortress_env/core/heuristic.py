@@ -52,6 +52,19 @@ class CoreHeuristicAgent:
         }
         return np.random.Generator(bit_generator)
 
+    def act_with(self, generator: np.random.Generator, state: CoreState) -> int:
+        """The heuristic's action at ``state`` with ``generator`` (numpy's PCG64) breaking the ties:
+        the generator is left where the Python agent would leave it (``HeuristicAgent`` plays a
+        core state this way)."""
+        bit_generator = generator.bit_generator
+        before = bit_generator.state
+        self._h.rng_words = _words(generator)
+        action = self._h.act(state._s)
+        s_lo, s_hi, i_lo, i_hi = self._h.rng_words
+        # The core draws 64-bit words only: numpy's buffered 32-bit half stays as it was.
+        bit_generator.state = {**before, "state": {"state": s_lo | s_hi << 64, "inc": i_lo | i_hi << 64}}
+        return int(action)
+
     def act(self, observation: Any, action_mask: Any, state: Any = None) -> int:
         if not isinstance(state, CoreState):
             raise ValueError(

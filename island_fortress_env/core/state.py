@@ -25,15 +25,16 @@ from island_fortress_env.engine.decisions import DECISION_NAMES, Decision
 from island_fortress_env.engine.favors import REWARD_KINDS
 from island_fortress_env.engine.state import GOVERNOR_OWNER, Game, IllegalActionError
 
-try:
-    from island_fortress_env.core import _core
-except ImportError as exc:  # pragma: no cover - depends on the build
+from island_fortress_env import core as _package
+
+if _package._core is None:  # the package imports without the extension; this module needs it
     raise ImportError(
         "the C++ core (island_fortress_env.core._core) is not built: reinstall the package with "
         "`pip install -e .` on a machine with a C++17 compiler and CMake "
-        f"(import failed: {exc})",
-        name=exc.name,
-    ) from exc
+        f"(import failed: {_package.build_error()})",
+        name="island_fortress_env.core._core",
+    )
+_core = _package._core
 
 __all__ = ["OBS_SIZE", "STATE_SIZE", "CoreState", "FieldList", "core_game", "new_initial_state"]
 
