@@ -47,6 +47,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             [pytest.param(b, marks=[not_built] if b == "core" else []) for b in core.BACKENDS if b in chosen],
         )
 
+
 _COMMON = {
     "deadline": None,
     "print_blob": True,

@@ -133,7 +133,10 @@ def test_heuristic_is_reproducible_from_its_seed(backend):
 def test_one_heuristic_playing_many_tables_in_turn_moves_as_a_fresh_agent_would():
     """The trainer's league has one heuristic agent play many tables in turn: it keeps one set of
     constants and caches per game configuration, and its moves are those of a fresh agent."""
-    states = [Game(num_players=n, backend="python").new_initial_state(seed) for seed, n in enumerate((2, 3, 4, 3, 2))]
+    states = [
+        Game(num_players=n, backend="python").new_initial_state(seed)
+        for seed, n in enumerate((2, 3, 4, 3, 2))
+    ]
     shared = HeuristicAgent()
     for step in range(60):
         for state in states:

@@ -23,7 +23,9 @@ from island_fortress_env import core, island_fortress_v0
 from island_fortress_env.engine import ConfigError, State
 
 ROOT = Path(__file__).resolve().parent.parent
-needs_core = pytest.mark.skipif(not core.available(), reason=f"the C++ core is not built ({core.build_error()})")
+needs_core = pytest.mark.skipif(
+    not core.available(), reason=f"the C++ core is not built ({core.build_error()})"
+)
 
 
 @needs_core
@@ -139,7 +141,7 @@ def test_a_core_states_fields_refuse_writes_and_stay_as_they_were():
         lambda: state.deck.__delitem__(0),
     )
     for write in writes:
-        with pytest.raises(TypeError, match="read-only.*backend='python'"):
+        with pytest.raises(TypeError, match=r"read-only.*backend='python'"):
             write()
     scores = state.score
     with pytest.raises(TypeError, match="read-only"):
@@ -172,7 +174,8 @@ def _steps(backend: str, n: int, seed: int, **options) -> list:
 
 @needs_core
 @pytest.mark.parametrize(
-    "n,options", [(2, {}), (3, {"favor_trade_in": True}), (4, {"unlimited_components": True, "extra_jade": 120})]
+    "n,options",
+    [(2, {}), (3, {"favor_trade_in": True}), (4, {"unlimited_components": True, "extra_jade": 120})],
 )
 def test_the_env_steps_alike_on_either_backend(n, options):
     assert _steps("core", n, 30 + n, **options) == _steps("python", n, 30 + n, **options)

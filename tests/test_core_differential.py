@@ -278,7 +278,9 @@ def assert_same_redeals(py: State, cs: Any, seeds: Any) -> int:
     return compared
 
 
-@pytest.mark.parametrize("variant", VARIANTS[:-1], ids=lambda v: ",".join(f"{k}={v[k]}" for k in v) or "standard")
+@pytest.mark.parametrize(
+    "variant", VARIANTS[:-1], ids=lambda v: ",".join(f"{k}={v[k]}" for k in v) or "standard"
+)
 @pytest.mark.parametrize("num_players", tables.PLAYER_COUNTS)
 def test_the_redeal_of_the_unseen_matches_the_engine(num_players: int, variant: dict[str, Any]) -> None:
     """At every bid and every 9th other decision of a game, both players' redeals agree, and a

@@ -115,7 +115,11 @@ def test_observations_stay_in_the_box_with_a_deck_at_the_bounds(backend, tmp_pat
 @pytest.mark.parametrize("huge", [10**9, 10**30])
 def test_huge_unlimited_components_encode_inside_the_box(huge):
     game = Game(  # the Python engine: 10**30 is beyond the counts of the C++ core
-        num_players=4, unlimited_components=True, extra_jade=huge, start_laborers=huge, start_convicts=huge,
+        num_players=4,
+        unlimited_components=True,
+        extra_jade=huge,
+        start_laborers=huge,
+        start_convicts=huge,
         backend="python",
     )
     encoder = ObservationEncoder(game)
@@ -160,7 +164,9 @@ def test_a_clone_and_its_original_keep_their_own_legal_actions(backend):
 
 def rich_bid_state(backend: str) -> State:
     """Round 1's first bidder of a game where everyone holds 12 + 100 + 3 income = 115 Jade."""
-    state = Game(num_players=3, unlimited_components=True, extra_jade=100, backend=backend).new_initial_state(2)
+    state = Game(num_players=3, unlimited_components=True, extra_jade=100, backend=backend).new_initial_state(
+        2
+    )
     while state.decision != Decision.PETITION_BID:
         state.apply_action(state.legal_actions()[0])
     assert state.jade == [115, 115, 115]
@@ -223,7 +229,9 @@ def test_a_partial_bid_is_seen_by_its_bidder_only(backend):
 
 
 def test_bids_with_a_billion_jade_take_five_digits_and_are_exact(backend):
-    state = Game(backend=backend, num_players=2, unlimited_components=True, extra_jade=10**9).new_initial_state(4)
+    state = Game(
+        backend=backend, num_players=2, unlimited_components=True, extra_jade=10**9
+    ).new_initial_state(4)
     while state.decision != Decision.PETITION_BID:
         state.apply_action(state.legal_actions()[0])
     jade = state.jade[state.current_player()]
@@ -242,7 +250,9 @@ def test_bids_with_a_billion_jade_take_five_digits_and_are_exact(backend):
 
 
 def test_unlimited_jade_and_laborers_reach_every_seat(backend):
-    game = Game(backend=backend, num_players=4, unlimited_components=True, extra_jade=10**9, start_laborers=10**9)
+    game = Game(
+        backend=backend, num_players=4, unlimited_components=True, extra_jade=10**9, start_laborers=10**9
+    )
     state = game.new_initial_state(0)
     assert state.jade == [10**9 + 12] * 4
     assert state.laborers == [10**9] * 4
@@ -252,7 +262,9 @@ def test_unlimited_jade_and_laborers_reach_every_seat(backend):
 
 
 def test_unlimited_supplies_keep_their_ledger_through_whole_games(backend):
-    game = Game(backend=backend, num_players=3, unlimited_components=True, extra_jade=10**9, start_convicts=10**6)
+    game = Game(
+        backend=backend, num_players=3, unlimited_components=True, extra_jade=10**9, start_convicts=10**6
+    )
 
     def check(state: State) -> None:
         totals = state.component_totals()
@@ -359,6 +371,8 @@ def test_with_block_places_by_the_rules_on_a_copy_only():
 def test_the_text_render_shows_an_unlimited_supply_as_unlimited(backend):
     from island_fortress_env.views.text import render_text
 
-    game = Game(backend=backend, num_players=2, unlimited_components=True, extra_jade=10**9, start_laborers=10**9)
+    game = Game(
+        backend=backend, num_players=2, unlimited_components=True, extra_jade=10**9, start_laborers=10**9
+    )
     assert "supply: unlimited" in render_text(game.new_initial_state(1))
     assert "45 Laborers" in render_text(Game(backend=backend, num_players=2).new_initial_state(1))

@@ -315,7 +315,13 @@ def play_checked(
 @given(options=game_options(), play=plays)
 def test_random_games_keep_every_invariant(backend, options, play):
     play_checked(
-        backend, options, play["seed"], play["prefix"], play["chooser_seed"], play["bias"], play["extra_checks"]
+        backend,
+        options,
+        play["seed"],
+        play["prefix"],
+        play["chooser_seed"],
+        play["bias"],
+        play["extra_checks"],
     )
 
 

@@ -59,7 +59,9 @@ def test_round_trip_and_replay(game, tmp_path):
 
 
 def test_variants_replay(tmp_path, backend):
-    record, final = play(seed=5, n=3, backend=backend, no_replace=True, extra_jade=3, first_round_incentive="treasure")
+    record, final = play(
+        seed=5, n=3, backend=backend, no_replace=True, extra_jade=3, first_round_incentive="treasure"
+    )
     assert record.rules == {
         "num_players": 3,
         "no_replace": True,

@@ -245,7 +245,9 @@ def test_a_seat_sees_its_own_bid_as_it_enters_it_and_nobody_elses(backend):
 
 
 def test_cards_are_seen_by_their_owner_and_a_spectator_only(backend):
-    state = Game(backend=backend, num_players=3).new_initial_state(1)  # the setup deal: every seat is choosing
+    state = Game(backend=backend, num_players=3).new_initial_state(
+        1
+    )  # the setup deal: every seat is choosing
     for owner in range(3):
         hand = tuple(iter_bits(state.favor_hand[owner]))
         choosing = tuple(iter_bits(state.drawn[owner]))

@@ -146,6 +146,10 @@ class HeuristicAgent:
     # ------------------------------------------------------------------ entry point
 
     def act(self, observation: Any, action_mask: Any, state: Any = None) -> int:
+        if type(self) is HeuristicAgent and type(state) is _CoreState:
+            action = self._act_in_core(action_mask, state)
+            if action is not None:
+                return action
         legal = [int(a) for a in np.flatnonzero(action_mask)]
         if not legal:
             raise ValueError("HeuristicAgent.act: the action mask has no legal action")
@@ -156,13 +160,6 @@ class HeuristicAgent:
             )
         if len(legal) == 1:
             return legal[0]
-        if type(self) is HeuristicAgent and type(state) is _CoreState and tuple(legal) == state.legal_actions():
-            # A state of the C++ core: the same player in C++ (core/src/heuristic.cpp), the same
-            # choice and the same draws from self.rng. A subclass may change the weights, so it
-            # plays here, in Python.
-            if self._core_player is None:
-                self._core_player = _CoreHeuristic()
-            return self._core_player.act_with(self.rng, state)
         self._me = state.current_player()
         self._g = self._game_info(state.game)
         self._opp_cache.clear()  # its key is not the whole state: valid within one decision only
@@ -170,6 +167,20 @@ class HeuristicAgent:
         if choice not in legal:  # defensive: never return an illegal action
             choice = legal[int(self.rng.integers(len(legal)))]
         return choice
+
+    def _act_in_core(self, action_mask: Any, state: Any) -> int | None:
+        """A state of the C++ core whose legal actions are the mask's: the same player in C++
+        (core/src/heuristic.cpp), the same choice and the same draws from ``self.rng``. None
+        otherwise (a mask of another kind, or not the state's), and a subclass, which may change
+        the weights, never comes here: both play in Python."""
+        try:
+            if state.is_terminal() or not state._s.is_legal_mask(action_mask):
+                return None
+        except (TypeError, ValueError):  # a mask that is not one byte per action
+            return None
+        if self._core_player is None:
+            self._core_player = _CoreHeuristic()
+        return self._core_player.act_with(self.rng, state)
 
     def _game_info(self, game: Any) -> _GameInfo:
         """The constants and caches of ``game``'s configuration: one agent can play many tables

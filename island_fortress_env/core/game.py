@@ -15,16 +15,13 @@ the same legal actions, events, scores and observation bytes from the same seed.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
 from island_fortress_env.engine.config import ConfigError, GameConfig
 from island_fortress_env.engine.state import Game as EngineGame
 from island_fortress_env.engine.state import State
 
-if TYPE_CHECKING:
-    from .state import CoreState
-
-__all__ = ["BACKENDS", "Game", "default_backend", "resolve_backend"]
+__all__ = ["BACKENDS", "Game", "default_backend", "resolve_backend", "shared_game"]
 
 BACKENDS = ("core", "python")
 
@@ -84,14 +81,36 @@ class Game(EngineGame):
 
             core_game(self)  # the core's twin, made now: a count it cannot hold is a ConfigError here
 
-    def new_initial_state(self, seed: int | None = None) -> State | CoreState:  # type: ignore[override]
+    def new_initial_state(self, seed: int | None = None) -> State:
         """A new game: a ``CoreState`` on the core, an engine ``State`` on the Python engine; the
-        seed follows the engine's rule (an integer in [0, 2**64) or None, else ``SeedError``)."""
+        seed follows the engine's rule (an integer in [0, 2**64) or None, else ``SeedError``).
+        Typed as ``State``: a ``CoreState`` offers its public API and stands wherever one is read."""
         if self.backend == "core":
             from .state import CoreState
 
-            return CoreState(self, seed)
+            return cast(State, CoreState(self, seed))
         return State(self, seed)
 
     def __repr__(self) -> str:
         return f"Game({self.config!r}, backend={self.backend!r})"
+
+
+_SHARED: dict[tuple[GameConfig, str], Game] = {}  # games of the shipped deck, by configuration
+_SHARED_LIMIT = 64  # configurations kept (an env that varies them keeps memory bounded)
+
+
+def shared_game(config: GameConfig, backend: str | None = None) -> Game:
+    """``Game(config, backend=backend)``, one per configuration and backend for the shipped favor
+    deck: a game is never changed by its states, so every environment of a configuration can share
+    one (its deck and tables) instead of loading its own. A deck file is loaded again each time (it
+    may have changed)."""
+    resolved = resolve_backend(backend)
+    if config.favor_deck is not None:
+        return Game(config, backend=resolved)
+    key = (config, resolved)
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= _SHARED_LIMIT:
+            _SHARED.clear()
+        found = _SHARED[key] = Game(config, backend=resolved)
+    return found

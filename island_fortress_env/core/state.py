@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from island_fortress_env import core as _package
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import events as ev
 from island_fortress_env.engine import rng
@@ -24,8 +25,6 @@ from island_fortress_env.engine.config import INCENTIVES, ConfigError
 from island_fortress_env.engine.decisions import DECISION_NAMES, Decision
 from island_fortress_env.engine.favors import REWARD_KINDS
 from island_fortress_env.engine.state import GOVERNOR_OWNER, Game, IllegalActionError
-
-from island_fortress_env import core as _package
 
 if _package._core is None:  # the package imports without the extension; this module needs it
     raise ImportError(
@@ -67,7 +66,7 @@ _READ_ONLY = (
 )
 
 
-class FieldList(list):  # type: ignore[type-arg]
+class FieldList(list):
     """A list field read off a ``CoreState`` (``state.score``, ``state.own`` ...): it reads, compares
     and copies (``[:]``, ``list()``, ``copy()``) as a list, and every write raises ``TypeError``, since
     writing to it could not change the state. Pickled and deep-copied as a plain list."""
@@ -251,7 +250,9 @@ class CoreState:
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self._s.n:
             raise ValueError(f"seat must be 0..{self._s.n - 1}, not {seat!r}")
         other = _new(CoreState)
-        other._init(self.game, self._s.redeal_unseen(seat, rng.seed_state(seed)), self._log[:], self._log_offset)
+        other._init(
+            self.game, self._s.redeal_unseen(seat, rng.seed_state(seed)), self._log[:], self._log_offset
+        )
         return other
 
     def blocks_built(self, player: int) -> int:

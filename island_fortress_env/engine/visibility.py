@@ -115,7 +115,7 @@ def redeal_unseen(state: State, seat: int, seed: int) -> State:
     gen = rng.seed_state(seed)
     own_redeal = getattr(state, "redeal_unseen", None)
     if own_redeal is not None:  # a state held outside this engine (the C++ core) redeals itself, alike
-        return own_redeal(seat, gen)  # type: ignore[no-any-return]
+        return own_redeal(seat, gen)
     other = state.clone()
     pool = unseen_cards(state, seat)  # sorted: the deal depends on which cards are unseen only
     gen = rng.shuffle(gen, pool)

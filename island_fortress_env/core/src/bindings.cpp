@@ -224,6 +224,17 @@ NB_MODULE(_core, m) {
         if (seat < 0 || seat >= s.n()) throw std::out_of_range("seat out of range");
         EncodeObservation(s, seat, CheckedBuffer<float>(out, kObsSize, "encode"));
       }, "seat"_a, "out"_a)
+      .def("is_legal_mask", [](const State& s, Buffer mask) {
+        const auto* m = CheckedBuffer<uint8_t>(mask, kNumActions, "mask");
+        size_t k = 0;  // 1 exactly at the legal actions (which are sorted)
+        const std::vector<int>& legal = s.LegalActions();
+        for (int a = 0; a < kNumActions; ++a) {
+          const bool want = k < legal.size() && legal[k] == a;
+          if ((m[a] != 0) != want || m[a] > 1) return false;
+          k += want;
+        }
+        return true;
+      }, "mask"_a, "Whether `mask` (one byte per action) is 1 exactly at the legal actions and 0 elsewhere.")
       .def("action_mask", [](const State& s, nb::ndarray<nb::c_contig, nb::device::cpu> out) {
         EncodeActionMask(s, CheckedBuffer<uint8_t>(out, kNumActions, "action_mask"));
       }, "out"_a)
@@ -308,6 +319,13 @@ NB_MODULE(_core, m) {
         if (s.IsTerminal()) throw std::invalid_argument("the game is over: no player to move");
         return h.Act(s);
       }, "state"_a)
+      .def("act_numpy", [](Heuristic& h, const State& s, nb::handle capsule) {
+        if (s.IsTerminal()) throw std::invalid_argument("the game is over: no player to move");
+        auto* numpy = static_cast<const NumpyBitGen*>(PyCapsule_GetPointer(capsule.ptr(), "BitGenerator"));
+        if (!numpy) throw nb::python_error();
+        return h.ActWith(s, *numpy);
+      }, "state"_a, "bit_generator_capsule"_a,
+      "act, the noise drawn from a numpy BitGenerator (its .capsule; hold its lock around the call).")
       .def_prop_rw("rng_words", [](const Heuristic& h) { return Pcg64Words(h.rng()); },
                    [](Heuristic& h, const std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>& w) {
                      h.set_rng(MakePcg64(std::get<0>(w), std::get<1>(w), std::get<2>(w), std::get<3>(w)));

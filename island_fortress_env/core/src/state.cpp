@@ -9,12 +9,11 @@
 
 namespace island_fortress {
 
-State::State(std::shared_ptr<const Game> game, uint64_t seed)
-    : game_(std::move(game)),
-      geo_(&game_->geometry()),
-      n_(game_->num_players()),
-      unlimited_(game_->config().unlimited_components),
-      rng_(seed) {
+namespace {
+constexpr size_t kLegalReserve = 64;  // legal actions a decision rarely exceeds
+}  // namespace
+
+State::State(std::shared_ptr<const Game> game, uint64_t seed) : StateData(std::move(game), seed) {
   const Totals& totals = game_->totals();
   sup_jade_ = totals.jade;
   sup_treasure_ = totals.treasure;
@@ -24,13 +23,13 @@ State::State(std::shared_ptr<const Game> game, uint64_t seed)
   sup_convicts_ = totals.convicts;
   gov_stock_ = totals.governor_blocks;
   for (int p = 0; p < n_; ++p) stock_blocks_[p] = totals.blocks_per_player;
-  log_.reserve(4096);
   Setup();
 }
 
 const std::vector<int>& State::LegalActions() const {
   if (!legal_valid_) {
     legal_.clear();
+    if (!legal_.capacity()) legal_.reserve(kLegalReserve);  // one allocation for most decisions
     ComputeLegal(legal_);
     legal_valid_ = true;
   }
@@ -65,7 +64,9 @@ std::array<double, kMaxPlayers> State::Returns() const {
 }
 
 State State::WithBlock(int cell, int player, bool governor) const {
-  State other = *this;
+  // A copy with the log when this state records one (the engine's with_block keeps it), else a
+  // look-ahead copy.
+  State other = logging_ ? State(*this) : State(*this, kLookAhead);
   const int bit = geo_->cell_bits[cell];
   if (!governor) other.blocks_[player] -= 1;
   other.PlaceBlock(player, bit, governor);
