@@ -223,27 +223,45 @@ def test_clone_and_with_block_are_independent_copies() -> None:
     assert cs.action_to_string(cs.legal_actions()[0]) == py.action_to_string(py.legal_actions()[0])
 
 
-def test_the_views_read_a_core_state_as_an_engine_state() -> None:
-    from island_fortress_env.views.picture import table_view
-    from island_fortress_env.views.text import render_text
-
+def _views_along(check: Any) -> None:
+    """Calls ``check(core state, engine state)`` every 25 decisions of a game and at its end."""
     game = Game(num_players=4, favor_trade_in=True)
     py = game.new_initial_state(9)
     cs = core.new_initial_state(game, 9)
-    encoder = ObservationEncoder(game)
     pick = random.Random(9)
     step = 0
     while not py.is_terminal():
         if step % 25 == 0:
-            assert render_text(cs, last_events=8) == render_text(py, last_events=8)
-            for seat in (None, 0, 3):
-                assert table_view(cs, seat) == table_view(py, seat)
-            assert encoder.encode(cs, 2).tobytes() == encoder.encode(py, 2).tobytes()
+            check(cs, py)
         action = pick.choice(py.legal_actions())
         py.apply_action(action)
         cs.apply_action(action)
         step += 1
-    assert render_text(cs) == render_text(py) and table_view(cs) == table_view(py)
+    check(cs, py)
+
+
+def test_the_text_view_and_the_encoder_read_a_core_state_as_an_engine_state() -> None:
+    from island_fortress_env.views.text import render_text
+
+    encoder = ObservationEncoder(Game(num_players=4, favor_trade_in=True))
+
+    def check(cs: Any, py: State) -> None:
+        assert render_text(cs, last_events=8) == render_text(py, last_events=8)
+        assert render_text(cs) == render_text(py)
+        assert encoder.encode(cs, 2).tobytes() == encoder.encode(py, 2).tobytes()
+
+    _views_along(check)
+
+
+def test_the_picture_reads_a_core_state_as_an_engine_state() -> None:
+    pytest.importorskip("PIL", reason="the picture needs the [render] extra (Pillow)")
+    from island_fortress_env.views.picture import table_view
+
+    def check(cs: Any, py: State) -> None:
+        for seat in (None, 0, 3):
+            assert table_view(cs, seat) == table_view(py, seat)
+
+    _views_along(check)
 
 
 def test_output_buffers_are_checked() -> None:

@@ -79,11 +79,11 @@ void EncodeObservation(const State& s, int seat, float* out) {
   Plane(geo.valid, w + 0 * kGrid);
   Plane(geo.Buildable(s.occ()), w + 1 * kGrid);
   for (int i = 0; i < n; ++i) Plane(s.own()[seats[i]], w + (2 + i) * kGrid);
-  if (n < kMaxPlayers) std::memset(w + (2 + n) * kGrid, 0, sizeof(float) * (kMaxPlayers - n) * kGrid);
+  for (int i = n; i < kMaxPlayers; ++i) std::memset(w + (2 + i) * kGrid, 0, sizeof(float) * kGrid);  // absent seats
   Plane(s.gov_bits(), w + 6 * kGrid);
   Plane(s.reinf(), w + 7 * kGrid);
   for (int i = 0; i < n; ++i) Plane(geo.region_mask[s.region()[seats[i]]], w + (8 + i) * kGrid);
-  if (n < kMaxPlayers) std::memset(w + (8 + n) * kGrid, 0, sizeof(float) * (kMaxPlayers - n) * kGrid);
+  for (int i = n; i < kMaxPlayers; ++i) std::memset(w + (8 + i) * kGrid, 0, sizeof(float) * kGrid);
 
   // Players (me first) and the global/decision context, as raw integers, then scaled. A count
   // beyond int32 (unlimited components) is clamped to it, as observation.py packs it.
@@ -119,7 +119,10 @@ void EncodeObservation(const State& s, int seat, float* out) {
     for (int r = 0; r < kMaxRegions; ++r) put(s.region()[p] == r);
     for (int r = 0; r < kMaxRegions; ++r) put(r < geo.regions ? PopCount(s.own()[p] & geo.region_mask[r]) : 0);
   }
-  while (k < kMaxPlayers * kNumPlayerFeatures) v[k++] = 0;  // absent seats
+  for (int i = n; i < kMaxPlayers; ++i) {  // absent seats (fixed-size blocks: plain vector stores)
+    std::memset(&v[static_cast<size_t>(i * kNumPlayerFeatures)], 0, sizeof(int32_t) * kNumPlayerFeatures);
+  }
+  k = kMaxPlayers * kNumPlayerFeatures;
   put(s.round());
   for (int m = 2; m <= kMaxPlayers; ++m) put(n == m);
   for (int r = 2; r <= kMaxRegions; ++r) put(geo.regions == r);
@@ -166,7 +169,7 @@ void EncodeObservation(const State& s, int seat, float* out) {
   const uint64_t hand = s.favor_hand()[seat];
   uint64_t played = 0;
   for (int p = 0; p < n; ++p) played |= s.favor_played()[p];
-  const uint64_t playable = game.PlayableCards(hand, s.own()[seat] & ~s.reinf());
+  const uint64_t playable = s.PlayableCards(hand, s.own()[seat] & ~s.reinf());
   float* cards = out + kPrivateStart;
   Plane64(hand, cards, kMaxFavorCards);
   Plane64(s.drawn()[seat], cards + kMaxFavorCards, kMaxFavorCards);

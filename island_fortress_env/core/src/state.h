@@ -248,6 +248,16 @@ class State : private StateData {
   // The event log: records of [kind, field count, fields...], oldest first.
   const std::vector<int64_t>& log() const { return log_; }
   int64_t Workers(int p) const { return laborers_[p] + convicts_[p]; }
+  // The cards of `hand` whose pattern is complete in `blocks` (Game::PlayableCards), remembered for
+  // the last pair asked: the legal role actions and the observation ask about the same hand.
+  uint64_t PlayableCards(uint64_t hand, Bits blocks) const {
+    if (hand != playable_hand_ || blocks != playable_blocks_) {
+      playable_hand_ = hand;
+      playable_blocks_ = blocks;
+      playable_ = game_->PlayableCards(hand, blocks);
+    }
+    return playable_;
+  }
 
  private:
   // --- dispatch
@@ -357,6 +367,9 @@ class State : private StateData {
   std::vector<int64_t> log_;                       // the event log: [kind, count, fields...] records
   mutable std::vector<int> legal_;                 // the memoised legal actions
   mutable bool legal_valid_ = false;               // whether legal_ is for the pending decision
+  mutable uint64_t playable_hand_ = 0;             // PlayableCards' last question (no cards: none playable)
+  mutable Bits playable_blocks_ = 0;
+  mutable uint64_t playable_ = 0;                  // and its answer
 };
 
 }  // namespace island_fortress
