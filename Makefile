@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo serve test-browser train test lint bench bench-training clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
+.PHONY: install demo serve test-browser train test lint bench bench-training clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-sanitize
 
 $(STAMP): pyproject.toml CMakeLists.txt $(wildcard island_fortress_env/core/src/*)
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,31 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/island-fortress bench --out bench-results/bench.json
 
+# The C++ core built with AddressSanitizer and UndefinedBehaviorSanitizer in a venv of its own
+# (.venv-sanitize: numpy, pytest and hypothesis, no torch) and a build folder of its own
+# (build/sanitize), then the core's differential and fuzz tests under it. Python itself is not
+# instrumented: the sanitizer runtime is preloaded, and leak checking is off (the interpreter keeps
+# its objects to the end). Any error stops the run with a report.
+SAN_VENV := .venv-sanitize
+SAN_BIN := $(SAN_VENV)/bin
+SANITIZER_CXX ?= g++
+SANITIZER_ENV = LD_PRELOAD="$$($(SANITIZER_CXX) -print-file-name=libasan.so) $$($(SANITIZER_CXX) -print-file-name=libubsan.so)" \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+$(SAN_VENV)/.deps-stamp: pyproject.toml
+	$(PYTHON) -m venv $(SAN_VENV)
+	$(SAN_BIN)/python -m pip install --quiet --upgrade pip
+	$(SAN_BIN)/python -m pip install --quiet numpy pytest hypothesis
+	touch $@
+
+$(SAN_VENV)/.build-stamp: $(SAN_VENV)/.deps-stamp CMakeLists.txt $(wildcard island_fortress_env/core/src/*)
+	ISLAND_FORTRESS_SANITIZE=ON CMAKE_BUILD_PARALLEL_LEVEL=2 $(SAN_BIN)/python -m pip install --quiet --no-deps -e . \
+		-Cbuild-dir=build/sanitize -Ccmake.build-type=RelWithDebInfo
+	touch $@
+
+test-sanitize: $(SAN_VENV)/.build-stamp
+	$(SANITIZER_ENV) $(SAN_BIN)/python -m pytest -q -p no:cacheprovider tests/test_core_*.py
+
 # One venv per RL library (.venv-<name>): each pins its own dependency ranges, so they are
 # installed and tested apart. torch (CPU build) goes in first where the library needs it.
 .venv-%/.installed-stamp: pyproject.toml
@@ -86,4 +111,4 @@ test-rllib: .venv-rllib/.installed-stamp
 test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
 
 clean:
-	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib runs bench-results
+	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib $(SAN_VENV) runs bench-results

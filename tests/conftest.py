@@ -1,4 +1,9 @@
-"""Shared test configuration: the Hypothesis profiles.
+"""Shared test configuration: the backend fixture and the Hypothesis profiles.
+
+The ``backend`` fixture: a test that takes ``backend`` runs once per backend of the game, the C++
+core (``"core"``, skipped where it is not built) and the Python engine (``"python"``), and passes
+it to ``island_fortress_v0.env(..., backend=backend)`` or ``core.Game(..., backend=backend)``.
+``--backend core`` (or ``python``) runs those tests on one backend only.
 
 Hypothesis profiles (pick one with ``HYPOTHESIS_PROFILE=<name>``; ``ci`` is the default):
 
@@ -15,7 +20,33 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from island_fortress_env import core
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        action="append",
+        choices=core.BACKENDS,
+        help="run the tests that take the `backend` fixture on this backend only (repeatable; "
+        "default: every backend)",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        chosen = metafunc.config.getoption("backend") or core.BACKENDS
+        not_built = pytest.mark.skipif(
+            not core.available(), reason=f"the C++ core is not built ({core.build_error()})"
+        )
+        metafunc.parametrize(
+            "backend",
+            [pytest.param(b, marks=[not_built] if b == "core" else []) for b in core.BACKENDS if b in chosen],
+        )
+
 
 _COMMON = {
     "deadline": None,

@@ -1,4 +1,7 @@
-"""Baseline agents: legal play, no peeking at hidden information, sensible choices, strength."""
+"""Baseline agents: legal play, no peeking at hidden information, sensible choices, strength.
+
+Legal play and hidden information are checked on both backends (``backend``); on a core state
+the heuristic plays through its C++ twin. The scenario tests write fields: the Python engine."""
 
 from __future__ import annotations
 
@@ -17,34 +20,39 @@ from scenario import (
 
 from island_fortress_env.agents import Agent, RandomAgent
 from island_fortress_env.agents.heuristic import HeuristicAgent
-from island_fortress_env.engine import Game
+from island_fortress_env.core import Game
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
 from island_fortress_env.engine.fields import StateFields
+from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.players import AGENT_KINDS, make_agent
 from island_fortress_env.training.evaluate import evaluate
 
 
 def snapshot(state: S.State) -> dict:
-    """Every slot of the state as immutable values (to check that an agent changes nothing)."""
+    """Every public slot of the state as immutable values and its event log (to check that an
+    agent changes nothing), of an engine State or a CoreState."""
     out = {}
     for name in StateFields.__slots__:
+        if name.startswith("_"):
+            continue  # the engine's event records and cache of legal actions: the log below
         value = getattr(state, name)
         if name in ("game", "cfg", "geo"):
             out[name] = id(value)
-        elif name == "_legal":
-            continue  # the engine's own cache of legal actions
         elif isinstance(value, list):
             out[name] = tuple(value)
         else:
             out[name] = value
+    out["log"] = tuple(state.log)
     return out
 
 
-def play_checked(specs: list[str], seed: int, check_unchanged: bool = False, **options) -> S.State:
+def play_checked(
+    specs: list[str], seed: int, check_unchanged: bool = False, backend: str = "python", **options
+) -> S.State:
     """Play one game with the given agents; every chosen action must be in the mask."""
-    game = Game(num_players=len(specs), **options)
+    game = Game(num_players=len(specs), backend=backend, **options)
     encoder = ObservationEncoder(game)
     state = game.new_initial_state(seed)
     agents = [make_agent(spec, seed=100 * seed + i) for i, spec in enumerate(specs)]
@@ -89,8 +97,8 @@ def test_agents_implement_the_interface():
         (["random", "heuristic", "random", "heuristic"], 4),
     ],
 )
-def test_random_and_heuristic_only_pick_legal_actions(specs, seed):
-    state = play_checked(specs, seed, check_unchanged=(seed == 3))
+def test_random_and_heuristic_only_pick_legal_actions(backend, specs, seed):
+    state = play_checked(specs, seed, check_unchanged=(seed == 3), backend=backend)
     assert state.winners
 
 
@@ -105,27 +113,30 @@ def test_random_and_heuristic_only_pick_legal_actions(specs, seed):
         (4, {"extra_region": True, "first_round_incentive": "buyback_chip", "favor_trade_in": True}),
     ],
 )  # fmt: skip
-def test_legal_play_in_variants(players, options):
+def test_legal_play_in_variants(backend, players, options):
     specs = (["heuristic", "random"] * 2)[:players]
-    play_checked(specs, seed=players + len(options), **options)
+    play_checked(specs, seed=players + len(options), backend=backend, **options)
 
 
-def test_heuristic_needs_the_state():
-    state = Game(num_players=2).new_initial_state(0)
+def test_heuristic_needs_the_state(backend):
+    state = Game(num_players=2, backend=backend).new_initial_state(0)
     with pytest.raises(ValueError, match="engine state"):
         HeuristicAgent(seed=0).act(None, action_mask(state), None)
 
 
-def test_heuristic_is_reproducible_from_its_seed():
-    a = play_checked(["heuristic", "heuristic", "heuristic"], seed=8)
-    b = play_checked(["heuristic", "heuristic", "heuristic"], seed=8)
+def test_heuristic_is_reproducible_from_its_seed(backend):
+    a = play_checked(["heuristic", "heuristic", "heuristic"], seed=8, backend=backend)
+    b = play_checked(["heuristic", "heuristic", "heuristic"], seed=8, backend=backend)
     assert a.log == b.log
 
 
 def test_one_heuristic_playing_many_tables_in_turn_moves_as_a_fresh_agent_would():
     """The trainer's league has one heuristic agent play many tables in turn: it keeps one set of
     constants and caches per game configuration, and its moves are those of a fresh agent."""
-    states = [Game(num_players=n).new_initial_state(seed) for seed, n in enumerate((2, 3, 4, 3, 2))]
+    states = [
+        Game(num_players=n, backend="python").new_initial_state(seed)
+        for seed, n in enumerate((2, 3, 4, 3, 2))
+    ]
     shared = HeuristicAgent()
     for step in range(60):
         for state in states:
@@ -184,9 +195,25 @@ def _hide_differently(state: S.State, seat: int, rng: np.random.Generator) -> tu
     return other, changed
 
 
+def _redeal_differently(state: S.State, seat: int, rng: np.random.Generator) -> tuple[S.State, list[str]]:
+    """A copy with everything ``seat`` may not see dealt again (``visibility.redeal_unseen``: the
+    only way to change a core state's hidden information) and the names of what changed."""
+    other = redeal_unseen(state, seat, int(rng.integers(2**63)))
+    changed = [
+        f"{field}[{q}]"
+        for q in range(state.n)
+        if q != seat
+        for field in ("favor_hand", "drawn", "bids")
+        if getattr(other, field)[q] != getattr(state, field)[q]
+    ]
+    changed += ["deck order"] * (other.deck != state.deck) + ["rng"] * (other.rng != state.rng)
+    return other, changed
+
+
 @pytest.mark.parametrize(("players", "options"), [(3, {}), (2, {"favor_trade_in": True}), (4, {})])
-def test_heuristic_ignores_hidden_information(players, options):
-    game = Game(num_players=players, **options)
+def test_heuristic_ignores_hidden_information(backend, players, options):
+    game = Game(num_players=players, backend=backend, **options)
+    hide = _hide_differently if backend == "python" else _redeal_differently  # a core state is read-only
     encoder = ObservationEncoder(game)
     state = game.new_initial_state(21 + players)
     players_ = [HeuristicAgent(seed=5 + p) for p in range(players)]
@@ -199,7 +226,7 @@ def test_heuristic_ignores_hidden_information(players, options):
         mask = action_mask(state)
         obs = encoder.encode(state, p)
         if step % 2 == 0 or state.decision in (S.D_BID, S.D_KEEP_SETUP, S.D_KEEP_DRAWN, S.D_TRADE_IN):
-            other, changed = _hide_differently(state, p, rng)
+            other, changed = hide(state, p, rng)
             assert changed, "nothing hidden was changed: the check would prove nothing"
             # The change is invisible to this seat: same observation, same legal actions.
             assert np.array_equal(encoder.encode(other, p), obs)
@@ -264,12 +291,12 @@ def test_heuristic_spends_convicts_before_laborers():
     assert _choose(state) == A.LABORERS + 2
 
 
-def test_heuristic_bids_modestly():
+def test_heuristic_bids_modestly(backend):
     for seed in range(4):
-        state = Game(num_players=3).new_initial_state(seed)
+        state = Game(num_players=3, backend=backend).new_initial_state(seed)
         while state.decision != S.D_BID:
-            state.apply_action(_choose(state))
-        action = _choose(state)
+            state.apply_action(HeuristicAgent(seed=0).act(None, action_mask(state), state))
+        action = HeuristicAgent(seed=0).act(None, action_mask(state), state)
         bid = action - A.BID
         assert 0 <= bid <= min(5, state.jade[state.current_player()] // 3)
 

@@ -81,6 +81,8 @@ BAD_ENV_OPTIONS = [
     ({"render_mode": "video"}, "render_mode"),
     ({"render_seat": 3}, "render_seat"),
     ({"render_seat": "0"}, "render_seat"),
+    ({"backend": "rust"}, "backend"),
+    ({"backend": 1}, "backend"),
 ]
 
 
@@ -103,7 +105,7 @@ def _known_options(error: ConfigError) -> set[str]:
 
 def test_an_unknown_option_lists_every_option_the_env_accepts():
     game_options = set(GameConfig.__dataclass_fields__)
-    env_options = {"reward", "render_mode", "render_seat"}
+    env_options = {"reward", "render_mode", "render_seat", "backend"}
     with pytest.raises(ConfigError, match=r"unknown option\(s\) \['rewards'\]") as info:
         island_fortress_v0.env(num_players=3, rewards="win_loss")
     assert _known_options(info.value) == game_options | env_options | {"illegal_action"}
@@ -260,11 +262,14 @@ def test_valid_user_deck_is_loaded_and_used(tmp_path):
 
 
 def _snapshot(state) -> dict:
-    state.legal_actions()  # fill the (benign) cache first, so before/after compare like with like
+    """Every public field of an engine State or a CoreState, its event log and legal actions."""
     out = {}
     for name in StateFields.__slots__:
-        value = getattr(state, name)
-        out[name] = tuple(value) if isinstance(value, list) else value
+        if not name.startswith("_"):
+            value = getattr(state, name)
+            out[name] = tuple(value) if isinstance(value, list) else value
+    out["log"] = tuple(state.log)
+    out["legal"] = state.legal_actions()
     return out
 
 
@@ -396,8 +401,8 @@ def _env_view(env) -> tuple:
     )
 
 
-def _env_mid_game(seed=4, steps=60, **kwargs):
-    env = island_fortress_v0.env(num_players=3, **kwargs)
+def _env_mid_game(backend, seed=4, steps=60, **kwargs):
+    env = island_fortress_v0.env(num_players=3, backend=backend, **kwargs)
     env.reset(seed=seed)
     for _ in range(steps):
         obs, *_ = env.last()
@@ -410,10 +415,10 @@ MALFORMED = [A.NUM_ACTIONS, 10**6, -1, 1.5, None, "3", np.float64(2.0)]
 
 
 @pytest.mark.parametrize("action", MALFORMED, ids=repr)
-def test_env_rejects_out_of_space_actions_without_change(action):
+def test_env_rejects_out_of_space_actions_without_change(action, backend):
     """The wrapped env (no AssertOutOfBoundsWrapper: the engine checks every action itself,
     see ``island_fortress_v0.env``) raises IllegalActionError naming the action."""
-    env = _env_mid_game()
+    env = _env_mid_game(backend)
     before = _env_view(env)
     with pytest.raises(IllegalActionError, match="illegal action") as info:
         env.step(action)
@@ -424,8 +429,8 @@ def test_env_rejects_out_of_space_actions_without_change(action):
 
 
 @pytest.mark.parametrize("action", MALFORMED, ids=repr)
-def test_raw_env_rejects_out_of_space_actions_without_change(action):
-    raw = island_fortress_v0.raw_env(num_players=3)
+def test_raw_env_rejects_out_of_space_actions_without_change(action, backend):
+    raw = island_fortress_v0.raw_env(num_players=3, backend=backend)
     raw.reset(seed=2)
     before = _env_view(raw)
     with pytest.raises(IllegalActionError):
@@ -434,20 +439,20 @@ def test_raw_env_rejects_out_of_space_actions_without_change(action):
 
 
 @pytest.mark.parametrize("action", MALFORMED, ids=repr)
-def test_terminate_mode_rejects_out_of_space_actions_as_pettingzoo_classic_does(action):
+def test_terminate_mode_rejects_out_of_space_actions_as_pettingzoo_classic_does(action, backend):
     """With ``illegal_action="terminate"`` the env keeps ``AssertOutOfBoundsWrapper``, as
     ``pettingzoo.classic`` does (``island_fortress_v0.env``): an action outside the action space
     (out of range, not an integer, or None for an agent still playing) raises its
     ``AssertionError`` and changes nothing; only an in-space illegal action ends the game."""
-    env = _env_mid_game(illegal_action="terminate")
+    env = _env_mid_game(backend, illegal_action="terminate")
     before = _env_view(env)
     with pytest.raises(AssertionError, match="action is not in action space"):
         env.step(action)
     assert _env_view(env) == before
 
 
-def test_env_rejects_in_space_illegal_actions_without_change():
-    env = _env_mid_game()
+def test_env_rejects_in_space_illegal_actions_without_change(backend):
+    env = _env_mid_game(backend)
     obs, *_ = env.last()
     illegal = [int(a) for a in np.flatnonzero(obs["action_mask"] == 0)]
     assert len(illegal) > 300
@@ -458,8 +463,8 @@ def test_env_rejects_in_space_illegal_actions_without_change():
         assert _env_view(env) == before
 
 
-def test_terminate_mode_ends_the_game_with_minus_one_for_the_offender():
-    env = _env_mid_game(illegal_action="terminate")
+def test_terminate_mode_ends_the_game_with_minus_one_for_the_offender(backend):
+    env = _env_mid_game(backend, illegal_action="terminate")
     offender = env.agent_selection
     state_before = _snapshot(env.unwrapped.game_state)
     obs, *_ = env.last()

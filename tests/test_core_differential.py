@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from island_fortress_env import core
 from island_fortress_env.engine import Game, tables
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine.state import IllegalActionError, State
+from island_fortress_env.engine.state import D_BID, IllegalActionError, State
 from island_fortress_env.env.global_state import encode_global_state
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 
@@ -223,27 +223,45 @@ def test_clone_and_with_block_are_independent_copies() -> None:
     assert cs.action_to_string(cs.legal_actions()[0]) == py.action_to_string(py.legal_actions()[0])
 
 
-def test_the_views_read_a_core_state_as_an_engine_state() -> None:
-    from island_fortress_env.views.picture import table_view
-    from island_fortress_env.views.text import render_text
-
+def _views_along(check: Any) -> None:
+    """Calls ``check(core state, engine state)`` every 25 decisions of a game and at its end."""
     game = Game(num_players=4, favor_trade_in=True)
     py = game.new_initial_state(9)
     cs = core.new_initial_state(game, 9)
-    encoder = ObservationEncoder(game)
     pick = random.Random(9)
     step = 0
     while not py.is_terminal():
         if step % 25 == 0:
-            assert render_text(cs, last_events=8) == render_text(py, last_events=8)
-            for seat in (None, 0, 3):
-                assert table_view(cs, seat) == table_view(py, seat)
-            assert encoder.encode(cs, 2).tobytes() == encoder.encode(py, 2).tobytes()
+            check(cs, py)
         action = pick.choice(py.legal_actions())
         py.apply_action(action)
         cs.apply_action(action)
         step += 1
-    assert render_text(cs) == render_text(py) and table_view(cs) == table_view(py)
+    check(cs, py)
+
+
+def test_the_text_view_and_the_encoder_read_a_core_state_as_an_engine_state() -> None:
+    from island_fortress_env.views.text import render_text
+
+    encoder = ObservationEncoder(Game(num_players=4, favor_trade_in=True))
+
+    def check(cs: Any, py: State) -> None:
+        assert render_text(cs, last_events=8) == render_text(py, last_events=8)
+        assert render_text(cs) == render_text(py)
+        assert encoder.encode(cs, 2).tobytes() == encoder.encode(py, 2).tobytes()
+
+    _views_along(check)
+
+
+def test_the_picture_reads_a_core_state_as_an_engine_state() -> None:
+    pytest.importorskip("PIL", reason="the picture needs the [render] extra (Pillow)")
+    from island_fortress_env.views.picture import table_view
+
+    def check(cs: Any, py: State) -> None:
+        for seat in (None, 0, 3):
+            assert table_view(cs, seat) == table_view(py, seat)
+
+    _views_along(check)
 
 
 def test_output_buffers_are_checked() -> None:
@@ -256,6 +274,96 @@ def test_output_buffers_are_checked() -> None:
         cs.global_state(np.zeros(core.state.STATE_SIZE, dtype=np.float64))
     with pytest.raises(TypeError):
         cs.action_mask(np.zeros(A.NUM_ACTIONS, dtype=np.float32))
+
+
+# ----------------------------------------------------------------------------- the redeal
+
+
+def assert_same_redeals(py: State, cs: Any, seeds: Any) -> int:
+    """``visibility.redeal_unseen`` of the engine state and of the core state, for every seat and
+    seed: the same fields, log, legal actions and generator, and the originals unchanged."""
+    from island_fortress_env.engine.visibility import redeal_unseen
+
+    before = snapshot(cs)
+    compared = 0
+    for seat in range(py.n):
+        for seed in seeds:
+            got, expected = redeal_unseen(cs, seat, seed), redeal_unseen(py, seat, seed)
+            assert type(got) is type(cs)
+            assert snapshot(got) == snapshot(expected), (seat, seed, py.decision)
+            compared += 1
+    assert snapshot(cs) == before == snapshot(py)
+    return compared
+
+
+@pytest.mark.parametrize(
+    "variant", VARIANTS[:-1], ids=lambda v: ",".join(f"{k}={v[k]}" for k in v) or "standard"
+)
+@pytest.mark.parametrize("num_players", tables.PLAYER_COUNTS)
+def test_the_redeal_of_the_unseen_matches_the_engine(num_players: int, variant: dict[str, Any]) -> None:
+    """At every bid and every 9th other decision of a game, both players' redeals agree, and a
+    redealt game played on gives the same game on both backends."""
+    if variant.get("extra_region") and tables.REGIONS_BY_PLAYERS[num_players] + 1 > num_players:
+        pytest.skip("the Friendly variant never uses more regions than players")
+    from island_fortress_env.engine.visibility import redeal_unseen
+
+    game = Game(num_players=num_players, **variant)
+    py = game.new_initial_state(num_players)
+    cs = core.new_initial_state(game, num_players)
+    pick = random.Random(num_players)
+    compared = step = 0
+    while not py.is_terminal():
+        if py.decision == D_BID or step % 9 == 0:
+            compared += assert_same_redeals(py, cs, (step, 2**64 - 1 - step))
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+        step += 1
+    assert compared > 50
+    # a redealt mid-game state plays on alike
+    py, cs = game.new_initial_state(7), core.new_initial_state(game, 7)
+    for _ in range(120):
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+    py, cs = redeal_unseen(py, 1, 3), redeal_unseen(cs, 1, 3)
+    assert play_both_on(py, cs, pick) > 0
+
+
+def play_both_on(py: State, cs: Any, pick: random.Random) -> int:
+    """Plays both states to the end with the same random actions, checking them step by step."""
+    encoder = ObservationEncoder(py.game)
+    step = 0
+    while True:
+        assert_same(py, cs, encoder, step)
+        if py.is_terminal():
+            return step
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+        step += 1
+
+
+def test_the_redeal_of_a_bid_entered_by_digits_matches_the_engine() -> None:
+    """E3: bids above 100 Jade are entered as base-101 digits; the redeal draws the sealed bids
+    and the leading digits of a bid being entered alike."""
+    game = Game(num_players=3, unlimited_components=True, extra_jade=10**9)
+    py = game.new_initial_state(5)
+    cs = core.new_initial_state(game, 5)
+    pick = random.Random(5)
+    partial = 0
+    while py.round < 4:
+        if py.decision == D_BID:
+            digits, jade = 0, py.jade[py.current]  # the digits after the first (phases/petition.py)
+            while jade > tables.MAX_BID:
+                jade //= tables.BID_BASE
+                digits += 1
+            partial += py.bid_digits_left < digits  # the bidder has entered a leading digit
+            assert_same_redeals(py, cs, (1, 2, 3))
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+    assert partial > 0
 
 
 # ----------------------------------------------------------------------------- fuzzing
@@ -339,6 +447,43 @@ def test_fuzzed_seeds_act_as_in_the_engine(seed: Any) -> None:
     assert got is expected
     if expected is None:
         assert snapshot(core.new_initial_state(game, seed)) == snapshot(game.new_initial_state(seed))
+
+
+@given(
+    num_players=st.sampled_from(tables.PLAYER_COUNTS),
+    seed=st.integers(min_value=0, max_value=2**64 - 1),
+    steps=st.integers(min_value=0, max_value=700),
+    redeal_seed=st.integers(min_value=0, max_value=2**64 - 1),
+)
+def test_fuzzed_redeals_match_the_engine(num_players: int, seed: int, steps: int, redeal_seed: int) -> None:
+    game = Game(num_players=num_players, favor_trade_in=True)
+    py = game.new_initial_state(seed)
+    cs = core.new_initial_state(game, seed)
+    pick = random.Random(seed)
+    for _ in range(steps):
+        if py.is_terminal():
+            break
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+    assert_same_redeals(py, cs, (redeal_seed,))
+
+
+def test_a_bad_redeal_is_the_engines_error_and_changes_nothing() -> None:
+    from island_fortress_env.engine import SeedError
+    from island_fortress_env.engine.visibility import redeal_unseen
+
+    cs = core.new_initial_state(Game(num_players=3), 2)
+    before = snapshot(cs)
+    for seat in (-1, 3, 10**20):
+        with pytest.raises(ValueError, match=r"seat must be 0\.\.2"):
+            redeal_unseen(cs, seat, 0)
+        with pytest.raises(ValueError, match=r"seat must be 0\.\.2"):
+            cs.redeal_unseen(seat, 0)
+    for seed in (-1, 2**64, 1.5, "1", True):
+        with pytest.raises(SeedError):
+            redeal_unseen(cs, 0, seed)
+    assert snapshot(cs) == before
 
 
 def test_counts_beyond_the_core_are_refused() -> None:

@@ -2,7 +2,9 @@
 
 The same seed and the same actions give the same game byte for byte (logs, scores, every
 seat's observation and every state slot, compared without pickle); ``clone()`` gives an
-independent state that continues exactly like the original.
+independent state that continues exactly like the original. On both backends (``backend``:
+the C++ core and the Python engine), except the tests that write a state's lists in place,
+which only the engine's states allow.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from island_fortress_env.engine import Game, State
+from island_fortress_env.core import Game
+from island_fortress_env.engine import State
 from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.engine.state import D_BID
 from island_fortress_env.env.observation import ObservationEncoder
@@ -33,9 +36,12 @@ VARIANTS = [
 
 
 def slots(state: State) -> dict:
-    """Every slot as plain data (lists as tuples; shared per-game objects by identity)."""
+    """Every public slot as plain data (lists as tuples; shared per-game objects by identity)
+    and the event log, of an engine State or a CoreState."""
     out = {}
     for name in StateFields.__slots__:
+        if name.startswith("_"):
+            continue
         value = getattr(state, name)
         if name in ("game", "cfg", "geo"):
             out[name] = id(value)
@@ -43,12 +49,13 @@ def slots(state: State) -> dict:
             out[name] = tuple(value)
         else:
             out[name] = value
+    out["log"] = tuple(state.log)
     return out
 
 
-def run(options: dict, seed: int, chooser_seed: int, game: Game | None = None):
+def run(backend: str, options: dict, seed: int, chooser_seed: int, game: Game | None = None):
     """One game; returns (final state, action list, per-step observation bytes of every seat)."""
-    game = game or Game(**options)
+    game = game or Game(**options, backend=backend)
     encoder = ObservationEncoder(game)
     state = game.new_initial_state(seed)
     chooser = random.Random(chooser_seed)
@@ -63,11 +70,11 @@ def run(options: dict, seed: int, chooser_seed: int, game: Game | None = None):
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)
-def test_same_seed_and_actions_give_the_same_game(options):
-    game = Game(**options)
-    a, actions_a, views_a = run(options, 77, 5, game)
-    b, actions_b, views_b = run(options, 77, 5, game)  # the same Game object
-    c, actions_c, views_c = run(options, 77, 5)  # a fresh Game object
+def test_same_seed_and_actions_give_the_same_game(backend, options):
+    game = Game(**options, backend=backend)
+    a, actions_a, views_a = run(backend, options, 77, 5, game)
+    b, actions_b, views_b = run(backend, options, 77, 5, game)  # the same Game object
+    c, actions_c, views_c = run(backend, options, 77, 5)  # a fresh Game object
     for other, actions, views in ((b, actions_b, views_b), (c, actions_c, views_c)):
         assert actions == actions_a
         assert other.log == a.log
@@ -82,9 +89,9 @@ def test_same_seed_and_actions_give_the_same_game(options):
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)
-def test_replaying_recorded_actions_reproduces_the_game(options):
-    original, actions, views = run(options, 91, 3)
-    game = Game(**options)
+def test_replaying_recorded_actions_reproduces_the_game(backend, options):
+    original, actions, views = run(backend, options, 91, 3)
+    game = Game(**options, backend=backend)
     encoder = ObservationEncoder(game)
     state = game.new_initial_state(91)
     for i, action in enumerate(actions):
@@ -94,22 +101,22 @@ def test_replaying_recorded_actions_reproduces_the_game(options):
     assert state.log == original.log
 
 
-def test_different_seeds_give_different_deals():
-    game = Game(num_players=3)
+def test_different_seeds_give_different_deals(backend):
+    game = Game(num_players=3, backend=backend)
     deals = {tuple(game.new_initial_state(seed).drawn) for seed in range(20)}
     assert len(deals) == 20
 
 
-def test_no_seed_means_seed_zero():
-    game = Game(num_players=3)
+def test_no_seed_means_seed_zero(backend):
+    game = Game(num_players=3, backend=backend)
     assert slots(game.new_initial_state()) == slots(game.new_initial_state(0))
 
 
-def _log_digest_in_subprocess(hash_seed: str) -> str:
+def _log_digest_in_subprocess(hash_seed: str, backend: str) -> str:
     code = (
         "import hashlib, random\n"
-        "from island_fortress_env.engine import Game\n"
-        "s = Game(num_players=4, favor_trade_in=True).new_initial_state(12345)\n"
+        "from island_fortress_env.core import Game\n"
+        f"s = Game(num_players=4, favor_trade_in=True, backend={backend!r}).new_initial_state(12345)\n"
         "r = random.Random(6)\n"
         "while not s.is_terminal():\n"
         "    s.apply_action(r.choice(s.legal_actions()))\n"
@@ -122,11 +129,11 @@ def _log_digest_in_subprocess(hash_seed: str) -> str:
     return out.stdout.strip()
 
 
-def test_games_do_not_depend_on_hash_randomisation():
+def test_games_do_not_depend_on_hash_randomisation(backend):
     """No set or dict ordering leaks into the game: two interpreters with different hash
     seeds play the same game."""
-    digests = {_log_digest_in_subprocess(h) for h in ("1", "2")}
-    state = Game(num_players=4, favor_trade_in=True).new_initial_state(12345)
+    digests = {_log_digest_in_subprocess(h, backend) for h in ("1", "2")}
+    state = Game(num_players=4, favor_trade_in=True, backend=backend).new_initial_state(12345)
     r = random.Random(6)
     while not state.is_terminal():
         state.apply_action(r.choice(state.legal_actions()))
@@ -137,8 +144,8 @@ def test_games_do_not_depend_on_hash_randomisation():
 # --------------------------------------------------------------------------- clone()
 
 
-def _mid_game(options: dict, seed: int, steps: int) -> State:
-    state = Game(**options).new_initial_state(seed)
+def _mid_game(options: dict, seed: int, steps: int, backend: str = "python") -> State:
+    state = Game(**options, backend=backend).new_initial_state(seed)
     chooser = random.Random(seed)
     for _ in range(steps):
         state.apply_action(chooser.choice(state.legal_actions()))
@@ -202,10 +209,10 @@ def test_clone_shares_no_mutable_list():
             legal[0] = legal[-1]
 
 
-def _sealing_bids() -> State:
+def _sealing_bids(backend: str) -> State:
     """A state of round 2 or later while bids are sealed, one of them already in: the bids
     are written in place as they come, and ``last_bids`` holds the previous round's."""
-    state = Game(num_players=3).new_initial_state(5)
+    state = Game(num_players=3, backend=backend).new_initial_state(5)
     chooser = random.Random(5)
     while not (state.round >= 2 and state.decision == D_BID and state.order_pos >= 1):
         state.apply_action(chooser.choice(state.legal_actions()))
@@ -214,17 +221,17 @@ def _sealing_bids() -> State:
 
 
 def _through_next_petition(state: State, seed: int) -> None:
-    """Play ``state`` on until the next petition reveals new bids (``last_bids`` replaced)."""
+    """Play ``state`` on until the next petition reveals new bids (``last_bids`` replaced): the
+    last sealed bid resolves the petition and ends the bidding."""
     chooser = random.Random(seed)
-    bids = state.last_bids
-    while state.last_bids is bids:
+    while state.decision == D_BID:
         state.apply_action(chooser.choice(state.legal_actions()))
 
 
-def test_playing_the_original_past_a_petition_leaves_the_clone_as_it_was():
+def test_playing_the_original_past_a_petition_leaves_the_clone_as_it_was(backend):
     """The shared tuples are replaced, never changed in place: the original moves on through
     a petition (new ``last_bids``, new legal actions) and its clone still offers what it did."""
-    original = _sealing_bids()
+    original = _sealing_bids(backend)
     legal, last_bids = original.legal_actions(), original.last_bids
     clone = original.clone()
     before = slots(clone)
@@ -234,8 +241,8 @@ def test_playing_the_original_past_a_petition_leaves_the_clone_as_it_was():
     assert clone.legal_actions() == legal and clone.last_bids == last_bids
 
 
-def test_playing_a_clone_past_a_petition_leaves_the_original_as_it_was():
-    original = _sealing_bids()
+def test_playing_a_clone_past_a_petition_leaves_the_original_as_it_was(backend):
+    original = _sealing_bids(backend)
     legal, last_bids = original.legal_actions(), original.last_bids
     before = slots(original)
     clone = original.clone()
@@ -246,8 +253,8 @@ def test_playing_a_clone_past_a_petition_leaves_the_original_as_it_was():
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)
-def test_playing_on_a_clone_leaves_the_original_unchanged(options):
-    original = _mid_game(options, 6, 100)
+def test_playing_on_a_clone_leaves_the_original_unchanged(backend, options):
+    original = _mid_game(options, 6, 100, backend)
     before = slots(original)
     clone = original.clone()
     chooser = random.Random(1)
@@ -258,10 +265,10 @@ def test_playing_on_a_clone_leaves_the_original_unchanged(options):
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)
-def test_a_clone_continues_identically(options):
+def test_a_clone_continues_identically(backend, options):
     """Clone at several points; original and clone then take the same actions and stay equal
     slot for slot, to the end of the game."""
-    game = Game(**options)
+    game = Game(**options, backend=backend)
     state = game.new_initial_state(8)
     encoder = ObservationEncoder(game)
     chooser = random.Random(8)
@@ -285,8 +292,8 @@ def test_a_clone_continues_identically(options):
             assert encoder.encode(c, x).tobytes() == encoder.encode(state, x).tobytes()
 
 
-def test_clone_of_a_terminal_state():
-    state, _, _ = run({"num_players": 2}, 1, 1)
+def test_clone_of_a_terminal_state(backend):
+    state, _, _ = run(backend, {"num_players": 2}, 1, 1)
     clone = state.clone()
     assert clone.is_terminal() and clone.returns() == state.returns()
     assert slots(clone) == slots(state)

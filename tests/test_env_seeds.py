@@ -9,7 +9,8 @@ import pytest
 from gymnasium.utils import seeding
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.engine import Game, SeedError
+from island_fortress_env.core import Game
+from island_fortress_env.engine import SeedError
 from island_fortress_env.tools import cli
 
 INTEGER_SEEDS = [0, 1, 42, 2**31, 2**32 + 7, 2**63 - 1, 2**63, 2**64 - 1]
@@ -21,12 +22,12 @@ def _deal(env) -> tuple:
 
 
 @pytest.mark.parametrize("seed", INTEGER_SEEDS)
-def test_integer_seeds_give_the_game_gymnasium_seeding_gave(seed):
+def test_integer_seeds_give_the_game_gymnasium_seeding_gave(backend, seed):
     """The game of a seed is still the one derived through Gymnasium's generator, unchanged."""
-    env = island_fortress_v0.env(num_players=3)
+    env = island_fortress_v0.env(backend=backend, num_players=3)
     env.reset(seed=seed)
     generator, _ = seeding.np_random(seed)
-    expected = Game(num_players=3).new_initial_state(int(generator.integers(0, 2**63 - 1)))
+    expected = Game(backend=backend, num_players=3).new_initial_state(int(generator.integers(0, 2**63 - 1)))
     state = env.unwrapped.game_state
     assert state.rng == expected.rng and state.drawn == expected.drawn and state.order == expected.order
 
@@ -34,15 +35,15 @@ def test_integer_seeds_give_the_game_gymnasium_seeding_gave(seed):
 @pytest.mark.parametrize(
     "seed", [np.int64(3), np.uint64(3), np.int32(3), np.uint8(3)], ids=lambda s: type(s).__name__
 )
-def test_numpy_integer_seeds_are_the_same_as_python_ints(seed):
-    plain, numpy = island_fortress_v0.env(), island_fortress_v0.env()
+def test_numpy_integer_seeds_are_the_same_as_python_ints(backend, seed):
+    plain, numpy = island_fortress_v0.env(backend=backend), island_fortress_v0.env(backend=backend)
     plain.reset(seed=3)
     numpy.reset(seed=seed)
     assert _deal(numpy) == _deal(plain)
 
 
-def test_the_largest_numpy_seed_is_accepted():
-    plain, numpy = island_fortress_v0.env(), island_fortress_v0.env()
+def test_the_largest_numpy_seed_is_accepted(backend):
+    plain, numpy = island_fortress_v0.env(backend=backend), island_fortress_v0.env(backend=backend)
     plain.reset(seed=2**64 - 1)
     numpy.reset(seed=np.uint64(2**64 - 1))
     assert _deal(numpy) == _deal(plain)
@@ -52,8 +53,8 @@ BAD_SEEDS = [True, False, 2**64, 2**70, -1, np.int64(-1), 3.0, np.float64(3.0), 
 
 
 @pytest.mark.parametrize("seed", BAD_SEEDS, ids=repr)
-def test_other_seeds_are_refused_and_change_nothing(seed):
-    env = island_fortress_v0.env(num_players=3)
+def test_other_seeds_are_refused_and_change_nothing(backend, seed):
+    env = island_fortress_v0.env(backend=backend, num_players=3)
     env.reset(seed=5)
     env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
     before = _deal(env)
@@ -63,8 +64,8 @@ def test_other_seeds_are_refused_and_change_nothing(seed):
     assert _deal(env) == before and env.unwrapped.np_random.bit_generator.state == generator
 
 
-def test_none_continues_the_environments_generator():
-    env = island_fortress_v0.env()
+def test_none_continues_the_environments_generator(backend):
+    env = island_fortress_v0.env(backend=backend)
     env.reset(seed=9)
     first = _deal(env)
     env.reset()

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from island_fortress_env.agents import RandomAgent
+from island_fortress_env.core import game as core_game
 from island_fortress_env.engine import Game, scoring
 from island_fortress_env.engine.state import play_random_game
 from island_fortress_env.players import AgentSpecError, make_agent
@@ -94,6 +95,7 @@ def test_a_tie_of_every_player_counts_one_kth(monkeypatch):
     # engine, whose scoring can be replaced).
     monkeypatch.setattr(ev.core, "available", lambda: False)
     monkeypatch.setattr(scoring, "winners", lambda scores, *rest: list(range(len(scores))))
+    monkeypatch.setattr(core_game, "default_backend", lambda: "python")
     result = ev.evaluate(["random", "random", "random"], games=6, seed=2)
     for entry in result["agents"]:
         assert entry["wins"] == pytest.approx(2.0)

@@ -8,7 +8,7 @@ import typing
 import numpy as np
 import pytest
 
-from island_fortress_env.engine import Game
+from island_fortress_env.core import Game
 from island_fortress_env.engine.describe import event_to_string
 from island_fortress_env.engine.events import RECORD_TYPES, EventKind, Score, ScoreReason
 
@@ -29,8 +29,8 @@ def _check_field(value, hint) -> bool:
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)
-def test_every_logged_event_is_its_kinds_record_with_typed_fields(options):
-    game = Game(**options)
+def test_every_logged_event_is_its_kinds_record_with_typed_fields(backend, options):
+    game = Game(backend=backend, **options)
     seen: set[EventKind] = set()
     reasons: set[ScoreReason] = set()
     for seed in range(4):

@@ -1,4 +1,5 @@
-"""PettingZoo's global state (``env.state()``, ``env.state_space``) and the per-step infos."""
+"""PettingZoo's global state (``env.state()``, ``env.state_space``) and the per-step infos, on both
+backends (the C++ core and the Python engine)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 from island_fortress_env import island_fortress_v0
+from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env import aec
 from island_fortress_env.env.aec import INFO_KEYS
 from island_fortress_env.env.global_state import (
@@ -41,8 +43,8 @@ def test_layout_covers_the_vector_without_gaps():
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_state_is_every_seat_view_plus_the_deck_and_the_mover(n):
-    env = island_fortress_v0.env(num_players=n, favor_trade_in=True)
+def test_state_is_every_seat_view_plus_the_deck_and_the_mover(backend, n):
+    env = island_fortress_v0.env(backend=backend, num_players=n, favor_trade_in=True)
     raw = env.unwrapped
     assert env.state_space.shape == (STATE_SIZE,) and env.state_space.dtype == np.float32
     checked = []
@@ -76,10 +78,10 @@ def test_state_is_every_seat_view_plus_the_deck_and_the_mover(n):
     assert checked[-1], "the final state was not checked"
 
 
-def test_state_holds_what_a_seat_cannot_see():
-    """Swapping a card between seat 1's hand and the deck changes seat 0's observation not at all,
-    but changes the global state: a centralised critic sees every hand."""
-    env = island_fortress_v0.env(num_players=3)
+def test_state_holds_what_a_seat_cannot_see(backend):
+    """Dealing the other hands and the deck again (what seat 0 cannot see) changes seat 0's
+    observation not at all, but changes the global state: a centralised critic sees every hand."""
+    env = island_fortress_v0.env(backend=backend, num_players=3)
     env.reset(seed=4)
     raw = env.unwrapped
     for _ in range(200):  # past the setup keeps: everyone holds a hand
@@ -87,12 +89,10 @@ def test_state_holds_what_a_seat_cannot_see():
             break
         env.step(raw.game_state.legal_actions()[0])
     state = raw.game_state
-    card = (state.favor_hand[1] & -state.favor_hand[1]).bit_length() - 1
     before_obs = raw.observe("player_0")["observation"].copy()
     before = env.state()
-    other = state.deck[0]
-    state.favor_hand[1] ^= (1 << card) | (1 << other)
-    state.deck[0] = card
+    raw.game_state = redeal_unseen(state, 0, seed=1)
+    assert raw.game_state.favor_hand[1] != state.favor_hand[1]
     np.testing.assert_array_equal(raw.observe("player_0")["observation"], before_obs)
     assert not np.array_equal(env.state(), before)
 
@@ -104,8 +104,8 @@ def test_state_before_reset_is_one_clear_error():
 
 
 @pytest.mark.parametrize("reward", ["win_loss", "vp_delta"])
-def test_infos_have_the_same_numeric_keys_at_every_step(reward):
-    env = island_fortress_v0.env(num_players=3, reward=reward)
+def test_infos_have_the_same_numeric_keys_at_every_step(backend, reward):
+    env = island_fortress_v0.env(backend=backend, num_players=3, reward=reward)
     raw = env.unwrapped
     steps = []
 
@@ -125,12 +125,12 @@ def test_infos_have_the_same_numeric_keys_at_every_step(reward):
     assert steps[0] is False and steps[-1] is True and len(steps) > 100
 
 
-def test_stepping_never_computes_the_global_state(monkeypatch):
+def test_stepping_never_computes_the_global_state(backend, monkeypatch):
     def refuse(*_args):
         raise AssertionError("the global state was computed without state() being called")
 
     monkeypatch.setattr(aec, "encode_global_state", refuse)
-    env = island_fortress_v0.env(num_players=2)
+    env = island_fortress_v0.env(backend=backend, num_players=2)
     _play(env, seed=3, every_step=lambda e: e.last())
     with pytest.raises(AssertionError, match="without state"):
         env.state()

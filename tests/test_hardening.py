@@ -1,6 +1,7 @@
 """Inputs at the edges: bounded deck rewards, observations inside the Box for any game,
 immutable legal actions, bids of any amount held, unlimited supplies, deck files, seeds, and
-the raw environment used before ``reset()``."""
+the raw environment used before ``reset()``; on both backends (``backend``) except where a test
+writes a state or holds counts beyond the C++ core's."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.engine import DeckError, Game, SeedError, State, load_deck
+from island_fortress_env.core import Game
+from island_fortress_env.engine import DeckError, SeedError, State, load_deck
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.events import EventKind
@@ -100,8 +102,8 @@ def bound_deck() -> list[dict]:
 
 
 @pytest.mark.parametrize("options", [{}, {"unlimited_components": True, "extra_jade": 400}])
-def test_observations_stay_in_the_box_with_a_deck_at_the_bounds(tmp_path, options):
-    game = Game(num_players=3, favor_deck=write_deck(tmp_path, bound_deck()), **options)
+def test_observations_stay_in_the_box_with_a_deck_at_the_bounds(backend, tmp_path, options):
+    game = Game(backend=backend, num_players=3, favor_deck=write_deck(tmp_path, bound_deck()), **options)
     encoder = ObservationEncoder(game)
     played = []
     for seed in range(3):
@@ -112,15 +114,20 @@ def test_observations_stay_in_the_box_with_a_deck_at_the_bounds(tmp_path, option
 
 @pytest.mark.parametrize("huge", [10**9, 10**30])
 def test_huge_unlimited_components_encode_inside_the_box(huge):
-    game = Game(
-        num_players=4, unlimited_components=True, extra_jade=huge, start_laborers=huge, start_convicts=huge
+    game = Game(  # the Python engine: 10**30 is beyond the counts of the C++ core
+        num_players=4,
+        unlimited_components=True,
+        extra_jade=huge,
+        start_laborers=huge,
+        start_convicts=huge,
+        backend="python",
     )
     encoder = ObservationEncoder(game)
     play(game, 3, 300, lambda s: assert_in_box(encoder, s))
 
 
-def test_env_last_works_with_a_billion_jade():
-    env = island_fortress_v0.env(num_players=3, unlimited_components=True, extra_jade=10**9)
+def test_env_last_works_with_a_billion_jade(backend):
+    env = island_fortress_v0.env(backend=backend, num_players=3, unlimited_components=True, extra_jade=10**9)
     env.reset(seed=1)
     for _ in range(40):
         obs, _, term, trunc, _ = env.last()
@@ -131,8 +138,8 @@ def test_env_last_works_with_a_billion_jade():
 # ---------------------------------------------------------------------------- legal actions
 
 
-def test_legal_actions_cannot_be_changed_by_the_caller():
-    state = Game(num_players=3).new_initial_state(0)
+def test_legal_actions_cannot_be_changed_by_the_caller(backend):
+    state = Game(backend=backend, num_players=3).new_initial_state(0)
     legal = state.legal_actions()
     assert isinstance(legal, tuple) and list(legal) == sorted(legal)
     with pytest.raises(AttributeError):
@@ -143,8 +150,8 @@ def test_legal_actions_cannot_be_changed_by_the_caller():
     assert state.legal_actions() == legal
 
 
-def test_a_clone_and_its_original_keep_their_own_legal_actions():
-    state = Game(num_players=3).new_initial_state(0)
+def test_a_clone_and_its_original_keep_their_own_legal_actions(backend):
+    state = Game(backend=backend, num_players=3).new_initial_state(0)
     before = state.legal_actions()
     other = state.clone()
     other.apply_action(other.legal_actions()[0])
@@ -155,9 +162,11 @@ def test_a_clone_and_its_original_keep_their_own_legal_actions():
 # ---------------------------------------------------------------------------- bids above 100 Jade
 
 
-def rich_bid_state() -> State:
+def rich_bid_state(backend: str) -> State:
     """Round 1's first bidder of a game where everyone holds 12 + 100 + 3 income = 115 Jade."""
-    state = Game(num_players=3, unlimited_components=True, extra_jade=100).new_initial_state(2)
+    state = Game(num_players=3, unlimited_components=True, extra_jade=100, backend=backend).new_initial_state(
+        2
+    )
     while state.decision != Decision.PETITION_BID:
         state.apply_action(state.legal_actions()[0])
     assert state.jade == [115, 115, 115]
@@ -175,8 +184,8 @@ def bid_digits(amount: int, jade: int) -> list[int]:
 
 
 @pytest.mark.parametrize("amount", [115, 0, 101, 57, 100])
-def test_a_player_with_115_jade_can_bid_any_amount_held(amount):
-    state = rich_bid_state()
+def test_a_player_with_115_jade_can_bid_any_amount_held(backend, amount):
+    state = rich_bid_state(backend)
     bidder = state.current_player()
     for action in bid_digits(amount, 115):
         assert state.current_player() == bidder
@@ -189,21 +198,21 @@ def test_a_player_with_115_jade_can_bid_any_amount_held(amount):
         assert state.holder == bidder and state.jade[bidder] == 115 - amount
 
 
-def test_a_player_with_115_jade_cannot_bid_116():
-    state = rich_bid_state()
+def test_a_player_with_115_jade_cannot_bid_116(backend):
+    state = rich_bid_state(backend)
     assert state.legal_actions() == (A.BID, A.BID + 1)  # the hundreds-and-one digit: 0 or 1
     state.apply_action(A.BID + 1)
     assert state.legal_actions() == tuple(range(A.BID, A.BID + 15))  # 101 + 0..14
     with pytest.raises(Exception, match="illegal action"):
         state.apply_action(A.BID + 15)
     state.apply_action(A.BID)
-    zero = rich_bid_state()
+    zero = rich_bid_state(backend)
     zero.apply_action(A.BID)
     assert zero.legal_actions() == tuple(range(A.BID, A.BID + 101))  # 0..100
 
 
-def test_a_partial_bid_is_seen_by_its_bidder_only():
-    low, high = rich_bid_state(), rich_bid_state()
+def test_a_partial_bid_is_seen_by_its_bidder_only(backend):
+    low, high = rich_bid_state(backend), rich_bid_state(backend)
     bidder = low.current_player()
     low.apply_action(A.BID)  # first digit 0: the bid will be 0..100
     high.apply_action(A.BID + 1)  # first digit 1: the bid will be 101..115
@@ -215,12 +224,14 @@ def test_a_partial_bid_is_seen_by_its_bidder_only():
         else:
             assert np.array_equal(a, b), f"seat {seat} sees the partial bid"
         assert a[DIGITS_LEFT] == b[DIGITS_LEFT] == 0
-    fresh = rich_bid_state()
+    fresh = rich_bid_state(backend)
     assert encoder.encode(fresh, bidder)[DIGITS_LEFT] == pytest.approx(1 / 3)
 
 
-def test_bids_with_a_billion_jade_take_five_digits_and_are_exact():
-    state = Game(num_players=2, unlimited_components=True, extra_jade=10**9).new_initial_state(4)
+def test_bids_with_a_billion_jade_take_five_digits_and_are_exact(backend):
+    state = Game(
+        backend=backend, num_players=2, unlimited_components=True, extra_jade=10**9
+    ).new_initial_state(4)
     while state.decision != Decision.PETITION_BID:
         state.apply_action(state.legal_actions()[0])
     jade = state.jade[state.current_player()]
@@ -238,8 +249,10 @@ def test_bids_with_a_billion_jade_take_five_digits_and_are_exact():
 # ---------------------------------------------------------------------------- unlimited supplies
 
 
-def test_unlimited_jade_and_laborers_reach_every_seat():
-    game = Game(num_players=4, unlimited_components=True, extra_jade=10**9, start_laborers=10**9)
+def test_unlimited_jade_and_laborers_reach_every_seat(backend):
+    game = Game(
+        backend=backend, num_players=4, unlimited_components=True, extra_jade=10**9, start_laborers=10**9
+    )
     state = game.new_initial_state(0)
     assert state.jade == [10**9 + 12] * 4
     assert state.laborers == [10**9] * 4
@@ -248,8 +261,10 @@ def test_unlimited_jade_and_laborers_reach_every_seat():
     assert state.jade == [10**9 + 15] * 4, "every seat is paid its income"
 
 
-def test_unlimited_supplies_keep_their_ledger_through_whole_games():
-    game = Game(num_players=3, unlimited_components=True, extra_jade=10**9, start_convicts=10**6)
+def test_unlimited_supplies_keep_their_ledger_through_whole_games(backend):
+    game = Game(
+        backend=backend, num_players=3, unlimited_components=True, extra_jade=10**9, start_convicts=10**6
+    )
 
     def check(state: State) -> None:
         totals = state.component_totals()
@@ -296,15 +311,15 @@ def test_a_deck_path_may_be_a_pathlike(tmp_path):
 
 
 @pytest.mark.parametrize("seed", ["12", 12.9, -1, True, 2**64, np.float64(3.0), [1]])
-def test_bad_seeds_are_refused_not_coerced(seed):
-    game = Game(num_players=3)
+def test_bad_seeds_are_refused_not_coerced(backend, seed):
+    game = Game(backend=backend, num_players=3)
     with pytest.raises(SeedError, match="invalid seed"):
         game.new_initial_state(seed)
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2**64 - 1, np.int64(7), np.uint64(2**64 - 1), None])
-def test_integer_seeds_of_any_integer_type_are_accepted(seed):
-    game = Game(num_players=3)
+def test_integer_seeds_of_any_integer_type_are_accepted(backend, seed):
+    game = Game(backend=backend, num_players=3)
     state = game.new_initial_state(seed)
     plain = game.new_initial_state(None if seed is None else int(seed))
     assert state.rng == plain.rng and state.drawn == plain.drawn
@@ -338,7 +353,7 @@ def test_raw_env_used_before_reset_says_to_reset(call):
 
 
 def test_with_block_places_by_the_rules_on_a_copy_only():
-    state = rich_bid_state()
+    state = rich_bid_state("python")  # a state written by hand: the engine's
     cell = 0
     before = (state.occ, list(state.own), list(state.blocks), len(state.log))
     seat = 1
@@ -353,9 +368,11 @@ def test_with_block_places_by_the_rules_on_a_copy_only():
     assert governor.gov_bits == 1 << bit and governor.own == state.own
 
 
-def test_the_text_render_shows_an_unlimited_supply_as_unlimited():
+def test_the_text_render_shows_an_unlimited_supply_as_unlimited(backend):
     from island_fortress_env.views.text import render_text
 
-    game = Game(num_players=2, unlimited_components=True, extra_jade=10**9, start_laborers=10**9)
+    game = Game(
+        backend=backend, num_players=2, unlimited_components=True, extra_jade=10**9, start_laborers=10**9
+    )
     assert "supply: unlimited" in render_text(game.new_initial_state(1))
-    assert "45 Laborers" in render_text(Game(num_players=2).new_initial_state(1))
+    assert "45 Laborers" in render_text(Game(backend=backend, num_players=2).new_initial_state(1))

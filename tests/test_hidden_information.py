@@ -9,6 +9,11 @@ created), so every transformed state is still a legal game state.
 
 The converse is checked too (X's own hand, own choice and own bid DO change X's view), and
 the public log is checked to carry no kept/drawn card ids and no unrevealed bid.
+
+The changed states are made by writing fields, so those tests play on the Python engine; the
+tests that only play run on both backends (``backend``). The C++ core writes the engine's
+observation bytes (``test_core_differential.py``), and ``test_visibility.py`` checks on both
+backends that a redeal of everything a seat cannot see leaves its observation unchanged.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import random
 
 import pytest
 
-from island_fortress_env.engine import Game, State
+from island_fortress_env.core import Game
+from island_fortress_env.engine import State
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.state import (
     ACTION_PHASE_DECISIONS,
@@ -41,10 +47,10 @@ def _expected_totals(game: Game) -> dict:
     return totals
 
 
-def interesting_states(n: int, seed: int, **options) -> list[State]:
+def interesting_states(n: int, seed: int, backend: str = "python", **options) -> list[State]:
     """Clones of the states of one random game at the moments that involve hidden cards or
-    bids, plus a sample of ordinary action-phase states."""
-    game = Game(num_players=n, **options)
+    bids, plus a sample of ordinary action-phase states (engine states unless ``backend``)."""
+    game = Game(num_players=n, backend=backend, **options)
     state = game.new_initial_state(seed)
     chooser = random.Random(seed)
     out: list[State] = []
@@ -235,10 +241,10 @@ def _log_delta(state: State, action: int) -> tuple[State, list[tuple]]:
 
 
 @pytest.mark.parametrize("n,seed", GAMES)
-def test_kept_card_choice_leaves_no_public_trace(n, seed):
+def test_kept_card_choice_leaves_no_public_trace(backend, n, seed):
     """Whichever card a player keeps (setup deal or Draw Favor Cards), the new log events and
     every other seat's observation are the same."""
-    keeps = [s for s in interesting_states(n, seed) if s.decision in (D_KEEP_SETUP, D_KEEP_DRAWN)]
+    keeps = [s for s in interesting_states(n, seed, backend) if s.decision in (D_KEEP_SETUP, D_KEEP_DRAWN)]
     assert keeps
     encoder = ObservationEncoder(keeps[0].game)
     for state in keeps:
@@ -258,8 +264,8 @@ def test_kept_card_choice_leaves_no_public_trace(n, seed):
 
 
 @pytest.mark.parametrize("n,seed", GAMES)
-def test_sealed_bids_leave_no_public_trace_until_revealed(n, seed):
-    bids = [s for s in interesting_states(n, seed) if s.decision == D_BID]
+def test_sealed_bids_leave_no_public_trace_until_revealed(backend, n, seed):
+    bids = [s for s in interesting_states(n, seed, backend) if s.decision == D_BID]
     encoder = ObservationEncoder(bids[0].game)
     compared = 0
     for state in bids:
@@ -304,9 +310,9 @@ def test_drawn_cards_leave_no_public_trace(n, seed):
 
 
 @pytest.mark.parametrize("n,seed", GAMES)
-def test_log_names_only_played_cards(n, seed):
+def test_log_names_only_played_cards(backend, n, seed):
     """Scan a whole game: every favor card id in the public log is a card laid on the table."""
-    game = Game(num_players=n, favor_trade_in=True)
+    game = Game(num_players=n, favor_trade_in=True, backend=backend)
     state = game.new_initial_state(seed)
     chooser = random.Random(seed)
     while not state.is_terminal():

@@ -1,4 +1,5 @@
-"""The observation vector and the action mask: size, type, range, seat-relativity, layout."""
+"""The observation vector and the action mask: size, type, range, seat-relativity, layout; on both
+backends (``backend``: the C++ core writes them in C++), except where a test writes a state."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import numpy as np
 import pytest
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.engine import NUM_ACTIONS, Game
+from island_fortress_env.core import Game
+from island_fortress_env.engine import NUM_ACTIONS
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.state import D_BID, DECISION_NAMES
 from island_fortress_env.env.observation import (
@@ -64,9 +66,9 @@ OPPONENT_TASKMASTER = (
 )
 
 
-def sampled_states(options: dict, seed: int, every: int = 9):
+def sampled_states(options: dict, seed: int, every: int = 9, backend: str = "python"):
     """States of a random game (every ``every``-th decision, plus every bid)."""
-    game = Game(**options)
+    game = Game(**options, backend=backend)
     state = game.new_initial_state(seed)
     chooser = random.Random(seed)
     step = 0
@@ -102,8 +104,8 @@ def test_layout_tiles_the_vector_without_gaps():
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)
-def test_every_observation_has_the_declared_shape_dtype_and_range(options):
-    env = island_fortress_v0.env(**options)
+def test_every_observation_has_the_declared_shape_dtype_and_range(backend, options):
+    env = island_fortress_v0.env(backend=backend, **options)
     env.reset(seed=13)
     space = env.observation_space("player_0")
     rng = np.random.default_rng(13)
@@ -132,10 +134,10 @@ _FILLS_PRISONS = {
 _NEVER = {A.ROLE + A.OP_COLLECT_PRISON, A.ROLE + A.OP_MOVE_TASKMASTER}
 
 
-def _hoarding_game_observations(n: int, seed: int):
+def _hoarding_game_observations(backend, n: int, seed: int):
     """Players who recruit, buy and collect treasure but never empty a prison (a legal, if
     odd, way to play): the prison of region 1 fills with Convicts."""
-    env = island_fortress_v0.env(num_players=n)
+    env = island_fortress_v0.env(backend=backend, num_players=n)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     for _agent in env.agent_iter(max_iter=10_000):
@@ -151,14 +153,14 @@ def _hoarding_game_observations(n: int, seed: int):
 
 
 @pytest.mark.parametrize("n", [3, 4])
-def test_observations_stay_in_the_box_when_prisons_fill_up(n):
+def test_observations_stay_in_the_box_when_prisons_fill_up(backend, n):
     """The observation Box is [-1, 10]; 'prison r: Convicts / 5' passes 10 once a prison holds
     more than 50 Convicts, which legal play reaches (no component limit is hit: 75 Convicts).
     The encoder clips only with unlimited components, so such an observation leaves the Box."""
     space = island_fortress_v0.env(num_players=n).observation_space("player_0")
     fullest = 0
     for seed in range(6):
-        for env, obs in _hoarding_game_observations(n, seed):
+        for env, obs in _hoarding_game_observations(backend, n, seed):
             fullest = max(fullest, *env.unwrapped.game_state.prison_convicts)
             assert space.contains(obs), (
                 f"observation outside the Box: max {obs['observation'].max():.2f} at index "
@@ -170,7 +172,7 @@ def test_observations_stay_in_the_box_when_prisons_fill_up(n):
 
 def test_encoder_output_in_box_for_a_prison_with_many_convicts():
     """The same as above on a hand-made (reachable) state: 60 of the 75 Convicts in one prison."""
-    game = Game(num_players=3)
+    game = Game(num_players=3, backend="python")  # a state written by hand: the engine's
     state = game.new_initial_state(1)
     state.sup_convicts -= 60
     state.prison_convicts[0] += 60
@@ -181,7 +183,7 @@ def test_encoder_output_in_box_for_a_prison_with_many_convicts():
 
 def test_numbers_beyond_a_byte_are_encoded_exactly():
     """The encoder packs the raw numbers as bytes when they all fit, as int32 when not."""
-    game = Game(num_players=3)
+    game = Game(num_players=3, backend="python")  # a state written by hand: the engine's
     state = game.new_initial_state(4)
     encoder = ObservationEncoder(game)
     small = encoder.encode(state, 1)
@@ -199,11 +201,11 @@ def test_numbers_beyond_a_byte_are_encoded_exactly():
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)
-def test_seat_relative_views_agree(options):
+def test_seat_relative_views_agree(backend, options):
     """Seat X's 'my ...' features equal seat (X-k)'s 'opponent k ...' features."""
     n = options["num_players"]
     encoder = None
-    for state in sampled_states(options, 17):
+    for state in sampled_states(options, 17, backend=backend):
         encoder = encoder or ObservationEncoder(state.game)
         views = [encoder.encode(state, x) for x in range(n)]
         for x in range(n):
@@ -224,10 +226,10 @@ def test_seat_relative_views_agree(options):
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)
-def test_observation_contents_match_the_state(options):
+def test_observation_contents_match_the_state(backend, options):
     n = options["num_players"]
     encoder = None
-    for state in sampled_states(options, 19, every=23):
+    for state in sampled_states(options, 19, every=23, backend=backend):
         encoder = encoder or ObservationEncoder(state.game)
         geo = state.geo
         for x in range(n):
@@ -257,8 +259,8 @@ def test_observation_contents_match_the_state(options):
             assert np.array_equal(drawn, bits_vector(state.drawn[x], CARDS))
 
 
-def test_a_fresh_array_every_call():
-    game = Game(num_players=3)
+def test_a_fresh_array_every_call(backend):
+    game = Game(backend=backend, num_players=3)
     state = game.new_initial_state(2)
     encoder = ObservationEncoder(game)
     a = encoder.encode(state, 0)
@@ -272,8 +274,8 @@ def test_a_fresh_array_every_call():
 
 
 @pytest.mark.parametrize("options", VARIANTS, ids=str)
-def test_mask_equals_legal_actions_exactly(options):
-    for state in sampled_states(options, 23, every=3):
+def test_mask_equals_legal_actions_exactly(backend, options):
+    for state in sampled_states(options, 23, every=3, backend=backend):
         mask = action_mask(state)
         assert mask.shape == (NUM_ACTIONS,) and mask.dtype == np.int8
         assert set(np.unique(mask)) <= {0, 1}
@@ -286,8 +288,8 @@ def test_mask_equals_legal_actions_exactly(options):
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_only_the_agent_to_move_gets_a_mask(n):
-    env = island_fortress_v0.env(num_players=n)
+def test_only_the_agent_to_move_gets_a_mask(backend, n):
+    env = island_fortress_v0.env(backend=backend, num_players=n)
     env.reset(seed=29)
     rng = np.random.default_rng(29)
     for agent in env.agent_iter(max_iter=10_000):
@@ -311,7 +313,7 @@ def test_bounded_caches_change_nothing(monkeypatch):
     from island_fortress_env.env import observation
 
     monkeypatch.setattr(observation, "_CACHE_LIMIT", 4)
-    game = Game(num_players=3)
+    game = Game(num_players=3, backend="python")  # the Python encoder's caches
     busy = ObservationEncoder(game)
     caches = (busy._walls, busy._planes, busy._cards, busy._card_rows, busy._region_counts)
     for state in sampled_states({"num_players": 3}, 29, every=2):

@@ -67,10 +67,10 @@ def test_agent_iter_still_demands_a_step_between_agents():
 
 
 @pytest.mark.parametrize("illegal_action", ["raise", "terminate"])
-def test_a_game_through_ours_equals_one_through_pettingzoos(illegal_action):
+def test_a_game_through_ours_equals_one_through_pettingzoos(backend, illegal_action):
     """Same seed, same actions: every ``last()`` and reward is identical with either wrapper."""
-    ours = island_fortress_v0.env(num_players=3, illegal_action=illegal_action)
-    inner = island_fortress_v0.env(num_players=3, illegal_action=illegal_action).env
+    ours = island_fortress_v0.env(backend=backend, num_players=3, illegal_action=illegal_action)
+    inner = island_fortress_v0.env(backend=backend, num_players=3, illegal_action=illegal_action).env
     stock = wrappers.OrderEnforcingWrapper(inner)
     rng = random.Random(5)
     for env in (ours, stock):

@@ -1,6 +1,6 @@
 """The PettingZoo AEC environment: the official API and seed tests for every table size and
 variant, identical spaces everywhere, the reward modes, rendering, action strings, agent
-names and seeding."""
+names and seeding, on both backends (the C++ core and the Python engine)."""
 
 from __future__ import annotations
 
@@ -54,14 +54,14 @@ def _random_game(env, seed: int, picker_seed: int | None = None):
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
-def test_pettingzoo_api_test(config):
-    env = island_fortress_v0.env(**config)
+def test_pettingzoo_api_test(backend, config):
+    env = island_fortress_v0.env(backend=backend, **config)
     api_test(env, num_cycles=600)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
-def test_pettingzoo_seed_test(config):
-    seed_test(lambda: island_fortress_v0.env(**config), num_cycles=600)
+def test_pettingzoo_seed_test(backend, config):
+    seed_test(lambda: island_fortress_v0.env(backend=backend, **config), num_cycles=600)
 
 
 def test_spaces_are_identical_for_every_table_and_variant():
@@ -81,14 +81,16 @@ def test_spaces_are_identical_for_every_table_and_variant():
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_agent_names_and_engine_state(n):
-    env = island_fortress_v0.env(num_players=n)
+def test_agent_names_and_engine_state(backend, n):
+    env = island_fortress_v0.env(backend=backend, num_players=n)
     assert env.possible_agents == [f"player_{i}" for i in range(n)]
     env.reset(seed=1)
     assert env.agents == env.possible_agents
     assert env.num_agents == n
     state = env.unwrapped.game_state
-    assert isinstance(state, State)
+    assert env.unwrapped.backend == backend
+    assert type(state).__name__ == {"core": "CoreState", "python": "State"}[backend]
+    assert isinstance(state, State) == (backend == "python")
     assert state.n == n
     assert env.agent_selection == f"player_{state.current_player()}"
     obs, *_ = env.last()
@@ -103,8 +105,8 @@ def test_agent_names_and_engine_state(n):
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_win_loss_rewards(n, seed):
-    env = island_fortress_v0.env(num_players=n, reward="win_loss")
+def test_win_loss_rewards(backend, n, seed):
+    env = island_fortress_v0.env(backend=backend, num_players=n, reward="win_loss")
     totals, _ = _random_game(env, seed)
     state = env.unwrapped.game_state
     assert abs(sum(totals.values())) < 1e-9, "win/loss rewards must sum to zero"
@@ -123,8 +125,8 @@ def test_win_loss_rewards(n, seed):
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_score_margin_rewards(n):
-    env = island_fortress_v0.env(num_players=n, reward="score_margin")
+def test_score_margin_rewards(backend, n):
+    env = island_fortress_v0.env(backend=backend, num_players=n, reward="score_margin")
     totals, _ = _random_game(env, 5)
     score = env.unwrapped.game_state.score
     for i, agent in enumerate(env.possible_agents):
@@ -134,8 +136,8 @@ def test_score_margin_rewards(n):
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 @pytest.mark.parametrize("config", [{}, {"favor_trade_in": True, "first_round_incentive": "treasure"}])
-def test_vp_delta_rewards_add_up_to_the_final_score(n, config):
-    env = island_fortress_v0.env(num_players=n, reward="vp_delta", **config)
+def test_vp_delta_rewards_add_up_to_the_final_score(backend, n, config):
+    env = island_fortress_v0.env(backend=backend, num_players=n, reward="vp_delta", **config)
     totals, _ = _random_game(env, 6)
     state = env.unwrapped.game_state
     assert any(state.score), "a game without any score does not test vp_delta"
@@ -143,8 +145,8 @@ def test_vp_delta_rewards_add_up_to_the_final_score(n, config):
         assert totals[agent] == pytest.approx(state.score[i] / 50, abs=1e-9)
 
 
-def test_final_infos_hold_score_and_won():
-    env = island_fortress_v0.env(num_players=3)
+def test_final_infos_hold_score_and_won(backend):
+    env = island_fortress_v0.env(backend=backend, num_players=3)
     env.reset(seed=8)
     rng = np.random.default_rng(8)
     infos = {}
@@ -165,8 +167,8 @@ def test_final_infos_hold_score_and_won():
 # --------------------------------------------------------------------------- rendering and text
 
 
-def test_render_ansi_returns_the_wall():
-    env = island_fortress_v0.env(num_players=4, render_mode="ansi")
+def test_render_ansi_returns_the_wall(backend):
+    env = island_fortress_v0.env(backend=backend, num_players=4, render_mode="ansi")
     env.reset(seed=3)
     for _ in range(120):
         obs, *_ = env.last()
@@ -190,8 +192,8 @@ def test_render_without_mode_returns_none():
 
 
 @pytest.mark.parametrize("config", CONFIGS[:6] + CONFIGS[11:12], ids=IDS[:6] + IDS[11:12])
-def test_action_to_string_for_every_legal_action(config):
-    env = island_fortress_v0.env(**config)
+def test_action_to_string_for_every_legal_action(backend, config):
+    env = island_fortress_v0.env(backend=backend, **config)
     env.reset(seed=4)
     rng = np.random.default_rng(4)
     raw = env.unwrapped
@@ -222,17 +224,17 @@ def _trajectory(env, seed: int, steps: int = 150) -> list[bytes]:
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_reset_with_seed_is_reproducible(n):
-    a = island_fortress_v0.env(num_players=n)
-    b = island_fortress_v0.env(num_players=n)
+def test_reset_with_seed_is_reproducible(backend, n):
+    a = island_fortress_v0.env(backend=backend, num_players=n)
+    b = island_fortress_v0.env(backend=backend, num_players=n)
     assert _trajectory(a, 21) == _trajectory(b, 21)
     assert _trajectory(a, 21) == _trajectory(a, 21), "the same env replays differently"
     assert _trajectory(a, 21) != _trajectory(a, 22), "different seeds give the same game"
 
 
-def test_reset_without_seed_continues_the_seeded_generator():
-    a = island_fortress_v0.env(num_players=3)
-    b = island_fortress_v0.env(num_players=3)
+def test_reset_without_seed_continues_the_seeded_generator(backend):
+    a = island_fortress_v0.env(backend=backend, num_players=3)
+    b = island_fortress_v0.env(backend=backend, num_players=3)
     a.reset(seed=5)
     b.reset(seed=5)
     first = list(a.unwrapped.game_state.deck)

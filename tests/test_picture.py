@@ -1,5 +1,6 @@
 """The picture render: size and type, what changes on the table changes in the picture, hidden
-information stays hidden for a seat, the env's rgb_array / human modes, and no cost without them."""
+information stays hidden for a seat, the env's rgb_array / human modes, and no cost without them;
+the pictures of states of both backends (``backend``), and hidden changes made on engine states."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from test_hidden_information import hidden_from, interesting_states, swap_hand_w
 pytest.importorskip("PIL", reason="the picture render needs the [render] extra (Pillow)")
 
 from island_fortress_env import island_fortress_v0
-from island_fortress_env.engine import Game
+from island_fortress_env.core import Game
 from island_fortress_env.views import picture
 from island_fortress_env.views.picture import (
     GOVERNOR_COLOUR,
@@ -25,9 +26,9 @@ from island_fortress_env.views.picture import (
 )
 
 
-def _states_along(n: int, seed: int, every: int) -> list:
+def _states_along(n: int, seed: int, every: int, backend: str = "python") -> list:
     """Clones of a random game's states every ``every`` decisions, and the final state."""
-    state = Game(num_players=n).new_initial_state(seed)
+    state = Game(backend=backend, num_players=n).new_initial_state(seed)
     chooser = random.Random(seed)
     out = []
     step = 0
@@ -46,8 +47,8 @@ def _cell_fill(frame: np.ndarray, box: tuple[int, int, int, int]) -> tuple[int, 
 
 
 @pytest.mark.parametrize("n,seed", [(2, 1), (3, 2), (4, 3)])
-def test_pictures_show_every_block_with_its_owner(n, seed):
-    states = _states_along(n, seed, every=60)
+def test_pictures_show_every_block_with_its_owner(backend, n, seed):
+    states = _states_along(n, seed, every=60, backend=backend)
     assert len(states) >= 4 and states[-1].occ, "the game built nothing: the checks below would be empty"
     for state in states:
         frame = render_rgb(state)
@@ -66,9 +67,9 @@ def test_pictures_show_every_block_with_its_owner(n, seed):
                 assert fill == SEAT_COLOURS[owner], f"cell {geo.cell_name(bit)} should show seat {owner}"
 
 
-def test_what_changes_on_the_table_changes_in_the_picture():
+def test_what_changes_on_the_table_changes_in_the_picture(backend):
     """Consecutive pictures differ exactly when the visible table differs."""
-    states = _states_along(3, 5, every=1)[:400:7]
+    states = _states_along(3, 5, every=1, backend=backend)[:400:7]
     frames = [render_rgb(s) for s in states]
     views = [table_view(s) for s in states]
     changed = 0
@@ -145,8 +146,8 @@ def test_seat_is_checked():
 # --------------------------------------------------------------------------- the env
 
 
-def test_env_rgb_array_render():
-    env = island_fortress_v0.env(num_players=3, render_mode="rgb_array")
+def test_env_rgb_array_render(backend):
+    env = island_fortress_v0.env(backend=backend, num_players=3, render_mode="rgb_array")
     env.reset(seed=1)
     first = env.render()
     assert isinstance(first, np.ndarray) and first.shape == (HEIGHT, WIDTH, 3) and first.dtype == np.uint8
@@ -157,9 +158,9 @@ def test_env_rgb_array_render():
     assert "rgb_array" in env.metadata["render_modes"]
 
 
-def test_env_render_seat_hides_other_hands():
-    spectator = island_fortress_v0.env(num_players=3, render_mode="rgb_array")
-    seat0 = island_fortress_v0.env(num_players=3, render_mode="rgb_array", render_seat=0)
+def test_env_render_seat_hides_other_hands(backend):
+    spectator = island_fortress_v0.env(backend=backend, num_players=3, render_mode="rgb_array")
+    seat0 = island_fortress_v0.env(backend=backend, num_players=3, render_mode="rgb_array", render_seat=0)
     for env in (spectator, seat0):
         env.reset(seed=2)
     state = seat0.unwrapped.game_state  # the setup deal: every seat is choosing from its cards

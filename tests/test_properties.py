@@ -5,11 +5,12 @@ choices (a shrinkable prefix, then a seeded chooser, optionally biased toward bu
 that full walls, row completions and favors happen). After EVERY action the invariants
 below must hold; at sampled states (the first time each decision kind occurs in a game, and
 a few more) the action mask is checked to be exact by trying all ``NUM_ACTIONS`` actions on
-clones.
+clones. Every test runs on both backends (the C++ core and the Python engine, ``backend``).
 """
 
 from __future__ import annotations
 
+import operator
 import random
 from collections import Counter
 
@@ -17,7 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from island_fortress_env.engine import Game, IllegalActionError, tables
+from island_fortress_env.core import Game
+from island_fortress_env.engine import IllegalActionError, tables
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.engine.state import (
@@ -211,11 +213,16 @@ def check_invariants(state: State) -> None:
                 assert played == turns, f"player {q}: {table.bit_count()} cards played in {turns} turns"
 
 
+_PUBLIC_FIELDS = tuple(name for name in StateFields.__slots__ if not name.startswith("_"))
+_read_public_fields = operator.attrgetter(*_PUBLIC_FIELDS)  # an engine State's and a CoreState's
+
+
 def _quick_snapshot(state: State) -> dict:
-    out = {}
-    for name in StateFields.__slots__:
-        value = getattr(state, name)
-        out[name] = tuple(value) if isinstance(value, list) else value
+    values = [tuple(v) if isinstance(v, list) else v for v in _read_public_fields(state)]
+    out = dict(zip(_PUBLIC_FIELDS, values, strict=True))
+    # the event log: the engine's raw records (typing them all at every check is slow), the core's typed ones
+    out["log"] = tuple(state._log) if isinstance(state, State) else tuple(state.log)
+    out["legal"] = state.legal_actions()
     return out
 
 
@@ -243,8 +250,10 @@ def check_mask_exact(state: State) -> None:
 # --------------------------------------------------------------------------- the driver
 
 
-def play_checked(options: dict, seed: int, prefix, chooser_seed: int, bias: float, extra_checks=()) -> State:
-    game = Game(**options)
+def play_checked(
+    backend: str, options: dict, seed: int, prefix, chooser_seed: int, bias: float, extra_checks=()
+) -> State:
+    game = Game(**options, backend=backend)
     state = game.new_initial_state(seed)
     chooser = random.Random(chooser_seed)
     roles_per_round: Counter = Counter()
@@ -304,20 +313,26 @@ def play_checked(options: dict, seed: int, prefix, chooser_seed: int, bias: floa
 
 
 @given(options=game_options(), play=plays)
-def test_random_games_keep_every_invariant(options, play):
+def test_random_games_keep_every_invariant(backend, options, play):
     play_checked(
-        options, play["seed"], play["prefix"], play["chooser_seed"], play["bias"], play["extra_checks"]
+        backend,
+        options,
+        play["seed"],
+        play["prefix"],
+        play["chooser_seed"],
+        play["bias"],
+        play["extra_checks"],
     )
 
 
 @given(n=st.sampled_from([2, 3, 4]), seed=st.integers(0, 2**64 - 1), chooser_seed=st.integers(0, 2**32 - 1))
-def test_standard_games_keep_every_invariant(n, seed, chooser_seed):
+def test_standard_games_keep_every_invariant(backend, n, seed, chooser_seed):
     """The standard game (no variant), which most users play."""
-    play_checked({"num_players": n}, seed, [], chooser_seed, 0.0)
+    play_checked(backend, {"num_players": n}, seed, [], chooser_seed, 0.0)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_full_walls_are_reached_and_keep_every_invariant(n):
+def test_full_walls_are_reached_and_keep_every_invariant(backend, n):
     """Builder-minded play with plenty of resources completes the wall: the rarest ending
     (prisons emptied into the completer's supply, game over mid-round) is checked too."""
     completed = 0
@@ -329,7 +344,7 @@ def test_full_walls_are_reached_and_keep_every_invariant(n):
             "start_blocks": 10,
             "favor_trade_in": k % 2 == 1,
         }
-        state = play_checked(options, 1000 * n + k, [], k, 0.97)
+        state = play_checked(backend, options, 1000 * n + k, [], k, 0.97)
         if any(e[0] == "wall_complete" for e in state.log):
             completed += 1
             assert state.occ == state.geo.valid
@@ -338,10 +353,10 @@ def test_full_walls_are_reached_and_keep_every_invariant(n):
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_legal_actions_are_sorted(n):
+def test_legal_actions_are_sorted(backend, n):
     """``State.legal_actions`` promises *sorted* ids (its docstring; agents and the README
     rely on it). Checked at every decision of a few random games."""
-    game = Game(num_players=n)
+    game = Game(num_players=n, backend=backend)
     for seed in range(3):
         state = game.new_initial_state(seed)
         chooser = random.Random(seed)

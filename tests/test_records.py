@@ -1,5 +1,7 @@
 """Game records: round trip, exact replay, refusal of records that do not replay (naming the
-step), ``evaluate --save-games``, and the ``replay`` command (terminal and video)."""
+step), ``evaluate --save-games``, and the ``replay`` command (terminal and video). A game gives
+the same record on either backend (the C++ core and the Python engine), and a record replays on
+the default one."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from island_fortress_env import island_fortress_v0
+from island_fortress_env import core, island_fortress_v0
 from island_fortress_env.env import records
 from island_fortress_env.env.records import GameRecord, RecordError
 from island_fortress_env.players import make_agent
@@ -20,9 +22,9 @@ from island_fortress_env.training.evaluate import evaluate
 from island_fortress_env.views import narrate
 
 
-def play(seed: int, n: int = 2, **rules) -> tuple[GameRecord, object]:
-    """A random game through the env, recorded."""
-    env = island_fortress_v0.env(num_players=n, **rules)
+def play(seed: int, n: int = 2, backend: str | None = None, **rules) -> tuple[GameRecord, object]:
+    """A random game through the env (on ``backend``, default the env's), recorded."""
+    env = island_fortress_v0.env(num_players=n, backend=backend, **rules)
     env.reset(seed=seed)
     raw = env.unwrapped
     agents = [make_agent("random", seed=seed + p) for p in range(n)]
@@ -57,8 +59,10 @@ def test_round_trip_and_replay(game, tmp_path):
     assert set(data) >= {"rules", "seed", "actions", "agents", "scores", "winners", "action_table"}
 
 
-def test_variants_replay(tmp_path):
-    record, final = play(seed=5, n=3, no_replace=True, extra_jade=3, first_round_incentive="treasure")
+def test_variants_replay(tmp_path, backend):
+    record, final = play(
+        seed=5, n=3, backend=backend, no_replace=True, extra_jade=3, first_round_incentive="treasure"
+    )
     assert record.rules == {
         "num_players": 3,
         "no_replace": True,
@@ -67,6 +71,22 @@ def test_variants_replay(tmp_path):
     }
     loaded = records.load(records.save(record, tmp_path / "v.json"))
     assert records.replay(loaded).score == final.score
+
+
+@pytest.mark.skipif(not core.available(), reason=f"the C++ core is not built ({core.build_error()})")
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_a_game_gives_the_same_record_on_either_backend(n):
+    """The same seed and agents give byte for byte the same record file on the core and on the
+    Python engine, and it replays to the same final state on both."""
+    rules = {"favor_trade_in": True, "first_round_incentive": "buyback_chip"}
+    (core_record, core_final), (py_record, py_final) = (
+        play(seed=40 + n, n=n, backend=backend, **rules) for backend in ("core", "python")
+    )
+    assert type(core_final).__name__ == "CoreState" and type(py_final).__name__ == "State"
+    assert records.dumps(core_record) == records.dumps(py_record)
+    assert core_final.log == py_final.log
+    replayed = records.replay(records.loads(records.dumps(py_record)))
+    assert replayed.score == py_final.score and replayed.log == py_final.log
 
 
 def test_states_are_every_step(game):

@@ -3,6 +3,7 @@ sees, and the redeal of what a seat cannot see (docs/RULES.md C13, E3, E25).
 
 The redeal must keep everything the seat sees (its observation byte for byte, its picture, its
 legal actions when it is to move) and change what it cannot see, drawing only from the seed.
+Every test runs on both backends (``backend``): a state of the C++ core redeals itself in C++.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import random
 import pytest
 from test_hidden_information import interesting_states
 
-from island_fortress_env.engine import Game, SeedError, State, tables
+from island_fortress_env.core import Game
+from island_fortress_env.engine import SeedError, State, tables
 from island_fortress_env.engine import events as ev
 from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.engine.state import D_BID
@@ -35,10 +37,14 @@ SEEDS = range(8)
 
 
 def _slots(state: State) -> dict:
+    """Every public field (an engine State's and a CoreState's), the event log and the legal actions."""
     out = {}
     for name in StateFields.__slots__:
-        value = getattr(state, name)
-        out[name] = tuple(value) if isinstance(value, list) else value
+        if not name.startswith("_"):
+            value = getattr(state, name)
+            out[name] = tuple(value) if isinstance(value, list) else value
+    out["log"] = tuple(state.log)
+    out["legal"] = state.legal_actions()
     return out
 
 
@@ -65,8 +71,8 @@ def _play_out(state: State, seed: int) -> None:
 
 
 @pytest.mark.parametrize("n,seed", GAMES)
-def test_redeal_keeps_the_seats_observation_byte_for_byte(n, seed):
-    states = interesting_states(n, seed)
+def test_redeal_keeps_the_seats_observation_byte_for_byte(backend, n, seed):
+    states = interesting_states(n, seed, backend)
     encoder = ObservationEncoder(states[0].game)
     checked = 0
     for state in states:
@@ -89,20 +95,20 @@ def test_redeal_keeps_the_seats_observation_byte_for_byte(n, seed):
 
 
 @pytest.mark.parametrize("n,seed", GAMES)
-def test_redeal_keeps_the_legal_actions_of_the_seat_to_move(n, seed):
-    for state in interesting_states(n, seed):
+def test_redeal_keeps_the_legal_actions_of_the_seat_to_move(backend, n, seed):
+    for state in interesting_states(n, seed, backend):
         seat = state.current_player()
         for k in SEEDS:
             assert redeal_unseen(state, seat, k).legal_actions() == state.legal_actions()
 
 
 @pytest.mark.parametrize("n,seed", GAMES)
-def test_redeal_changes_what_the_seat_cannot_see(n, seed):
+def test_redeal_changes_what_the_seat_cannot_see(backend, n, seed):
     """With the other players holding cards, some of eight seeds deals them differently; a
     sealed bid of another player is drawn again; the generator is always reseeded."""
     cases = [
         (state, seat, [p for p in range(n) if p != seat], [redeal_unseen(state, seat, k) for k in SEEDS])
-        for state in interesting_states(n, seed)
+        for state in interesting_states(n, seed, backend)
         for seat in range(n)
     ]
     assert all(o.rng != state.rng for state, _, _, redeals in cases for o in redeals)
@@ -129,25 +135,25 @@ def test_redeal_changes_what_the_seat_cannot_see(n, seed):
         assert all(0 <= o.bids[p] <= state.jade[p] for o in redeals for p in bidders)
 
 
-def test_redeal_is_a_function_of_the_seed():
-    state = interesting_states(3, 12)[-1]
+def test_redeal_is_a_function_of_the_seed(backend):
+    state = interesting_states(3, 12, backend)[-1]
     assert _slots(redeal_unseen(state, 1, 7)) == _slots(redeal_unseen(state, 1, 7))
     assert len({tuple(redeal_unseen(state, 1, k).deck) for k in SEEDS}) > 1
 
 
 @pytest.mark.parametrize("n,seed", GAMES)
-def test_a_redealt_state_plays_on_to_a_legal_end(n, seed):
-    states = interesting_states(n, seed)
+def test_a_redealt_state_plays_on_to_a_legal_end(backend, n, seed):
+    states = interesting_states(n, seed, backend)
     for i, state in enumerate(states[:: max(1, len(states) // 6)]):
         other = redeal_unseen(state, i % n, i)
         _play_out(other, i)
         assert other.component_totals()["favor_cards"] == state.game.totals["favor_cards"]
 
 
-def test_redeal_draws_bids_above_one_hundred_and_new_leading_digits():
+def test_redeal_draws_bids_above_one_hundred_and_new_leading_digits(backend):
     """With more than 100 Jade (unlimited components) a sealed bid is any amount up to the Jade
     held (E3), and the leading digit another player has entered is drawn again within it."""
-    game = Game(num_players=3, unlimited_components=True, extra_jade=150)
+    game = Game(backend=backend, num_players=3, unlimited_components=True, extra_jade=150)
     state = game.new_initial_state(3)
     while state.decision != D_BID:
         state.apply_action(state.legal_actions()[0])
@@ -172,8 +178,8 @@ def test_redeal_draws_bids_above_one_hundred_and_new_leading_digits():
     assert mine.bids[second] == state.bids[second], "a seat's own partial bid is never redrawn"
 
 
-def test_redeal_rejects_a_bad_seat_or_seed_and_changes_nothing():
-    state = interesting_states(3, 12)[3]
+def test_redeal_rejects_a_bad_seat_or_seed_and_changes_nothing(backend):
+    state = interesting_states(3, 12, backend)[3]
     before = _slots(state)
     with pytest.raises(ValueError, match=r"seat must be 0\.\.2"):
         redeal_unseen(state, 3, 0)
@@ -182,11 +188,11 @@ def test_redeal_rejects_a_bad_seat_or_seed_and_changes_nothing():
     assert _slots(state) == before
 
 
-def test_redeal_keeps_the_seats_picture():
+def test_redeal_keeps_the_seats_picture(backend):
     pytest.importorskip("PIL", reason="the picture needs the [render] extra (Pillow)")
     from island_fortress_env.views.picture import table_view
 
-    for state in interesting_states(3, 12)[::4]:
+    for state in interesting_states(3, 12, backend)[::4]:
         for seat in range(3):
             other = redeal_unseen(state, seat, seat + 1)
             assert table_view(other, seat) == table_view(state, seat)
@@ -196,10 +202,10 @@ def test_redeal_keeps_the_seats_picture():
 # --------------------------------------------------------------------------- who sees what
 
 
-def test_sealed_bidders_are_the_bids_placed_this_round_in_the_public_log():
+def test_sealed_bidders_are_the_bids_placed_this_round_in_the_public_log(backend):
     """Checked against the public log at every decision of a game: the seats with a
     ``BID_PLACED`` event since the round began, until the petition reveals them all."""
-    state = Game(num_players=4).new_initial_state(5)
+    state = Game(backend=backend, num_players=4).new_initial_state(5)
     chooser = random.Random(5)
     placed: set[int] = set()
     rounds = 0
@@ -223,8 +229,8 @@ def test_sealed_bidders_are_the_bids_placed_this_round_in_the_public_log():
     assert rounds >= 5
 
 
-def test_a_seat_sees_its_own_bid_as_it_enters_it_and_nobody_elses():
-    game = Game(num_players=3, unlimited_components=True, extra_jade=150)
+def test_a_seat_sees_its_own_bid_as_it_enters_it_and_nobody_elses(backend):
+    game = Game(backend=backend, num_players=3, unlimited_components=True, extra_jade=150)
     state = game.new_initial_state(4)
     while state.decision != D_BID:
         state.apply_action(state.legal_actions()[0])
@@ -238,8 +244,10 @@ def test_a_seat_sees_its_own_bid_as_it_enters_it_and_nobody_elses():
     assert has_sealed_bid(state, bidder) and own_bid(state, bidder) == state.bids[bidder]
 
 
-def test_cards_are_seen_by_their_owner_and_a_spectator_only():
-    state = Game(num_players=3).new_initial_state(1)  # the setup deal: every seat is choosing
+def test_cards_are_seen_by_their_owner_and_a_spectator_only(backend):
+    state = Game(backend=backend, num_players=3).new_initial_state(
+        1
+    )  # the setup deal: every seat is choosing
     for owner in range(3):
         hand = tuple(iter_bits(state.favor_hand[owner]))
         choosing = tuple(iter_bits(state.drawn[owner]))

@@ -35,6 +35,10 @@ How it decides
 * A seeded ``numpy`` generator only breaks ties between equally valued options.
 
 The weights are class attributes (``HeuristicAgent.BLOCK`` ...): subclass to tune them.
+
+On a state of the C++ core (``core.state.CoreState``) a ``HeuristicAgent`` (not a subclass, whose
+weights may differ) plays through its C++ twin (``core/src/heuristic.cpp``): the same choices and
+the same draws from ``self.rng``, many times faster.
 Measured: about 97-100% wins in 3-player games against two ``random`` players, ~0.15 s per
 game with three heuristic players.
 """
@@ -49,6 +53,12 @@ from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
 from island_fortress_env.engine import tables
 from island_fortress_env.engine.wall import MAX_CELLS, STRIDE, iter_bits
+
+try:  # the C++ core plays its own states (the same choices, much faster)
+    from island_fortress_env.core.heuristic import CoreHeuristicAgent as _CoreHeuristic
+    from island_fortress_env.core.state import CoreState as _CoreState
+except ImportError:  # the core is not built: every state is an engine State
+    _CoreState = None  # type: ignore[assignment,misc]
 
 _BIG = 1e9
 _GOV_END = A.GOVERNOR + MAX_CELLS
@@ -127,6 +137,7 @@ class HeuristicAgent:
         self.rng = np.random.default_rng(seed)
         self._infos: dict[Any, _GameInfo] = {}  # by game configuration
         self._opp_cache: dict[tuple, float] = {}
+        self._core_player: Any = None  # the C++ player of core states, made on the first one
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -135,6 +146,10 @@ class HeuristicAgent:
     # ------------------------------------------------------------------ entry point
 
     def act(self, observation: Any, action_mask: Any, state: Any = None) -> int:
+        if type(self) is HeuristicAgent and type(state) is _CoreState:
+            action = self._act_in_core(action_mask, state)
+            if action is not None:
+                return action
         legal = [int(a) for a in np.flatnonzero(action_mask)]
         if not legal:
             raise ValueError("HeuristicAgent.act: the action mask has no legal action")
@@ -152,6 +167,20 @@ class HeuristicAgent:
         if choice not in legal:  # defensive: never return an illegal action
             choice = legal[int(self.rng.integers(len(legal)))]
         return choice
+
+    def _act_in_core(self, action_mask: Any, state: Any) -> int | None:
+        """A state of the C++ core whose legal actions are the mask's: the same player in C++
+        (core/src/heuristic.cpp), the same choice and the same draws from ``self.rng``. None
+        otherwise (a mask of another kind, or not the state's), and a subclass, which may change
+        the weights, never comes here: both play in Python."""
+        try:
+            if state.is_terminal() or not state._s.is_legal_mask(action_mask):
+                return None
+        except (TypeError, ValueError):  # a mask that is not one byte per action
+            return None
+        if self._core_player is None:
+            self._core_player = _CoreHeuristic()
+        return self._core_player.act_with(self.rng, state)
 
     def _game_info(self, game: Any) -> _GameInfo:
         """The constants and caches of ``game``'s configuration: one agent can play many tables

@@ -1,5 +1,9 @@
 """The C++ core of the rules engine: the same game as ``island_fortress_env.engine``, compiled.
 
+``Game`` (``core/game.py``) is the engine's ``Game`` with a backend: ``Game(num_players=3)`` gives
+states of the core where it is built (``CoreState``) and of the Python engine otherwise (with one
+warning per process); ``backend="core"`` or ``backend="python"`` chooses.
+
 The Python engine (``engine/``) is the readable reference; the core (``core/src/``, a nanobind
 extension built by ``pip install``) plays bit for bit the same games: the same action ids, legal
 action lists, events, scores, generator draws and observation bytes (``tests/test_core_differential.py``
@@ -33,7 +37,15 @@ if TYPE_CHECKING:
     from ..engine.state import Game
     from .state import CoreState
 
-__all__ = ["available", "build_error", "new_initial_state"]
+__all__ = [
+    "BACKENDS",
+    "Game",
+    "available",
+    "build_error",
+    "default_backend",
+    "new_initial_state",
+    "resolve_backend",
+]
 
 
 def _load() -> tuple[Any, str | None]:
@@ -45,6 +57,8 @@ def _load() -> tuple[Any, str | None]:
 
 
 _core, _error = _load()
+
+from .game import BACKENDS, Game, default_backend, resolve_backend  # noqa: E402  (after _load: it reads it)
 
 
 def available() -> bool:

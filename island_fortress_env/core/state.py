@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from island_fortress_env import core as _package
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import events as ev
 from island_fortress_env.engine import rng
@@ -25,17 +26,16 @@ from island_fortress_env.engine.decisions import DECISION_NAMES, Decision
 from island_fortress_env.engine.favors import REWARD_KINDS
 from island_fortress_env.engine.state import GOVERNOR_OWNER, Game, IllegalActionError
 
-try:
-    from island_fortress_env.core import _core
-except ImportError as exc:  # pragma: no cover - depends on the build
+if _package._core is None:  # the package imports without the extension; this module needs it
     raise ImportError(
         "the C++ core (island_fortress_env.core._core) is not built: reinstall the package with "
         "`pip install -e .` on a machine with a C++17 compiler and CMake "
-        f"(import failed: {exc})",
-        name=exc.name,
-    ) from exc
+        f"(import failed: {_package.build_error()})",
+        name="island_fortress_env.core._core",
+    )
+_core = _package._core
 
-__all__ = ["OBS_SIZE", "STATE_SIZE", "CoreState", "core_game", "new_initial_state"]
+__all__ = ["OBS_SIZE", "STATE_SIZE", "CoreState", "FieldList", "core_game", "new_initial_state"]
 
 OBS_SIZE: int = _core.TABLES["OBS_SIZE"]
 STATE_SIZE: int = _core.TABLES["STATE_SIZE"]
@@ -59,6 +59,31 @@ _BOOL_FIELD = {  # kind -> position (after the player) of a field the engine log
     _KINDS.index(ev.EventKind.BUYBACK): 2,
 }
 _new = object.__new__
+
+_READ_ONLY = (
+    "a CoreState's fields are read-only: the state changes through apply_action only "
+    "(to build a scenario by writing fields, play on the Python engine: backend='python')"
+)
+
+
+class FieldList(list):
+    """A list field read off a ``CoreState`` (``state.score``, ``state.own`` ...): it reads, compares
+    and copies (``[:]``, ``list()``, ``copy()``) as a list, and every write raises ``TypeError``, since
+    writing to it could not change the state. Pickled and deep-copied as a plain list."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(_READ_ONLY)
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+
+_core.set_field_list_type(FieldList)
 
 
 def core_game(game: Game) -> Any:
@@ -217,6 +242,17 @@ class CoreState:
         """A copy with a block put on ``cell`` as the rules put one (see ``engine.State.with_block``)."""
         other = _new(CoreState)
         other._init(self.game, self._s.with_block(cell, player, governor), self._log[:], self._log_offset)
+        return other
+
+    def redeal_unseen(self, seat: int, seed: int) -> CoreState:
+        """A copy ``seat`` cannot tell from this state, what it cannot see drawn again from
+        ``seed`` (``engine.visibility.redeal_unseen``, in C++, the same draws)."""
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self._s.n:
+            raise ValueError(f"seat must be 0..{self._s.n - 1}, not {seat!r}")
+        other = _new(CoreState)
+        other._init(
+            self.game, self._s.redeal_unseen(seat, rng.seed_state(seed)), self._log[:], self._log_offset
+        )
         return other
 
     def blocks_built(self, player: int) -> int:

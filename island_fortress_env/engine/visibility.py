@@ -108,10 +108,14 @@ def redeal_unseen(state: State, seat: int, seed: int) -> State:
 
     The copy forgets some things ``seat`` could know (which unkept cards went under the deck,
     E9) and never adds any. ``state`` is left unchanged. For searches over a seat's information
-    set (IS-MCTS)."""
+    set (IS-MCTS). A state that has its own ``redeal_unseen(seat, seed)`` (a state of the C++
+    core) is redealt by it, with the same draws."""
     if not 0 <= seat < state.n:
         raise ValueError(f"seat must be 0..{state.n - 1}, not {seat!r}")
     gen = rng.seed_state(seed)
+    own_redeal = getattr(state, "redeal_unseen", None)
+    if own_redeal is not None:  # a state held outside this engine (the C++ core) redeals itself, alike
+        return own_redeal(seat, gen)
     other = state.clone()
     pool = unseen_cards(state, seat)  # sorted: the deal depends on which cards are unseen only
     gen = rng.shuffle(gen, pool)

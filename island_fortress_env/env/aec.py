@@ -27,7 +27,12 @@ Rewards (``reward=``): ``"win_loss"`` (default) pays once at the end, zero-sum: 
 (own final score - best opponent's) / 50; ``"vp_delta"`` pays every step the change in each
 player's score / 50 (the rewards add up to final score / 50).
 
-Every option (the game's, ``render_mode``, ``render_seat``, ``reward`` and ``env()``'s
+Backends (``backend=``): ``"core"`` plays on the C++ core (``core.state.CoreState``, observations
+and masks written in C++), ``"python"`` on the Python engine (``engine.State``); both play the same
+games, byte for byte. The default (None) is the core where it is built, else the Python engine
+with one warning per process saying why (``core.default_backend``).
+
+Every option (the game's, ``render_mode``, ``render_seat``, ``reward``, ``backend`` and ``env()``'s
 ``illegal_action``) is validated: an unknown option or a bad value raises ``ConfigError`` (a
 ``ValueError``) naming it, and an unknown option's error lists every option accepted.
 
@@ -43,6 +48,7 @@ critics in training only. See ``island_fortress_env.global_state`` for its layou
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import numpy as np
@@ -51,7 +57,8 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from island_fortress_env.engine import ConfigError, Game, GameConfig, State
+from island_fortress_env.core.game import shared_game
+from island_fortress_env.engine import ConfigError, GameConfig, State
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.config import check_option_names, option_names
 from island_fortress_env.engine.rng import seed_state
@@ -63,7 +70,7 @@ from island_fortress_env.views.text import render_text
 
 REWARD_MODES = ("win_loss", "score_margin", "vp_delta")
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
-RAW_ENV_OPTIONS = ("render_mode", "reward", "render_seat")  # raw_env's options besides the game's
+RAW_ENV_OPTIONS = ("render_mode", "reward", "render_seat", "backend")  # raw_env's options besides the game's
 ENV_OPTIONS = (*RAW_ENV_OPTIONS, "illegal_action")  # env()'s options besides the game's
 SCORE_SCALE = 50.0
 
@@ -87,6 +94,21 @@ _SET_BY_RESET = frozenset(
         "agent_selection",
     )
 )
+
+
+_BOXES: dict[str, spaces.Box] = {}  # one Box per kind: every env's Box copies its bound arrays
+
+
+def _box(name: str, low: Any, high: Any, size: int, dtype: Any) -> spaces.Box:
+    """A Box of its own (its own generator for ``sample``) whose bound arrays are shared, read-only,
+    with every other env's Box of this kind: they are the largest part of an env (about 70 KB)."""
+    template = _BOXES.get(name)
+    if template is None:
+        template = spaces.Box(low, high, shape=(size,), dtype=dtype)
+        for array in (template.low, template.high, template.bounded_below, template.bounded_above):
+            array.flags.writeable = False
+        template = _BOXES.setdefault(name, template)
+    return copy.copy(template)
 
 
 def env(illegal_action: str = "raise", **kwargs: Any) -> AECEnv:
@@ -127,9 +149,10 @@ class raw_env(AECEnv, EzPickle):
         render_mode: str | None = None,
         reward: str = "win_loss",
         render_seat: int | None = None,
+        backend: str | None = None,
         **rules_options: Any,
     ) -> None:
-        EzPickle.__init__(self, num_players, render_mode, reward, render_seat, **rules_options)
+        EzPickle.__init__(self, num_players, render_mode, reward, render_seat, backend, **rules_options)
         super().__init__()
         config = GameConfig.from_dict({"num_players": num_players, **rules_options}, RAW_ENV_OPTIONS)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -146,7 +169,8 @@ class raw_env(AECEnv, EzPickle):
             raise ConfigError(
                 f"render_seat must be a seat 0..{config.num_players - 1} or None, not {render_seat!r}"
             )
-        self.game = Game(config)
+        self.game = shared_game(config, backend)  # ConfigError for an unknown or unbuilt backend
+        self.backend = self.game.backend  # "core" or "python"
         self.render_mode = render_mode
         self.render_seat = render_seat  # whose view the pictures show; None: the whole table
         self._window: Any = None  # the "human" window, opened on the first render
@@ -158,13 +182,13 @@ class raw_env(AECEnv, EzPickle):
         self.observation_spaces = {
             a: spaces.Dict(
                 {
-                    "observation": spaces.Box(OBS_LOW, OBS_HIGH, shape=(OBS_SIZE,), dtype=np.float32),
-                    "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                    "observation": _box("observation", OBS_LOW, OBS_HIGH, OBS_SIZE, np.float32),
+                    "action_mask": _box("action_mask", 0, 1, NUM_ACTIONS, np.int8),
                 }
             )
             for a in self.possible_agents
         }
-        self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, shape=(STATE_SIZE,), dtype=np.float32)
+        self.state_space = _box("state", STATE_LOW, STATE_HIGH, STATE_SIZE, np.float32)
         self.np_random, _ = seeding.np_random(None)
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -194,7 +218,8 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
-    game_state: State  # the engine state (``env.unwrapped.game_state``), set by reset()
+    # The game's state (``env.unwrapped.game_state``): an engine State or a CoreState, set by reset().
+    game_state: State
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for an attribute that does not exist: before reset(), the game's.

@@ -47,7 +47,10 @@ STATE_HIGH[:DECK_START] = OBS_HIGH
 
 
 def encode_global_state(state: State, encoder: ObservationEncoder) -> np.ndarray:
-    """The global vector of ``state`` (a new array; ``encoder`` encodes each seat's block)."""
+    """The global vector of ``state`` (a new array; ``encoder`` encodes each seat's block, or the
+    C++ core writes the whole vector for a state of the core)."""
+    if hasattr(state, "global_state"):  # a core state: its C++ writer (same bytes)
+        return state.global_state()
     out = np.zeros(STATE_SIZE, dtype=np.float32)
     for seat in range(state.n):
         out[seat * OBS_SIZE : (seat + 1) * OBS_SIZE] = encoder.encode(state, seat)

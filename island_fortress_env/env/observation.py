@@ -23,6 +23,11 @@ from island_fortress_env.engine.state import State
 from island_fortress_env.engine.visibility import has_sealed_bid, own_bid
 from island_fortress_env.engine.wall import LEVELS, STRIDE
 
+try:  # a state of the C++ core writes its observation and mask itself, byte for byte the same
+    from island_fortress_env.core.state import CoreState as _CoreState
+except ImportError:  # the core is not built: every state is an engine State
+    _CoreState = None  # type: ignore[assignment,misc]
+
 MAX_PLAYERS = tables.MAX_PLAYERS
 CARDS = tables.MAX_FAVOR_CARDS
 GRID = LEVELS * STRIDE  # 80 positions: the wall as a 4 x 20 image
@@ -231,6 +236,8 @@ class ObservationEncoder:
 
     def encode(self, state: State, seat: int) -> np.ndarray:
         """The observation of ``seat`` (a fresh float32 array of ``OBS_SIZE``)."""
+        if type(state) is _CoreState:  # the core's C++ writer (same bytes)
+            return state.encode(seat)
         seats = self._seats[seat]
         own = state.own
         region = state.region
@@ -350,6 +357,8 @@ _MASK_CACHE_LIMIT = 4096
 def action_mask(state: State, out: np.ndarray | None = None) -> np.ndarray:
     """int8 mask over the whole action table: 1 where the action is legal now (a fresh
     array, or written into ``out``)."""
+    if type(state) is _CoreState:  # the core's C++ writer (same bytes)
+        return state.action_mask(out)
     legal = state.legal_actions()
     mask = _MASKS.get(legal)
     if mask is None:

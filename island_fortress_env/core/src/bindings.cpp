@@ -43,17 +43,29 @@ nb::object BitsToInt(Bits b) {
 
 Bits IntToBits(uint64_t lo, uint64_t hi) { return (static_cast<Bits>(hi) << 64) | lo; }
 
-template <typename T, size_t N>
-nb::list ListOf(const std::array<T, N>& values, int n) {
-  nb::list out;
-  for (int i = 0; i < n; ++i) out.append(values[static_cast<size_t>(i)]);
-  return out;
+// The list type of the fields read off a state (core/state.py's FieldList: a list whose every
+// write raises), set once by core/state.py; plain lists until then. A strong reference, never
+// released: the type lives as long as the interpreter.
+PyObject* g_field_list = nullptr;
+
+nb::object Fields(nb::list values) {
+  if (!g_field_list) return std::move(values);
+  PyObject* out = PyObject_CallOneArg(g_field_list, values.ptr());
+  if (!out) throw nb::python_error();
+  return nb::steal(out);
 }
 
-nb::list BitsList(const std::array<Bits, kMaxPlayers>& values, int n) {
+template <typename T, size_t N>
+nb::object ListOf(const std::array<T, N>& values, int n) {
+  nb::list out;
+  for (int i = 0; i < n; ++i) out.append(values[static_cast<size_t>(i)]);
+  return Fields(std::move(out));
+}
+
+nb::object BitsList(const std::array<Bits, kMaxPlayers>& values, int n) {
   nb::list out;
   for (int i = 0; i < n; ++i) out.append(BitsToInt(values[static_cast<size_t>(i)]));
-  return out;
+  return Fields(std::move(out));
 }
 
 nb::tuple IntTuple(const std::vector<int>& values) {
@@ -199,6 +211,10 @@ NB_MODULE(_core, m) {
         return std::vector<double>(r.begin(), r.begin() + s.n());
       })
       .def("with_block", &State::WithBlock, "cell"_a, "player"_a, "governor"_a)
+      .def("redeal_unseen", [](const State& s, int seat, uint64_t seed) {
+        if (seat < 0 || seat >= s.n()) throw std::out_of_range("seat out of range");
+        return s.RedealUnseen(seat, seed);
+      }, "seat"_a, "seed"_a, "A copy with what `seat` cannot see drawn again (visibility.redeal_unseen).")
       .def_prop_rw("logging", &State::logging, &State::set_logging)
       .def("log_size", [](const State& s) { return s.log().size(); })
       .def("log_from", [](const State& s, size_t offset) {
@@ -210,6 +226,17 @@ NB_MODULE(_core, m) {
         if (seat < 0 || seat >= s.n()) throw std::out_of_range("seat out of range");
         EncodeObservation(s, seat, CheckedBuffer<float>(out, kObsSize, "encode"));
       }, "seat"_a, "out"_a)
+      .def("is_legal_mask", [](const State& s, Buffer mask) {
+        const auto* m = CheckedBuffer<uint8_t>(mask, kNumActions, "mask");
+        size_t k = 0;  // 1 exactly at the legal actions (which are sorted)
+        const std::vector<int>& legal = s.LegalActions();
+        for (int a = 0; a < kNumActions; ++a) {
+          const bool want = k < legal.size() && legal[k] == a;
+          if ((m[a] != 0) != want || m[a] > 1) return false;
+          k += want;
+        }
+        return true;
+      }, "mask"_a, "Whether `mask` (one byte per action) is 1 exactly at the legal actions and 0 elsewhere.")
       .def("action_mask", [](const State& s, nb::ndarray<nb::c_contig, nb::device::cpu> out) {
         EncodeActionMask(s, CheckedBuffer<uint8_t>(out, kNumActions, "action_mask"));
       }, "out"_a)
@@ -238,7 +265,9 @@ NB_MODULE(_core, m) {
       .def_prop_ro("bids", [](const State& s) { return ListOf(s.bids(), s.n()); })
       .def_prop_ro("last_bids", [](const State& s) -> nb::object {
         if (!s.has_last_bids()) return nb::none();
-        return nb::tuple(ListOf(s.last_bids(), s.n()));
+        nb::list bids;
+        for (int i = 0; i < s.n(); ++i) bids.append(s.last_bids()[static_cast<size_t>(i)]);
+        return nb::tuple(bids);
       })
       .def_prop_ro("occ", [](const State& s) { return BitsToInt(s.occ()); })
       .def_prop_ro("own", [](const State& s) { return BitsList(s.own(), s.n()); })
@@ -292,6 +321,13 @@ NB_MODULE(_core, m) {
         if (s.IsTerminal()) throw std::invalid_argument("the game is over: no player to move");
         return h.Act(s);
       }, "state"_a)
+      .def("act_numpy", [](Heuristic& h, const State& s, nb::handle capsule) {
+        if (s.IsTerminal()) throw std::invalid_argument("the game is over: no player to move");
+        auto* numpy = static_cast<const NumpyBitGen*>(PyCapsule_GetPointer(capsule.ptr(), "BitGenerator"));
+        if (!numpy) throw nb::python_error();
+        return h.ActWith(s, *numpy);
+      }, "state"_a, "bit_generator_capsule"_a,
+      "act, the noise drawn from a numpy BitGenerator (its .capsule; hold its lock around the call).")
       .def_prop_rw("rng_words", [](const Heuristic& h) { return Pcg64Words(h.rng()); },
                    [](Heuristic& h, const std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>& w) {
                      h.set_rng(MakePcg64(std::get<0>(w), std::get<1>(w), std::get<2>(w), std::get<3>(w)));
@@ -346,6 +382,12 @@ NB_MODULE(_core, m) {
         if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
         return b.episode(i);
       }, "index"_a);
+  m.def("set_field_list_type", [](nb::handle type) {
+    if (!PyType_Check(type.ptr()) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()), &PyList_Type))
+      throw nb::type_error("the field list type must be a subclass of list");
+    Py_XDECREF(g_field_list);
+    g_field_list = type.inc_ref().ptr();
+  }, "type"_a, "The list type of the fields read off a state (a subclass of list).");
   m.def("game_seed", &GameSeed, "batch_seed"_a, "index"_a, "episode"_a);
   m.def("numpy_default_rng_words", [](uint64_t seed) { return Pcg64Words(NumpyDefaultRng(seed)); }, "seed"_a);
 }

@@ -39,7 +39,10 @@ struct FavorCard {
   // Bottom-left anchors at which every marked cell is in `blocks`.
   Bits Matches(Bits blocks) const {
     Bits anchors = anchor_mask;
-    for (int off : offsets) anchors &= blocks >> off;
+    for (int off : offsets) {
+      anchors &= blocks >> off;
+      if (!anchors) break;  // no anchor left: nothing more can match
+    }
     return anchors;
   }
   // The wall cells covered by the pattern placed at `anchor`.

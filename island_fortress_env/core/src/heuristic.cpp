@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace island_fortress {
 
@@ -66,24 +68,48 @@ uint64_t Pcg64::Next() {
   return (x >> rot) | (x << ((64U - rot) & 63U));
 }
 
+namespace {
+constexpr std::array<uint64_t, kMaxPlayers> kOwnMultipliers = {
+    0xBF58476D1CE4E5B9ULL, 0x94D049BB133111EBULL, 0xD6E8FEB86659FD93ULL, 0xFF51AFD7ED558CCDULL};
+
+// A 64-bit mix of a 128-bit set (for the direct-mapped caches; any collision is caught by the key).
+uint64_t Mix(uint64_t h, Bits b) {
+  h ^= static_cast<uint64_t>(b) + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+  h ^= static_cast<uint64_t>(b >> 64) * 0xBF58476D1CE4E5B9ULL;
+  return h * 0x94D049BB133111EBULL;
+}
+}  // namespace
+
 void Heuristic::Prepare(const Game& game) {
   if (info_.game == &game) return;
   const WallGeometry& geo = game.geometry();
   info_ = Info{};
   info_.game = &game;
+  wall_cache_.clear();  // the cached values are a game's: another game's geometry differs
+  hand_cache_.clear();
+  missing_memo_ = MissingMemo{};
+  draw_cache_.clear();
+  for (int k = 0; k < static_cast<int>(step_pow_.size()); ++k) {
+    volatile double exponent = k;  // computed by the library's pow at run time, as Python's ** is
+    step_pow_[static_cast<size_t>(k)] = std::pow(kFavorStep, exponent);
+  }
   info_.total_rounds = game.governor_blocks();
   for (int r = 0; r < geo.regions; ++r)
-    for (int lv = 0; lv < 3; ++lv) info_.majorities.emplace_back(geo.row_mask[r][lv], kRowPoints[lv], 5);
-  for (int lv = 0; lv < 3; ++lv) info_.majorities.emplace_back(geo.level_mask[lv], 1.5, PopCount(geo.level_mask[lv]));
+    for (int lv = 0; lv < 3; ++lv)
+      info_.majorities.emplace_back(static_cast<uint64_t>(geo.row_mask[r][lv]), kRowPoints[lv], 5);
+  for (int lv = 0; lv < 3; ++lv)
+    info_.majorities.emplace_back(static_cast<uint64_t>(geo.level_mask[lv]), 1.5, PopCount(geo.level_mask[lv]));
+  static_assert(3 * kStride <= 64, "the rows of levels 1-3 lie in the wall's low 64 bits");
   const int cards = static_cast<int>(game.deck().size());
   info_.all_cards = cards >= 64 ? ~uint64_t{0} : (uint64_t{1} << cards) - 1;
   for (const FavorCard& card : game.deck()) {
-    std::vector<Bits> spots;
+    if (card.offsets.size() > 15) throw std::invalid_argument("a favor card's pattern marks at most 15 cells");
+    Bits placements = 0;
     ForEachBit(card.anchor_mask, [&](int anchor) {
       const Bits cells = card.CellsAt(anchor);
-      if ((cells & geo.valid) == cells) spots.push_back(cells);
+      if ((cells & geo.valid) == cells) placements |= Bit(anchor);
     });
-    info_.anchors.push_back(std::move(spots));
+    info_.placements.push_back(placements);
   }
 }
 
@@ -93,9 +119,17 @@ int Heuristic::Act(const State& state) {
   me_ = state.CurrentPlayer();
   Prepare(state.game());
   opp_cache_.clear();  // its key is not the whole state: valid within one decision only
-  State root = state;  // the look-ahead copies this one many times: without the event log
-  root.DropLog();
+  const State root(state, State::kLookAhead);  // copied many times below: without the event log
   return Decide(root);
+}
+
+int Heuristic::ActWith(const State& state, const NumpyBitGen& numpy) {
+  struct Lend {  // numpy's generator draws the noise until this call returns (or throws)
+    const NumpyBitGen*& slot;
+    ~Lend() { slot = nullptr; }
+  } lend{numpy_};
+  numpy_ = &numpy;
+  return Act(state);
 }
 
 int Heuristic::Decide(const State& st) {
@@ -127,19 +161,40 @@ double Heuristic::RemainingRounds(const State& st) const {
 }
 
 std::array<double, kMaxPlayers> Heuristic::WallValues(const State& st) const {
-  // Provisional row and level majorities and the least-built-region bonus, for every seat.
+  // Provisional row and level majorities and the least-built-region bonus, for every seat;
+  // memoised by the wall's contents.
   const int n = st.n();
   const Bits occ = st.occ();
   const auto& own = st.own();
+  // The key's words multiplied by odd constants and summed (any collision is caught by the key).
+  uint64_t h = static_cast<uint64_t>(occ) * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(occ >> 64) * 0xC2B2AE3D27D4EB4FULL;
+  for (int p = 0; p < n; ++p)
+    h += (static_cast<uint64_t>(own[p]) ^ static_cast<uint64_t>(own[p] >> 64) << 20) * kOwnMultipliers[p];
+  if (wall_cache_.empty()) wall_cache_.resize(kWallCacheSize);
+  WallEntry& entry = wall_cache_[(h >> 32) & (kWallCacheSize - 1)];
+  if (entry.used && entry.occ == occ && entry.own == own) return entry.vals;
+  entry.used = true;
+  entry.occ = occ;
+  entry.own = own;
+  entry.vals = ComputeWallValues(st);
+  return entry.vals;
+}
+
+std::array<double, kMaxPlayers> Heuristic::ComputeWallValues(const State& st) const {
+  const int n = st.n();
+  const auto occ = static_cast<uint64_t>(st.occ());  // levels 1-3 (the majorities' cells)
+  const auto& own = st.own();
+  std::array<uint64_t, kMaxPlayers> low{};
+  for (int p = 0; p < n; ++p) low[p] = static_cast<uint64_t>(own[p]);
   std::array<double, kMaxPlayers> vals{};
   for (const auto& [mask, pts, empty_total] : info_.majorities) {
-    const Bits filled = occ & mask;
+    const uint64_t filled = occ & mask;
     if (filled == mask) continue;
     const int empty = empty_total - PopCount(filled);
     std::array<int, kMaxPlayers> counts{};
     int best = 0;
     for (int p = 0; p < n; ++p) {
-      counts[p] = PopCount(own[p] & mask);
+      counts[p] = PopCount(low[p] & mask);
       best = std::max(best, counts[p]);
     }
     if (!best) continue;
@@ -267,16 +322,48 @@ double Heuristic::RewardValue(int card, double rem) const {
 }
 
 int Heuristic::Missing(int card, Bits free, Bits bad) const {
-  // Fewest own blocks still missing for the card's pattern (99 if impossible).
+  // Fewest own blocks still missing for the card's pattern (99 if impossible), memoised for the
+  // last (free, bad) asked: the look-ahead asks about the same wall card after card.
+  MissingMemo& memo = missing_memo_;
+  if (memo.free != free || memo.bad != bad) {
+    memo.free = free;
+    memo.bad = bad;
+    memo.known = 0;
+  }
+  const uint64_t bit = uint64_t{1} << card;
+  if (memo.known & bit) return memo.got[static_cast<size_t>(card)];
+  // Every on-wall placement at once, one bit per anchor: a placement is usable when none of its
+  // cells is blocked; its count of missing own blocks is summed over the pattern's cells in four
+  // bit planes (a pattern marks at most 15 cells), and the least count of a usable placement is read
+  // off the planes from the highest down. The same minimum as trying the placements one by one.
+  const std::vector<int>& offsets = info_.game->deck()[static_cast<size_t>(card)].offsets;
+  Bits usable = info_.placements[static_cast<size_t>(card)];
+  for (int off : offsets) usable &= ~(bad >> off);
   int got = 99;
-  for (const Bits cells : info_.anchors[card]) {
-    if (cells & bad) continue;
-    const int m = PopCount(cells & ~free);
-    if (m < got) {
-      got = m;
-      if (m == 0) break;
+  if (usable) {
+    std::array<Bits, 4> plane{};
+    const Bits missing = ~free;
+    for (int off : offsets) {
+      Bits carry = (missing >> off) & usable;
+      for (Bits& b : plane) {
+        const Bits next = b & carry;
+        b ^= carry;
+        carry = next;
+      }
+    }
+    Bits candidates = usable;
+    got = 0;
+    for (int j = 3; j >= 0; --j) {
+      const Bits zero = candidates & ~plane[static_cast<size_t>(j)];
+      if (zero) {
+        candidates = zero;
+      } else {
+        got |= 1 << j;
+      }
     }
   }
+  memo.known |= bit;
+  memo.got[static_cast<size_t>(card)] = got;
   return got;
 }
 
@@ -285,7 +372,7 @@ double Heuristic::CardValue(int card, double rem, Bits free, Bits bad) const {
   if (missing >= 99) return 0.0;
   const double value = RewardValue(card, rem);
   if (missing == 0) return kFavorDone * value * std::min(1.0, rem);
-  return kFavorProgress * value * std::pow(kFavorStep, static_cast<double>(missing)) *
+  return kFavorProgress * value * step_pow_[static_cast<size_t>(missing)] *
          std::min(1.0, rem / (1.0 + 0.5 * missing));
 }
 
@@ -295,8 +382,17 @@ double Heuristic::HandValue(const State& st) const {
   const double rem = RemainingRounds(st);
   const Bits free = st.own()[me_] & ~st.reinf();
   const Bits bad = st.occ() & ~free;
+  uint64_t h = Mix(Mix(hand, free), bad);
+  uint64_t rem_bits;
+  std::memcpy(&rem_bits, &rem, sizeof(rem_bits));
+  h = Mix(h, rem_bits);
+  if (hand_cache_.empty()) hand_cache_.resize(kHandCacheSize);
+  HandEntry& entry = hand_cache_[(h >> 32) & (kHandCacheSize - 1)];
+  if (entry.used && entry.hand == hand && entry.free == free && entry.bad == bad && entry.rem == rem)
+    return entry.value;
   double sum = 0.0;
   ForEachBit(hand, [&](int c) { sum += CardValue(c, rem, free, bad); });
+  entry = HandEntry{hand, free, bad, rem, sum, true};
   return sum;
 }
 
@@ -323,10 +419,10 @@ void Heuristic::Finish(State& st) {
       double best = -kBig;
       a = legal[0];
       for (int cand : legal) {
-        State c = st;
-        c.ApplyAction(cand);
+        State c(st, State::kLookAhead);
+        c.ApplyLegalAction(cand);
         if (c.decision() == Decision::kAssignLaborers && c.CurrentPlayer() == me_)
-          c.ApplyAction(Laborers(c, c.LegalActions()));
+          c.ApplyLegalAction(Laborers(c, c.LegalActions()));
         double v = Value(c);
         v += Noise();
         if (d == Decision::kMoveTaskmaster) v += MoveBonus(st, cand - kMoveRegion);
@@ -336,7 +432,7 @@ void Heuristic::Finish(State& st) {
         }
       }
     }
-    st.ApplyAction(a);
+    st.ApplyLegalAction(a);
   }
 }
 
@@ -383,18 +479,30 @@ double Heuristic::DrawValue(const State& st) const {
   const double rem = RemainingRounds(st);
   const Bits free = st.own()[me_] & ~st.reinf();
   const Bits bad = st.occ() & ~free;
-  std::vector<double> vals;
-  ForEachBit(unknown, [&](int c) { vals.push_back(CardValue(c, rem, free, bad)); });
-  std::stable_sort(vals.begin(), vals.end(), [](double x, double y) { return x > y; });
+  const bool few = PopCount(st.favor_hand()[me_]) < 4;
+  // Memoised by all it depends on: the unseen cards, the rounds left, the wall and the hand's size.
+  uint64_t rem_bits;
+  std::memcpy(&rem_bits, &rem, sizeof(rem_bits));
+  const uint64_t h = Mix(Mix(unknown * 0x9E3779B97F4A7C15ULL ^ rem_bits ^ few, free), bad);
+  if (draw_cache_.empty()) draw_cache_.resize(kDrawCacheSize);
+  DrawEntry& entry = draw_cache_[(h >> 32) & (kDrawCacheSize - 1)];
+  if (entry.used && entry.unknown == unknown && entry.rem == rem && entry.free == free && entry.bad == bad &&
+      entry.few == few)
+    return entry.value;
+  std::array<double, kMaxFavorCards> vals{};
+  int size = 0;
+  ForEachBit(unknown, [&](int c) { vals[static_cast<size_t>(size++)] = CardValue(c, rem, free, bad); });
+  std::stable_sort(vals.begin(), vals.begin() + size, [](double x, double y) { return x > y; });
   double total = 0.0;
-  for (double v : vals) total += v;
-  const double mean = total / static_cast<double>(vals.size());
-  const int k = std::max<int>(1, static_cast<int>(vals.size()) / 3);
+  for (int i = 0; i < size; ++i) total += vals[static_cast<size_t>(i)];
+  const double mean = total / static_cast<double>(size);
+  const int k = std::max<int>(1, size / 3);
   double top = 0.0;
-  for (int i = 0; i < k && i < static_cast<int>(vals.size()); ++i) top += vals[i];
+  for (int i = 0; i < k && i < size; ++i) top += vals[static_cast<size_t>(i)];
   top /= k;
-  const int held = PopCount(st.favor_hand()[me_]);
-  return (mean + top) * (held < 4 ? 1.0 : 0.5);
+  const double value = (mean + top) * (few ? 1.0 : 0.5);
+  entry = DrawEntry{unknown, free, bad, rem, few, value, true};
+  return value;
 }
 
 std::pair<double, int> Heuristic::BestCompletion(const State& st, const std::vector<int>& cands) {
@@ -404,8 +512,8 @@ std::pair<double, int> Heuristic::BestCompletion(const State& st, const std::vec
   bool have_draw = false;
   double draw = 0.0;
   for (int a : cands) {
-    State c = st;
-    c.ApplyAction(a);
+    State c(st, State::kLookAhead);
+    c.ApplyLegalAction(a);
     double v;
     if (c.decision() == Decision::kDrawFavorsCount && c.CurrentPlayer() == me_) {
       if (!have_draw) {
@@ -441,8 +549,8 @@ int Heuristic::Role(const State& st, const std::vector<int>& plain, const std::v
   };
   std::vector<Scored> scored;
   for (int a : gov) {
-    State c = st;
-    c.ApplyAction(a);
+    State c(st, State::kLookAhead);
+    c.ApplyLegalAction(a);
     double gain = Value(c) - base;
     gain += Noise();
     scored.push_back(Scored{gain, a, std::move(c)});
@@ -472,8 +580,8 @@ int Heuristic::TurnEnd(const State& st, const std::vector<int>& plain, const std
   int choice = Contains(plain, kEndTurn) ? kEndTurn : plain[0];
   for (int a : {kBuybackTaskmaster, kBuybackChip}) {
     if (!Contains(plain, a)) continue;
-    State c = st;
-    c.ApplyAction(a);
+    State c(st, State::kLookAhead);
+    c.ApplyLegalAction(a);
     const std::vector<int> legal = WithoutGovernor(c.LegalActions());
     const double v = legal.empty() ? Value(c) : BestCompletion(c, legal).first;
     if (v > best + 0.4) {
@@ -493,8 +601,8 @@ std::pair<double, int> Heuristic::BestGovernor(const State& st, const std::vecto
   double best = -kBig;
   int choice = gov[0];
   for (int a : gov) {
-    State c = st;
-    c.ApplyAction(a);
+    State c(st, State::kLookAhead);
+    c.ApplyLegalAction(a);
     double v = Value(c) - base;
     v += Noise();
     if (v > best) {

@@ -41,9 +41,27 @@ struct Scale {
 };
 const Scale kScale;
 
-template <typename Mask>
-void Plane(Mask mask, float* out, int width) {
-  for (int b = 0; b < width; ++b) out[b] = static_cast<float>((mask >> b) & 1);
+// Each byte's 8 bits as float32 0.0 / 1.0, lowest bit first (observation.py's _BYTE_TO_FLOATS).
+struct ByteFloats {
+  std::array<std::array<float, 8>, 256> v{};
+  ByteFloats() {
+    for (int byte = 0; byte < 256; ++byte)
+      for (int b = 0; b < 8; ++b) v[byte][b] = static_cast<float>((byte >> b) & 1);
+  }
+};
+const ByteFloats kByteFloats;
+
+// The low `width` bits of a 64-bit word as floats, 8 at a time from the table.
+void Plane64(uint64_t mask, float* out, int width) {
+  int b = 0;
+  for (; b + 8 <= width; b += 8) std::memcpy(out + b, kByteFloats.v[(mask >> b) & 0xFF].data(), 8 * sizeof(float));
+  if (b < width) std::memcpy(out + b, kByteFloats.v[(mask >> b) & 0xFF].data(), (width - b) * sizeof(float));
+}
+
+// A wall bit set as its kGrid floats.
+void Plane(Bits mask, float* out) {
+  Plane64(static_cast<uint64_t>(mask), out, 64);
+  Plane64(static_cast<uint64_t>(mask >> 64), out + 64, kGrid - 64);
 }
 
 }  // namespace
@@ -58,18 +76,23 @@ void EncodeObservation(const State& s, int seat, float* out) {
 
   // Wall planes, in observation.py's WALL_PLANES order.
   float* w = out + kWallStart;
-  std::memset(w, 0, sizeof(float) * kNumPlanes * kGrid);
-  Plane(geo.valid, w + 0 * kGrid, kGrid);
-  Plane(geo.Buildable(s.occ()), w + 1 * kGrid, kGrid);
-  for (int i = 0; i < n; ++i) Plane(s.own()[seats[i]], w + (2 + i) * kGrid, kGrid);
-  Plane(s.gov_bits(), w + 6 * kGrid, kGrid);
-  Plane(s.reinf(), w + 7 * kGrid, kGrid);
-  for (int i = 0; i < n; ++i) Plane(geo.region_mask[s.region()[seats[i]]], w + (8 + i) * kGrid, kGrid);
+  Plane(geo.valid, w + 0 * kGrid);
+  Plane(geo.Buildable(s.occ()), w + 1 * kGrid);
+  for (int i = 0; i < n; ++i) Plane(s.own()[seats[i]], w + (2 + i) * kGrid);
+  for (int i = n; i < kMaxPlayers; ++i) std::memset(w + (2 + i) * kGrid, 0, sizeof(float) * kGrid);  // absent seats
+  Plane(s.gov_bits(), w + 6 * kGrid);
+  Plane(s.reinf(), w + 7 * kGrid);
+  for (int i = 0; i < n; ++i) Plane(geo.region_mask[s.region()[seats[i]]], w + (8 + i) * kGrid);
+  for (int i = n; i < kMaxPlayers; ++i) std::memset(w + (8 + i) * kGrid, 0, sizeof(float) * kGrid);
 
-  // Players (me first) and the global/decision context, as raw integers, then scaled.
-  std::array<int64_t, kMiddleSize> v{};
+  // Players (me first) and the global/decision context, as raw integers, then scaled. A count
+  // beyond int32 (unlimited components) is clamped to it, as observation.py packs it.
+  std::array<int32_t, kMiddleSize> v;
   int k = 0;
-  const auto put = [&](int64_t x) { v[k++] = x; };
+  const auto put = [&](int64_t x) {
+    v[k++] = static_cast<int32_t>(
+        std::clamp<int64_t>(x, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+  };
   for (int i = 0; i < n; ++i) {
     const int p = seats[i];
     put(1);
@@ -95,6 +118,9 @@ void EncodeObservation(const State& s, int seat, float* out) {
     for (int c = 0; c < 5; ++c) put(s.roles_table()[p] >> c & 1);
     for (int r = 0; r < kMaxRegions; ++r) put(s.region()[p] == r);
     for (int r = 0; r < kMaxRegions; ++r) put(r < geo.regions ? PopCount(s.own()[p] & geo.region_mask[r]) : 0);
+  }
+  for (int i = n; i < kMaxPlayers; ++i) {  // absent seats (fixed-size blocks: plain vector stores)
+    std::memset(&v[static_cast<size_t>(i * kNumPlayerFeatures)], 0, sizeof(int32_t) * kNumPlayerFeatures);
   }
   k = kMaxPlayers * kNumPlayerFeatures;
   put(s.round());
@@ -137,22 +163,18 @@ void EncodeObservation(const State& s, int seat, float* out) {
   put(my_bid);
 
   float* middle = out + kPlayersStart;
-  for (int i = 0; i < kMiddleSize; ++i) {
-    // A count beyond int32 (unlimited components) is clamped to it, as observation.py packs it.
-    const int64_t x = std::clamp<int64_t>(v[i], std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
-    middle[i] = static_cast<float>(static_cast<int32_t>(x)) * kScale.v[i];
-  }
+  for (int i = 0; i < kMiddleSize; ++i) middle[i] = static_cast<float>(v[i]) * kScale.v[i];
 
   // This seat's card sets and the public played cards.
   const uint64_t hand = s.favor_hand()[seat];
   uint64_t played = 0;
   for (int p = 0; p < n; ++p) played |= s.favor_played()[p];
-  const uint64_t playable = game.PlayableCards(hand, s.own()[seat] & ~s.reinf());
+  const uint64_t playable = s.PlayableCards(hand, s.own()[seat] & ~s.reinf());
   float* cards = out + kPrivateStart;
-  Plane(hand, cards, kMaxFavorCards);
-  Plane(s.drawn()[seat], cards + kMaxFavorCards, kMaxFavorCards);
-  Plane(playable, cards + 2 * kMaxFavorCards, kMaxFavorCards);
-  Plane(played, cards + 3 * kMaxFavorCards, kMaxFavorCards);
+  Plane64(hand, cards, kMaxFavorCards);
+  Plane64(s.drawn()[seat], cards + kMaxFavorCards, kMaxFavorCards);
+  Plane64(playable, cards + 2 * kMaxFavorCards, kMaxFavorCards);
+  Plane64(played, cards + 3 * kMaxFavorCards, kMaxFavorCards);
 
   // Unlimited supplies or another deck can take a count past the Box: then clip.
   if (cfg.unlimited_components || cfg.custom_deck)

@@ -5,14 +5,15 @@
 #include <algorithm>
 #include <utility>
 
+#include "rng.h"
+
 namespace island_fortress {
 
-State::State(std::shared_ptr<const Game> game, uint64_t seed)
-    : game_(std::move(game)),
-      geo_(&game_->geometry()),
-      n_(game_->num_players()),
-      unlimited_(game_->config().unlimited_components),
-      rng_(seed) {
+namespace {
+constexpr size_t kLegalReserve = 64;  // legal actions a decision rarely exceeds
+}  // namespace
+
+State::State(std::shared_ptr<const Game> game, uint64_t seed) : StateData(std::move(game), seed) {
   const Totals& totals = game_->totals();
   sup_jade_ = totals.jade;
   sup_treasure_ = totals.treasure;
@@ -22,13 +23,13 @@ State::State(std::shared_ptr<const Game> game, uint64_t seed)
   sup_convicts_ = totals.convicts;
   gov_stock_ = totals.governor_blocks;
   for (int p = 0; p < n_; ++p) stock_blocks_[p] = totals.blocks_per_player;
-  log_.reserve(4096);
   Setup();
 }
 
 const std::vector<int>& State::LegalActions() const {
   if (!legal_valid_) {
     legal_.clear();
+    if (!legal_.capacity()) legal_.reserve(kLegalReserve);  // one allocation for most decisions
     ComputeLegal(legal_);
     legal_valid_ = true;
   }
@@ -63,11 +64,60 @@ std::array<double, kMaxPlayers> State::Returns() const {
 }
 
 State State::WithBlock(int cell, int player, bool governor) const {
-  State other = *this;
+  // A copy with the log when this state records one (the engine's with_block keeps it), else a
+  // look-ahead copy.
+  State other = logging_ ? State(*this) : State(*this, kLookAhead);
   const int bit = geo_->cell_bits[cell];
   if (!governor) other.blocks_[player] -= 1;
   other.PlaceBlock(player, bit, governor);
   other.legal_valid_ = false;
+  return other;
+}
+
+State State::RedealUnseen(int seat, uint64_t seed) const {
+  uint64_t gen = seed;
+  State other = *this;
+  // The cards `seat` cannot see, lowest id first: the deck and the other players' hands and
+  // choices (so the deal depends on which cards are unseen only), shuffled.
+  uint64_t unseen = 0;
+  for (int i = 0; i < deck_size_; ++i) unseen |= uint64_t{1} << deck_[i];
+  for (int p = 0; p < n_; ++p)
+    if (p != seat) unseen |= favor_hand_[p] | drawn_[p];
+  std::array<int, kMaxFavorCards> pool{};
+  int size = 0;
+  ForEachBit(unseen, [&](int card) { pool[size++] = card; });
+  rng::Shuffle(gen, pool.data(), size);
+  // Dealt again in the same counts: each other player's hand, then its choice; the rest is the deck.
+  int at = 0;
+  for (int p = 0; p < n_; ++p) {
+    if (p == seat) continue;
+    for (std::array<uint64_t, kMaxPlayers>* field : {&other.favor_hand_, &other.drawn_}) {
+      const int count = PopCount((*field)[p]);
+      uint64_t cards = 0;
+      for (int i = at; i < at + count; ++i) cards |= uint64_t{1} << pool[i];
+      (*field)[p] = cards;
+      at += count;
+    }
+  }
+  other.deck_size_ = size - at;
+  for (int i = at; i < size; ++i) other.deck_[i - at] = pool[i];
+  if (decision_ == Decision::kPetitionBid) {
+    // The other players' sealed bids, uniform from 0 to their Jade (E3).
+    for (int i = 0; i < order_pos_; ++i) {
+      const int p = order_[i];
+      if (p != seat) other.bids_[p] = static_cast<int64_t>(rng::Below(gen, static_cast<uint64_t>(jade_[p]) + 1));
+    }
+    // A bid being entered digit by digit: new leading digits, completed with zeros, within the
+    // Jade: Jade // 101 ** (digits left + 1), by repeated division (no power overflows).
+    const int p = current_;
+    if (p != seat) {
+      int64_t high = jade_[p];
+      for (int i = 0; i <= bid_digits_left_ && high > 0; ++i) high /= kBidBase;
+      other.bids_[p] = static_cast<int64_t>(rng::Below(gen, static_cast<uint64_t>(high) + 1));
+    }
+  }
+  other.rng_ = rng::NextU64(gen);  // the future shuffles and tie-breaks differ too (E24)
+  other.legal_valid_ = false;      // another player's legal choices depend on the redealt cards
   return other;
 }
 

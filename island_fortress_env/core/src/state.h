@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "bits.h"
@@ -66,8 +67,89 @@ enum class ScoreReason : int {
 
 enum class TradeReward : int { kJade = 0, kConvict = 1 };
 
-class State {
+// The fields of a game: everything a State is, apart from its event log and its memo of legal
+// actions (State below), so that a look-ahead copy can copy them alone.
+class StateData {
+ protected:
+  StateData(std::shared_ptr<const Game> game, uint64_t seed)
+      : game_(std::move(game)),
+        geo_(&game_->geometry()),
+        n_(game_->num_players()),
+        unlimited_(game_->config().unlimited_components),
+        rng_(seed) {}
+
+  std::shared_ptr<const Game> game_;  // the configuration, wall geometry and favor deck
+  const WallGeometry* geo_;           // game_'s wall (a shortcut)
+  int n_;                             // number of players
+  bool unlimited_;                    // supplies that never run out (C7)
+  uint64_t rng_;                      // SplitMix64 state: the deck shuffles and round 1's petition tie
+  // players (one entry per seat)
+  std::array<int64_t, kMaxPlayers> jade_{};            // Jade held
+  std::array<int64_t, kMaxPlayers> laborers_{};        // Laborers held
+  std::array<int64_t, kMaxPlayers> convicts_{};        // Convicts held
+  std::array<int64_t, kMaxPlayers> blocks_{};          // Wall Blocks in the player's supply
+  std::array<int64_t, kMaxPlayers> stock_blocks_{};    // Wall Blocks left in the player's stockpile
+  std::array<int64_t, kMaxPlayers> chips_{};           // Buyback Chips
+  std::array<int64_t, kMaxPlayers> treasure_{};        // Treasure
+  std::array<int64_t, kMaxPlayers> score_{};           // victory points
+  std::array<int64_t, kMaxPlayers> income_bonus_{};    // favor income added each round
+  std::array<int64_t, kMaxPlayers> petition_bonus_{};  // favor bonus added to every bid
+  std::array<int, kMaxPlayers> region_{};              // the region of each Taskmaster
+  std::array<int, kMaxPlayers> roles_hand_{};          // role cards in hand (bit set)
+  std::array<int, kMaxPlayers> roles_table_{};         // role cards played this round (bit set)
+  std::array<uint64_t, kMaxPlayers> favor_hand_{};     // favor cards in hand (bit set of ids)
+  std::array<uint64_t, kMaxPlayers> favor_played_{};   // favor cards laid on the table
+  std::array<uint64_t, kMaxPlayers> drawn_{};          // cards dealt or drawn, not yet kept
+  std::array<int, kMaxPlayers> turns_taken_{};         // action-phase turns taken this round
+  std::array<int64_t, kMaxPlayers> bids_{};            // sealed bids (partial while entered by digits)
+  std::array<int64_t, kMaxPlayers> last_bids_{};       // the bids revealed at the last petition
+  bool has_last_bids_ = false;                         // whether a petition was resolved yet
+  // the wall, as bit sets
+  Bits occ_ = 0;                           // every occupied cell
+  std::array<Bits, kMaxPlayers> own_{};    // each player's blocks
+  Bits gov_bits_ = 0;                      // Governor blocks
+  Bits reinf_ = 0;                         // reinforced blocks
+  // supplies (an unlimited one is a ledger: C7), prisons, the favor deck
+  int64_t sup_jade_, sup_treasure_, sup_chips_, sup_reinf_, sup_laborers_, sup_convicts_;
+  int gov_stock_;                                      // Governor blocks left in the stockpile
+  int gov_box_ = 0;                                    // Governor blocks gone to the box unplaced
+  bool gov_in_hand_ = false;                           // the holder has a Governor block to place
+  std::array<int64_t, kMaxRegions> prison_jade_{};     // Jade in each region's prison
+  std::array<int64_t, kMaxRegions> prison_convicts_{}; // Convicts in each region's prison
+  std::array<int, kMaxFavorCards> deck_{};             // favor card ids, top last
+  int deck_size_ = 0;                                  // cards in deck_
+  uint64_t favor_discard_ = 0;                         // cards traded in (Favor Trade-in)
+  // turn structure and the pending decision
+  int round_ = 0;                                  // the round (0 during the setup)
+  Decision decision_ = Decision::kKeepDealtFavors;  // the pending decision
+  int current_ = 0;                                // the player to decide (kTerminal at the end)
+  int holder_ = -1;                                // the Governor marker's holder (-1 before round 1's petition)
+  int turn_index_ = 0;                             // action-phase turns played this round
+  int actions_this_turn_ = 0;                      // role actions finished this turn
+  bool buyback_used_ = false;                      // a buyback was taken this turn
+  int last_card_ = -1;                             // the role card played last this turn
+  bool in_action_ = false;                         // a role action is under way
+  int keep_left_ = 0;                              // favor cards still to keep
+  int op_ = -1;                                    // the role action under way (Op), or the last one
+  int build_left_ = 0;                             // blocks still to place in this build
+  int64_t build_need_ = 0;                         // Workers the blocks placed so far need
+  int64_t worker_need_ = 0;                        // Workers to assign now
+  int favor_card_ = -1;                            // the favor card being played
+  std::array<int, kMaxPlayers> order_{};           // bidding or trade-in order
+  int order_size_ = 0;                             // entries of order_ (0 before the first round)
+  int order_pos_ = 0;                              // position in order_
+  int wall_completer_ = -1;                        // who filled the last cell (-1: nobody yet)
+  std::array<int, kMaxPlayers> winners_{};         // the winners, once the game is over
+  int num_winners_ = 0;                            // entries of winners_
+  int bid_digits_left_ = 0;                        // base-101 digits of the bid still to enter after this one (E3)
+};
+
+class State : private StateData {
  public:
+  // A copy of `other` for an agent's look-ahead: the same game fields, no event log (and none
+  // recorded), the legal actions computed again when asked.
+  enum LookAhead { kLookAhead };
+  State(const State& other, LookAhead) : StateData(other), logging_(false) {}
   State(std::shared_ptr<const Game> game, uint64_t seed);
 
   // --- the public API (engine/state.py)
@@ -78,18 +160,24 @@ class State {
   bool IsLegal(int64_t action) const;
   // Applies a legal action and returns true; an illegal one changes nothing and returns false.
   bool ApplyAction(int64_t action);
+  // Applies `action`, which must be one of LegalActions() (an agent's look-ahead applies the
+  // choices it was offered): no check.
+  void ApplyLegalAction(int action) {
+    legal_valid_ = false;
+    Apply(action);
+  }
   // Zero-sum win/loss returns at the end; zeros before.
   std::array<double, kMaxPlayers> Returns() const;
   // A copy of this state with a block put on `cell` as the rules put one, scoring what it
   // completes (for an agent's look-ahead; the pending decision stays this state's).
   State WithBlock(int cell, int player, bool governor) const;
+  // A copy that `seat` cannot tell from this state, everything `seat` cannot see drawn again from
+  // the SplitMix64 generator seeded by `seed` (engine/visibility.py's redeal_unseen: C13, E3, E25):
+  // the unseen favor cards dealt again in the same counts, the other players' sealed bids (and a
+  // bid being entered) drawn again within their Jade, and the copy's generator reseeded.
+  State RedealUnseen(int seat, uint64_t seed) const;
   // Stops (or resumes) recording the event log; look-ahead copies and batched games need none.
   void set_logging(bool on) { logging_ = on; }
-  // Stops recording and forgets the events recorded so far (a look-ahead copy's log is never read).
-  void DropLog() {
-    logging_ = false;
-    std::vector<int64_t>().swap(log_);
-  }
   bool logging() const { return logging_; }
 
   // --- read access for the observation encoder, the heuristic and the bindings
@@ -160,6 +248,16 @@ class State {
   // The event log: records of [kind, field count, fields...], oldest first.
   const std::vector<int64_t>& log() const { return log_; }
   int64_t Workers(int p) const { return laborers_[p] + convicts_[p]; }
+  // The cards of `hand` whose pattern is complete in `blocks` (Game::PlayableCards), remembered for
+  // the last pair asked: the legal role actions and the observation ask about the same hand.
+  uint64_t PlayableCards(uint64_t hand, Bits blocks) const {
+    if (hand != playable_hand_ || blocks != playable_blocks_) {
+      playable_hand_ = hand;
+      playable_blocks_ = blocks;
+      playable_ = game_->PlayableCards(hand, blocks);
+    }
+    return playable_;
+  }
 
  private:
   // --- dispatch
@@ -265,74 +363,13 @@ class State {
   void OnMove(int p, int a);
   void StartOp(int op, int p);
 
-  std::shared_ptr<const Game> game_;  // the configuration, wall geometry and favor deck
-  const WallGeometry* geo_;           // game_'s wall (a shortcut)
-  int n_;                             // number of players
-  bool unlimited_;                    // supplies that never run out (C7)
-  uint64_t rng_;                      // SplitMix64 state: the deck shuffles and round 1's petition tie
-  // players (one entry per seat)
-  std::array<int64_t, kMaxPlayers> jade_{};            // Jade held
-  std::array<int64_t, kMaxPlayers> laborers_{};        // Laborers held
-  std::array<int64_t, kMaxPlayers> convicts_{};        // Convicts held
-  std::array<int64_t, kMaxPlayers> blocks_{};          // Wall Blocks in the player's supply
-  std::array<int64_t, kMaxPlayers> stock_blocks_{};    // Wall Blocks left in the player's stockpile
-  std::array<int64_t, kMaxPlayers> chips_{};           // Buyback Chips
-  std::array<int64_t, kMaxPlayers> treasure_{};        // Treasure
-  std::array<int64_t, kMaxPlayers> score_{};           // victory points
-  std::array<int64_t, kMaxPlayers> income_bonus_{};    // favor income added each round
-  std::array<int64_t, kMaxPlayers> petition_bonus_{};  // favor bonus added to every bid
-  std::array<int, kMaxPlayers> region_{};              // the region of each Taskmaster
-  std::array<int, kMaxPlayers> roles_hand_{};          // role cards in hand (bit set)
-  std::array<int, kMaxPlayers> roles_table_{};         // role cards played this round (bit set)
-  std::array<uint64_t, kMaxPlayers> favor_hand_{};     // favor cards in hand (bit set of ids)
-  std::array<uint64_t, kMaxPlayers> favor_played_{};   // favor cards laid on the table
-  std::array<uint64_t, kMaxPlayers> drawn_{};          // cards dealt or drawn, not yet kept
-  std::array<int, kMaxPlayers> turns_taken_{};         // action-phase turns taken this round
-  std::array<int64_t, kMaxPlayers> bids_{};            // sealed bids (partial while entered by digits)
-  std::array<int64_t, kMaxPlayers> last_bids_{};       // the bids revealed at the last petition
-  bool has_last_bids_ = false;                         // whether a petition was resolved yet
-  // the wall, as bit sets
-  Bits occ_ = 0;                           // every occupied cell
-  std::array<Bits, kMaxPlayers> own_{};    // each player's blocks
-  Bits gov_bits_ = 0;                      // Governor blocks
-  Bits reinf_ = 0;                         // reinforced blocks
-  // supplies (an unlimited one is a ledger: C7), prisons, the favor deck
-  int64_t sup_jade_, sup_treasure_, sup_chips_, sup_reinf_, sup_laborers_, sup_convicts_;
-  int gov_stock_;                                      // Governor blocks left in the stockpile
-  int gov_box_ = 0;                                    // Governor blocks gone to the box unplaced
-  bool gov_in_hand_ = false;                           // the holder has a Governor block to place
-  std::array<int64_t, kMaxRegions> prison_jade_{};     // Jade in each region's prison
-  std::array<int64_t, kMaxRegions> prison_convicts_{}; // Convicts in each region's prison
-  std::array<int, kMaxFavorCards> deck_{};             // favor card ids, top last
-  int deck_size_ = 0;                                  // cards in deck_
-  uint64_t favor_discard_ = 0;                         // cards traded in (Favor Trade-in)
-  // turn structure and the pending decision
-  int round_ = 0;                                  // the round (0 during the setup)
-  Decision decision_ = Decision::kKeepDealtFavors;  // the pending decision
-  int current_ = 0;                                // the player to decide (kTerminal at the end)
-  int holder_ = -1;                                // the Governor marker's holder (-1 before round 1's petition)
-  int turn_index_ = 0;                             // action-phase turns played this round
-  int actions_this_turn_ = 0;                      // role actions finished this turn
-  bool buyback_used_ = false;                      // a buyback was taken this turn
-  int last_card_ = -1;                             // the role card played last this turn
-  bool in_action_ = false;                         // a role action is under way
-  int keep_left_ = 0;                              // favor cards still to keep
-  int op_ = -1;                                    // the role action under way (Op), or the last one
-  int build_left_ = 0;                             // blocks still to place in this build
-  int64_t build_need_ = 0;                         // Workers the blocks placed so far need
-  int64_t worker_need_ = 0;                        // Workers to assign now
-  int favor_card_ = -1;                            // the favor card being played
-  std::array<int, kMaxPlayers> order_{};           // bidding or trade-in order
-  int order_size_ = 0;                             // entries of order_ (0 before the first round)
-  int order_pos_ = 0;                              // position in order_
-  int wall_completer_ = -1;                        // who filled the last cell (-1: nobody yet)
-  std::array<int, kMaxPlayers> winners_{};         // the winners, once the game is over
-  int num_winners_ = 0;                            // entries of winners_
-  int bid_digits_left_ = 0;                        // base-101 digits of the bid still to enter after this one (E3)
   bool logging_ = true;                            // whether events are recorded
   std::vector<int64_t> log_;                       // the event log: [kind, count, fields...] records
   mutable std::vector<int> legal_;                 // the memoised legal actions
   mutable bool legal_valid_ = false;               // whether legal_ is for the pending decision
+  mutable uint64_t playable_hand_ = 0;             // PlayableCards' last question (no cards: none playable)
+  mutable Bits playable_blocks_ = 0;
+  mutable uint64_t playable_ = 0;                  // and its answer
 };
 
 }  // namespace island_fortress
