@@ -19,6 +19,7 @@ from island_fortress_env.engine import events as ev
 from island_fortress_env.engine.describe import event_to_string
 from island_fortress_env.env import records
 from island_fortress_env.views import narrate
+from island_fortress_env.views.rules_summary import rules_summary
 from island_fortress_env.views.text import render_text
 
 pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
@@ -118,7 +119,7 @@ def test_help_shows_the_rules_and_the_role_cards():
     assert play_game(["random"], seed=1, ask=person, console=person.console) is None
     text = person.out.getvalue()
     after_help = text[text.index("A (you) to decide: ") :]
-    for section in narrate.rules_summary():
+    for section in rules_summary():
         assert f"{section.title}:" in after_help
         for line in section.lines:
             assert f"  - {line}" in after_help

@@ -13,6 +13,7 @@ from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.views import narrate
 from island_fortress_env.views.narrate import Narrator, TargetKind, Tone
+from island_fortress_env.views.rules_summary import rules_summary
 
 K = ev.EventKind
 NAMES = ("you", "heuristic", "random")
@@ -242,8 +243,8 @@ def test_what_is_pending_in_a_compound_move_is_shown():
 
 
 def test_the_rules_summary_has_the_numbers_of_the_rules_tables():
-    text = "\n".join(line for section in narrate.rules_summary() for line in section.lines)
-    titles = [section.title for section in narrate.rules_summary()]
+    text = "\n".join(line for section in rules_summary() for line in section.lines)
+    titles = [section.title for section in rules_summary()]
     assert titles[1:6] == list(A.ROLE_NAMES)
     assert "/".join(map(str, tables.PURCHASE_COST[1:])) in text
     assert f"{tables.TASKMASTER_BUYBACK_COST} Jade for the Taskmaster" in text

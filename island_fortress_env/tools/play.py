@@ -55,9 +55,9 @@ from island_fortress_env.views.narrate import (
     describe_choice,
     public_move_text,
     refusals,
-    rules_summary,
     seat_name,
 )
+from island_fortress_env.views.rules_summary import rules_summary
 from island_fortress_env.views.text import render_text
 
 if TYPE_CHECKING:

@@ -46,6 +46,7 @@ from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.observation import ObservationEncoder
 from island_fortress_env.players import AGENT_KINDS, SEARCH_KINDS, check_agent_spec, make_agent
 from island_fortress_env.views import narrate
+from island_fortress_env.views.rules_summary import rules_summary
 from island_fortress_env.web.analysis import MAX_ROLLOUTS, PLAYOUTS, Analyst
 from island_fortress_env.web.errors import BadRequest, Forbidden, TooLarge, WebError
 from island_fortress_env.web.games import MAX_MOVES_PER_REQUEST, GameTable, LiveGame, line_json
@@ -135,7 +136,7 @@ class WebApp:
                     {"op": op, "card": A.OP_CARD[op], "letter": A.OP_LETTER[op], "name": A.OP_NAMES[op]}
                     for op in range(A.NUM_OPS)
                 ],
-                "rules": [{"title": s.title, "lines": list(s.lines)} for s in narrate.rules_summary()],
+                "rules": [{"title": s.title, "lines": list(s.lines)} for s in rules_summary()],
             }
         )
 
