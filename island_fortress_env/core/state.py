@@ -98,7 +98,7 @@ def core_game(game: Game) -> Any:
             if getattr(cfg, name) > MAX_CORE_COUNT:
                 raise ConfigError(
                     f"invalid game config: {name}={getattr(cfg, name)!r}: the C++ core holds counts "
-                    f"up to {MAX_CORE_COUNT}"
+                    f"up to {MAX_CORE_COUNT} (the Python engine, backend='python', holds any)"
                 )
         mask = (1 << 64) - 1
         cards = [

@@ -191,7 +191,7 @@ void Batch::Step(const int64_t* actions, const BatchOutput& out) {
   pool_.ParallelFor(size(), [&](int begin, int end) {
     for (int i = begin; i < end; ++i) {
       State& s = *states_[static_cast<size_t>(i)];
-      s.ApplyAction(actions[i]);
+      s.ApplyLegalAction(static_cast<int>(actions[i]));  // checked by FirstIllegal
       float* rewards = out.rewards + i * kMaxPlayers;
       std::fill(rewards, rewards + kMaxPlayers, 0.0F);
       const bool done = s.IsTerminal();

@@ -169,7 +169,7 @@ void EncodeObservation(const State& s, int seat, float* out) {
   const uint64_t hand = s.favor_hand()[seat];
   uint64_t played = 0;
   for (int p = 0; p < n; ++p) played |= s.favor_played()[p];
-  const uint64_t playable = s.PlayableCards(hand, s.own()[seat] & ~s.reinf());
+  const uint64_t playable = s.Playable(seat);
   float* cards = out + kPrivateStart;
   Plane64(hand, cards, kMaxFavorCards);
   Plane64(s.drawn()[seat], cards + kMaxFavorCards, kMaxFavorCards);
