@@ -112,7 +112,10 @@ def test_the_batch_is_measured_on_one_and_two_threads(no_anchors):
     results, table = no_anchors
     assert sorted(results["batch"]) == ["1", "2"]
     for threads, fig in results["batch"].items():
-        assert _positive(fig["steps_per_s"])
+        assert _positive(fig["steps_per_s"]) and _positive(fig["steps_per_cpu_s"])
+        assert f"{fig['steps_per_cpu_s']:,.0f} per CPU-second" in _table_row(
+            table, f"batch 3p steps/s, {threads} thread(s)"
+        )
         assert fig["steps_per_game"] == bench.BATCH_STEPS * bench.BATCH_GAMES
         assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"batch 3p steps/s, {threads} thread(s)")
 
