@@ -3,9 +3,10 @@
 Everything the engine's consumers read off a state (the observation encoder, the global state,
 the heuristic agent, the text and picture views) is here as a read-only property that reads the
 C++ fields, so a ``CoreState`` can stand wherever an engine ``State`` is read. Fields are read,
-never written: the state changes only through ``apply_action``. The event log is rebuilt as the
-engine's typed records (``engine.events``), and illegal actions raise the engine's
-``IllegalActionError`` with the same message, leaving the state unchanged.
+never written: the state changes only through ``apply_action`` (a list field is a ``FieldList``,
+whose every write raises ``TypeError``). The event log is rebuilt as the engine's typed records
+(``engine.events``), illegal actions raise the engine's ``IllegalActionError`` with the same message,
+leaving the state unchanged, and ``redeal_unseen`` is ``engine.visibility.redeal_unseen`` in C++.
 """
 
 from __future__ import annotations
