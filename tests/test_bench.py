@@ -16,7 +16,7 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from island_fortress_env.engine.state import State
+from island_fortress_env import core
 from island_fortress_env.tools import bench, cli
 
 PLAYERS = ("2", "3", "4")
@@ -61,37 +61,69 @@ def _table_row(table: str, figure: str) -> str:
     return rows[0]
 
 
+BACKENDS = ("core", "python") if core.available() else ("python",)
+
+
 def test_every_island_fortress_figure_is_positive_and_printed(no_anchors):
     results, table = no_anchors
     assert results["settings"]["players"] == [2, 3, 4]
-    for n in PLAYERS:
-        for section, unit in (("engine", "decisions/s"), ("aec", "steps/s")):
-            fig = results[section][n]
-            for key in ("steps_per_s", "games_per_s", "steps_per_game", "games"):
-                assert _positive(fig[key]), (section, n, key, fig[key])
-            label = "engine" if section == "engine" else "AEC"
-            assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"{label} {n}p {unit}")
-            assert bench._rate(fig["games_per_s"]) in _table_row(table, f"{label} {n}p games/s")
-        micro = results["micro"][n]
-        assert micro["states"] > 0
-        items = [
-            ("clone", f"clone {n}p µs"),
-            ("encode", f"observation encode {n}p µs"),
-            ("mask", f"action_mask {n}p µs"),
-        ]
-        if hasattr(State, "invalidate_cache"):  # the engine's legal-action memo, which the figure bypasses
-            items.append(("legal_actions", f"legal_actions {n}p µs"))
-        for key, row in items:
-            assert _positive(micro[key]["us"]) and _positive(micro[key]["best_us"]), (n, key)
-            assert f"{micro[key]['us']:.2f}" in _table_row(table, row)
-        mem = results["memory"][n]
-        assert mem["envs"] == bench.QUICK_MEMORY_ENVS
-        for key in ("rss_delta_mb", "kb_per_env", "mb_per_1000_envs"):
-            assert _positive(mem[key]), (n, key, mem[key])
-        assert f"{mem['mb_per_1000_envs']:.1f}" in _table_row(table, f"memory 1,000 envs {n}p MB")
+    assert results["settings"]["backends"] == list(BACKENDS)
+    for backend in BACKENDS:
+        for n in PLAYERS:
+            for section, unit in (("engine", "decisions/s"), ("aec", "steps/s")):
+                fig = results[section][backend][n]
+                for key in ("steps_per_s", "games_per_s", "steps_per_game", "games"):
+                    assert _positive(fig[key]), (section, backend, n, key, fig[key])
+                label = "engine" if section == "engine" else "AEC"
+                assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"{label} {backend} {n}p {unit}")
+                assert bench._rate(fig["games_per_s"]) in _table_row(table, f"{label} {backend} {n}p games/s")
+            micro = results["micro"][backend][n]
+            assert micro["states"] > 0
+            items = [
+                ("clone", f"clone {backend} {n}p µs"),
+                ("encode", f"observation encode {backend} {n}p µs"),
+                ("mask", f"action_mask {backend} {n}p µs"),
+            ]
+            if backend == "python":  # the engine's legal-action memo, which the figure bypasses
+                items.append(("legal_actions", f"legal_actions {backend} {n}p µs"))
+            for key, row in items:
+                assert _positive(micro[key]["us"]) and _positive(micro[key]["best_us"]), (backend, n, key)
+                assert f"{micro[key]['us']:.2f}" in _table_row(table, row)
+            mem = results["memory"][backend][n]
+            assert mem["envs"] == bench.QUICK_MEMORY_ENVS
+            for key in ("rss_delta_mb", "kb_per_env", "mb_per_1000_envs"):
+                assert _positive(mem[key]), (backend, n, key, mem[key])
+            assert f"{mem['mb_per_1000_envs']:.1f}" in _table_row(
+                table, f"memory 1,000 envs {backend} {n}p MB"
+            )
+        heuristic = results["heuristic"][backend]
+        assert _positive(heuristic["steps_per_s"]) and heuristic["steps_per_game"] > 100
+        assert bench._rate(heuristic["steps_per_s"]) in _table_row(table, f"heuristic {backend} decisions/s")
+        evaluation = results["evaluation"][backend]
+        assert evaluation["games"] == bench.QUICK_EVAL_GAMES and _positive(evaluation["seconds"])
+        assert f"{evaluation['seconds']:.2f}" in _table_row(table, f"evaluate {backend} s")
     stock = results["aec_stock_wrapper"]["3"]  # the same env behind PettingZoo's own wrapper
     assert _positive(stock["steps_per_s"]) and stock["steps_per_game"] > 0
     assert bench._rate(stock["steps_per_s"]) in _table_row(table, "AEC 3p steps/s, stock wrapper")
+
+
+@pytest.mark.skipif(not core.available(), reason="the batch runs on the C++ core")
+def test_the_batch_is_measured_on_one_and_two_threads(no_anchors):
+    results, table = no_anchors
+    assert sorted(results["batch"]) == ["1", "2"]
+    for threads, fig in results["batch"].items():
+        assert _positive(fig["steps_per_s"]) and _positive(fig["steps_per_cpu_s"])
+        assert f"{fig['steps_per_cpu_s']:,.0f} per CPU-second" in _table_row(
+            table, f"batch 3p steps/s, {threads} thread(s)"
+        )
+        assert fig["steps_per_game"] == bench.BATCH_STEPS * bench.BATCH_GAMES
+        assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"batch 3p steps/s, {threads} thread(s)")
+
+
+@pytest.mark.skipif(not core.available(), reason="both backends are compared")
+def test_both_backends_give_the_same_evaluation(no_anchors):
+    results, _table = no_anchors
+    assert results["evaluation"]["core"]["wins"] == results["evaluation"]["python"]["wins"]
 
 
 def test_machine_date_and_skipped_anchors_are_recorded(no_anchors):
@@ -105,29 +137,48 @@ def test_machine_date_and_skipped_anchors_are_recorded(no_anchors):
     assert set(results["anchors"]) == set(ANCHOR_NEEDS)
     assert all(a["status"] == "skipped (--no-anchors)" for a in results["anchors"].values())
     assert all(row == {} for row in results["ratios"].values())
+    assert "anchors" not in results["memory"]
+
+
+def _status(value: float, goal: float) -> str:
+    return "PASS" if value >= goal else "FAIL"
 
 
 def test_targets_are_reported_not_asserted(no_anchors):
     results, table = no_anchors
     targets = {t["target"]: t for t in results["targets"]}
-    assert len(targets) == 4
-    aec = next(t for name, t in targets.items() if "connect_four_v3" in name)
-    assert aec["status"] == "N/A"  # no anchor to compare with
-    engine = next(t for name, t in targets.items() if name.startswith("engine"))
-    slowest = min(f["steps_per_s"] for f in results["engine"].values())
-    assert engine["status"] == ("PASS" if slowest >= bench.TARGET_ENGINE_DPS else "FAIL")
-    clone = next(t for name, t in targets.items() if name.startswith("State.clone"))
-    worst = max(f["clone"]["us"] for f in results["micro"].values())
-    assert clone["status"] == ("PASS" if worst < bench.TARGET_CLONE_US else "FAIL")
-    memory = next(t for name, t in targets.items() if name.startswith("1,000 envs"))
+    assert len(targets) == 9
+    against_anchors = [t for name, t in targets.items() if "connect_four" in name]
+    assert len(against_anchors) == 3 and all(t["status"] == "N/A" for t in against_anchors)  # no anchors
+
+    def find(prefix: str) -> dict:
+        return next(t for name, t in targets.items() if name.startswith(prefix))
+
+    slowest = min(f["steps_per_s"] for f in results["engine"]["python"].values())
+    assert find("engine (python)")["status"] == _status(slowest, bench.TARGET_ENGINE_DPS)
+    worst = max(f["clone"]["us"] for f in results["micro"]["python"].values())
+    assert find("State.clone")["status"] == ("PASS" if worst < bench.TARGET_CLONE_US else "FAIL")
+    memory = find("1,000 envs")
     assert memory["status"] in ("PASS", "FAIL") and "extrapolated from 100 envs" in memory["detail"]
+    heuristic, batch, core_memory = find("heuristic"), find("batch"), find("1,000 live 3p core")
+    both = len(results["heuristic"]) == 2
+    ratio = (
+        results["heuristic"]["core"]["steps_per_s"] / results["heuristic"]["python"]["steps_per_s"]
+        if both
+        else 0
+    )
+    assert heuristic["status"] == (_status(ratio, bench.TARGET_HEURISTIC_RATIO) if both else "N/A")
+    best = max((f["steps_per_s"] for f in results["batch"].values()), default=0.0)
+    assert batch["status"] == (_status(best, bench.TARGET_BATCH_SPS) if results["batch"] else "N/A")
+    mb = results["memory"].get("core", {}).get("3", {}).get("mb_per_1000_envs")
+    expected = "N/A" if mb is None else ("PASS" if mb <= bench.TARGET_CORE_MEM_MB else "FAIL")
+    assert core_memory["status"] == expected
     for t in targets.values():
         assert f"{t['status']:<4}  {t['target']}: {t['detail']}" in table.splitlines()
 
 
 def test_anchors_are_measured_or_reported_not_installed(with_anchors):
     results, table = with_anchors
-    aec = results["aec"]["3"]
     for name, needs in ANCHOR_NEEDS.items():
         fig = results["anchors"][name]
         installed = all(importlib.util.find_spec(m) is not None for m in needs)
@@ -136,21 +187,32 @@ def test_anchors_are_measured_or_reported_not_installed(with_anchors):
             for key in ("steps_per_s", "games_per_s", "steps_per_game"):
                 assert _positive(fig[key]), (name, key)
             assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"{name} steps/s")
-            ratio = results["ratios"]["aec_3p"][name]
-            assert ratio["steps_per_s"] == pytest.approx(aec["steps_per_s"] / fig["steps_per_s"])
-            assert ratio["games_per_s"] == pytest.approx(aec["games_per_s"] / fig["games_per_s"])
+            for backend in BACKENDS:
+                for section in ("engine", "aec"):
+                    ours = results[section][backend]["3"]
+                    ratio = results["ratios"][f"{section}_{backend}_3p"][name]
+                    assert ratio["steps_per_s"] == pytest.approx(ours["steps_per_s"] / fig["steps_per_s"])
+                    assert ratio["games_per_s"] == pytest.approx(ours["games_per_s"] / fig["games_per_s"])
             if name in bench.PETTINGZOO_ANCHORS:
-                assert _positive(results["memory"][name]["mb_per_1000_envs"])
+                assert _positive(results["memory"]["anchors"][name]["mb_per_1000_envs"])
         else:
             assert fig["status"] == "not installed", fig
             assert "not installed" in _table_row(table, name)
-            assert name not in results["ratios"]["aec_3p"]
-    target = next(t for t in results["targets"] if "connect_four_v3" in t["target"])
+            assert name not in results["ratios"][f"aec_{BACKENDS[0]}_3p"]
     c4 = results["anchors"]["connect_four_v3"]
-    if c4["status"] == "ok":
-        ratio = aec["steps_per_s"] / c4["steps_per_s"]
-        assert target["status"] == ("PASS" if ratio >= bench.TARGET_AEC_VS_C4 else "FAIL")
-        assert "ratio: ours / anchor" in table
+    for backend, goal in (("core", bench.TARGET_AEC_VS_C4), ("python", bench.TARGET_PYTHON_AEC_VS_C4)):
+        target = next(t for t in results["targets"] if t["target"].startswith(f"AEC API ({backend})"))
+        if c4["status"] == "ok" and backend in BACKENDS:
+            ratio = results["aec"][backend]["3"]["steps_per_s"] / c4["steps_per_s"]
+            assert target["status"] == ("PASS" if ratio >= goal else "FAIL")
+            assert "ratio: ours / anchor" in table
+        else:
+            assert target["status"] == "N/A"
+    os_c4 = results["anchors"]["openspiel_connect_four"]
+    target = next(t for t in results["targets"] if t["target"].startswith("engine (core"))
+    if os_c4["status"] == "ok" and "core" in BACKENDS:
+        ratio = results["engine"]["core"]["3"]["steps_per_s"] / os_c4["steps_per_s"]
+        assert target["status"] == ("PASS" if ratio >= bench.TARGET_ENGINE_VS_OS_C4 else "FAIL")
     else:
         assert target["status"] == "N/A"
 
@@ -187,15 +249,15 @@ def test_cli_dispatches_bench(tmp_path):
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
         assert cli.main(argv) == 0
     results = json.loads(out.read_text(encoding="utf-8"))
-    assert list(results["engine"]) == ["2"] and list(results["aec"]) == ["2"]
-    assert results["memory"]["2"]["envs"] == 20
+    assert list(results["engine"]["python"]) == ["2"] and list(results["aec"]["python"]) == ["2"]
+    assert results["memory"]["python"]["2"]["envs"] == 20
     assert f"results written to {out}" in stdout.getvalue()
 
 
 def test_profile_prints_the_top_functions_by_own_time(capsys):
     assert bench.main(["--profile", "2", "--seconds", "0.2"]) == 0
     text = capsys.readouterr().out
-    assert "cProfile, AEC 2p random play" in text
+    assert f"cProfile, AEC 2p random play ({core.default_backend()} backend)" in text
     assert "Ordered by: internal time" in text
     rows = text.split("filename:lineno(function)")[1].strip().splitlines()
     assert len(rows) == 20 and all(len(row.split()) >= 6 for row in rows)

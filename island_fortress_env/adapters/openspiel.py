@@ -12,7 +12,9 @@ Python games register themselves::
 Parameters: ``players`` (2-4, default 3), every variant of ``GameConfig`` under its own name
 (``no_replace``, ``extra_region``, ``extra_jade``, ``start_laborers``, ``start_convicts``,
 ``start_blocks``, ``first_round_incentive`` ("" for none), ``favor_trade_in``,
-``unlimited_components``, ``favor_deck`` ("" for the shipped deck)) and ``rng_seed``.
+``unlimited_components``, ``favor_deck`` ("" for the shipped deck)), ``rng_seed`` and ``backend``
+(``"core"`` for the C++ core, ``"python"`` for the Python engine, "" for the default: the core where
+it is built; both play the same games).
 
 **Chance: a sampled stochastic game.** The deck shuffles, the order of unkept cards and the
 round-1 petition tie-breaks are drawn inside the rules engine from its own SplitMix64
@@ -55,7 +57,8 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from island_fortress_env.engine import NUM_ACTIONS, Game, GameConfig, tables
+from island_fortress_env.core import Game
+from island_fortress_env.engine import NUM_ACTIONS, GameConfig, tables
 from island_fortress_env.engine import State as EngineState
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder
@@ -83,6 +86,7 @@ _PARAMETERS: dict[str, Any] = {
     "unlimited_components": False,
     "favor_deck": "",
     "rng_seed": 0,
+    "backend": "",
 }
 
 GAME_TYPE = pyspiel.GameType(
@@ -105,7 +109,7 @@ GAME_TYPE = pyspiel.GameType(
 
 def game_config(params: dict[str, Any]) -> GameConfig:
     """The engine configuration named by the pyspiel parameters (raises ``ConfigError``)."""
-    options = {k: v for k, v in params.items() if k not in ("players", "rng_seed")}
+    options = {k: v for k, v in params.items() if k not in ("players", "rng_seed", "backend")}
     options["first_round_incentive"] = options.get("first_round_incentive") or None
     options["favor_deck"] = options.get("favor_deck") or None
     return GameConfig.from_dict({"num_players": params.get("players", DEFAULT_PLAYERS), **options})
@@ -116,7 +120,7 @@ class IslandFortressGame(pyspiel.Game):
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = {**_PARAMETERS, **(params or {})}
-        self.engine_game = Game(game_config(params))
+        self.engine_game = Game(game_config(params), backend=params["backend"] or None)
         n = self.engine_game.num_players
         info = pyspiel.GameInfo(
             num_distinct_actions=NUM_ACTIONS,

@@ -9,22 +9,22 @@ extension built by ``pip install``) plays bit for bit the same games: the same a
 action lists, events, scores, generator draws and observation bytes (``tests/test_core_differential.py``
 steps both side by side). Its states offer the engine's public ``State`` API::
 
-    from island_fortress_env.engine import Game
-    from island_fortress_env import core
+    from island_fortress_env.core import Game
 
-    if core.available():
-        state = core.new_initial_state(Game(num_players=3), seed=1)
-        while not state.is_terminal():
-            state.apply_action(state.legal_actions()[0])
+    state = Game(num_players=3).new_initial_state(seed=1)  # a CoreState where the core is built
+    while not state.is_terminal():
+        state.apply_action(state.legal_actions()[0])
 
 The configuration and the favor deck are validated and loaded by the Python engine (``Game``);
 the core receives them as plain data.
 
 Building: ``pip install -e .`` compiles the extension (scikit-build-core, CMake, nanobind, the
 system's C++17 compiler) into ``build/``; after a change to ``core/src`` run it again (the build
-is incremental). A build with AddressSanitizer and UndefinedBehaviorSanitizer::
+is incremental). ``make test-sanitize`` builds it with AddressSanitizer and
+UndefinedBehaviorSanitizer in a venv and build folder of their own and runs ``tests/test_core_*.py``
+under them; by hand::
 
-    ISLAND_FORTRESS_SANITIZE=ON pip install -e . -Ccmake.build-type=RelWithDebInfo
+    ISLAND_FORTRESS_SANITIZE=ON pip install -e . -Cbuild-dir=build/sanitize -Ccmake.build-type=RelWithDebInfo
     LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)" \
         ASAN_OPTIONS=detect_leaks=0 python -m pytest -q tests/test_core_*.py
 """

@@ -3,9 +3,10 @@
 Everything the engine's consumers read off a state (the observation encoder, the global state,
 the heuristic agent, the text and picture views) is here as a read-only property that reads the
 C++ fields, so a ``CoreState`` can stand wherever an engine ``State`` is read. Fields are read,
-never written: the state changes only through ``apply_action``. The event log is rebuilt as the
-engine's typed records (``engine.events``), and illegal actions raise the engine's
-``IllegalActionError`` with the same message, leaving the state unchanged.
+never written: the state changes only through ``apply_action`` (a list field is a ``FieldList``,
+whose every write raises ``TypeError``). The event log is rebuilt as the engine's typed records
+(``engine.events``), illegal actions raise the engine's ``IllegalActionError`` with the same message,
+leaving the state unchanged, and ``redeal_unseen`` is ``engine.visibility.redeal_unseen`` in C++.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ _BOOL_FIELD = {  # kind -> position (after the player) of a field the engine log
     _KINDS.index(ev.EventKind.BUYBACK): 2,
 }
 _new = object.__new__
+_empty = np.empty
+_FLOAT32 = np.dtype(np.float32)
+_INT8 = np.dtype(np.int8)
 
 _READ_ONLY = (
     "a CoreState's fields are read-only: the state changes through apply_action only "
@@ -95,7 +99,7 @@ def core_game(game: Game) -> Any:
             if getattr(cfg, name) > MAX_CORE_COUNT:
                 raise ConfigError(
                     f"invalid game config: {name}={getattr(cfg, name)!r}: the C++ core holds counts "
-                    f"up to {MAX_CORE_COUNT}"
+                    f"up to {MAX_CORE_COUNT} (the Python engine, backend='python', holds any)"
                 )
         mask = (1 << 64) - 1
         cards = [
@@ -294,16 +298,20 @@ class CoreState:
     def encode(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """The observation of ``seat`` (``observation.ObservationEncoder.encode``'s bytes),
         written into ``out`` (float32[OBS_SIZE]) or a new array."""
-        if out is None:
-            out = np.empty(OBS_SIZE, dtype=np.float32)
+        if out is None:  # an array made here needs no checking
+            out = _empty(OBS_SIZE, _FLOAT32)
+            self._s.encode(seat, out)
+            return out
         self._s.encode(seat, _checked(out, np.float32, OBS_SIZE))
         return out
 
     def action_mask(self, out: np.ndarray | None = None) -> np.ndarray:
         """1 where an action is legal now (``observation.action_mask``), into ``out`` (int8 or
         bool [NUM_ACTIONS]) or a new int8 array."""
-        if out is None:
-            out = np.empty(A.NUM_ACTIONS, dtype=np.int8)
+        if out is None:  # an array made here needs no checking
+            out = _empty(A.NUM_ACTIONS, _INT8)
+            self._s.action_mask(out)
+            return out
         if out.dtype not in (np.int8, np.uint8, np.bool_):
             raise TypeError(f"an action mask is int8, uint8 or bool, not {out.dtype}")
         self._s.action_mask(_checked(out, out.dtype, A.NUM_ACTIONS))

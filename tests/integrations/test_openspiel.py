@@ -1,4 +1,5 @@
-"""The OpenSpiel adapter (``island_fortress_env.openspiel``) and the IS-MCTS agent."""
+"""The OpenSpiel adapter (``island_fortress_env.openspiel``) and the IS-MCTS agent, on both backends
+(the ``backend`` game parameter: the C++ core and the Python engine)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from island_fortress_env import island_fortress_v0  # noqa: E402
 from island_fortress_env.adapters import openspiel as ifo  # noqa: E402
 from island_fortress_env.engine import ConfigError  # noqa: E402
 from island_fortress_env.engine.state import ACTION_PHASE_DECISIONS, D_BID  # noqa: E402
+from island_fortress_env.engine.visibility import redeal_unseen  # noqa: E402
 from island_fortress_env.engine.wall import iter_bits  # noqa: E402
 from island_fortress_env.players import make_agent  # noqa: E402
 from island_fortress_env.training import evaluate as evaluate_mod  # noqa: E402
@@ -46,8 +48,8 @@ def test_importing_registers_the_game_with_its_parameters():
         {"players": 4, "extra_region": True, "unlimited_components": True, "extra_jade": 10},
     ],
 )
-def test_pyspiel_random_simulation_test(params):
-    game = pyspiel.load_game("python_island_fortress", params)
+def test_pyspiel_random_simulation_test(params, backend):
+    game = pyspiel.load_game("python_island_fortress", {**params, "backend": backend})
     pyspiel.random_sim_test(game, num_sims=2, serialize=False, verbose=False)
 
 
@@ -70,13 +72,17 @@ def test_max_game_length_has_a_wide_margin_over_random_games(n):
 def test_bad_parameters_are_one_clear_error():
     with pytest.raises(ConfigError, match="num_players"):
         ifo.IslandFortressGame({"players": 5})
+    with pytest.raises(ConfigError, match=r"backend must be one of \('core', 'python'\)"):
+        ifo.IslandFortressGame({"backend": "rust"})
     with pytest.raises(ConfigError, match="first_round_incentive"):
         ifo.IslandFortressGame({"first_round_incentive": "gold"})
 
 
-def test_rng_seed_fixes_the_sequence_of_deals_and_clones_do_not_advance_it():
+def test_rng_seed_fixes_the_sequence_of_deals_and_clones_do_not_advance_it(backend):
     def deals(rng_seed: int, clones: bool) -> list[str]:
-        game = pyspiel.load_game("python_island_fortress", {"players": 2, "rng_seed": rng_seed})
+        game = pyspiel.load_game(
+            "python_island_fortress", {"players": 2, "rng_seed": rng_seed, "backend": backend}
+        )
         out = []
         for _ in range(3):
             state = game.new_initial_state()
@@ -91,8 +97,9 @@ def test_rng_seed_fixes_the_sequence_of_deals_and_clones_do_not_advance_it():
     assert deals(7, clones=False) != deals(8, clones=False)
 
 
-def test_a_clone_continues_exactly_like_the_original():
-    game = pyspiel.load_game("python_island_fortress", {"players": 3})
+def test_a_clone_continues_exactly_like_the_original(backend):
+    game = pyspiel.load_game("python_island_fortress", {"players": 3, "backend": backend})
+    assert game.engine_game.backend == backend
     state = game.new_initial_state()
     for _ in range(3):
         state.apply_action(state.legal_actions()[0])
@@ -103,10 +110,10 @@ def test_a_clone_continues_exactly_like_the_original():
     assert state.returns() == twin.returns() and str(state) == str(twin)
 
 
-def test_observation_is_the_environment_view():
-    env = island_fortress_v0.env(num_players=3)
+def test_observation_is_the_environment_view(backend):
+    env = island_fortress_v0.env(num_players=3, backend=backend)
     env.reset(seed=0)
-    game = pyspiel.load_game("python_island_fortress", {"players": 3})
+    game = pyspiel.load_game("python_island_fortress", {"players": 3, "backend": backend})
     for _ in range(40):
         state = ifo.state_from_engine(game, env.unwrapped.game_state)
         for seat in range(3):
@@ -117,8 +124,8 @@ def test_observation_is_the_environment_view():
         env.step(env.unwrapped.game_state.legal_actions()[-1])
 
 
-def _state_with_hidden_cards(seed: int = 3, decision=None):
-    game = pyspiel.load_game("python_island_fortress", {"players": 3})
+def _state_with_hidden_cards(backend: str, seed: int = 3, decision=None):
+    game = pyspiel.load_game("python_island_fortress", {"players": 3, "backend": backend})
     state = game.new_initial_state()
     rng = np.random.default_rng(seed)
     wanted = ACTION_PHASE_DECISIONS if decision is None else {decision}
@@ -138,8 +145,8 @@ def _state_with_hidden_cards(seed: int = 3, decision=None):
 
 
 @pytest.mark.parametrize("decision", [None, D_BID])
-def test_resampling_keeps_the_players_view_and_redeals_the_rest(decision):
-    state = _state_with_hidden_cards(decision=decision)
+def test_resampling_keeps_the_players_view_and_redeals_the_rest(decision, backend):
+    state = _state_with_hidden_cards(backend, decision=decision)
     engine = state.engine
     unseen = sorted(
         engine.deck + [c for p in (1, 2) for c in iter_bits(engine.favor_hand[p] | engine.drawn[p])]
@@ -162,23 +169,18 @@ def test_resampling_keeps_the_players_view_and_redeals_the_rest(decision):
     assert state.engine is engine and state.engine.deck == engine.deck, "the original is left alone"
 
 
-def test_resample_from_infostate_uses_the_pyspiel_sampler():
-    state = _state_with_hidden_cards()
+def test_resample_from_infostate_uses_the_pyspiel_sampler(backend):
+    state = _state_with_hidden_cards(backend)
     a = state.resample_from_infostate(0, pyspiel.UniformProbabilitySampler(0.0, 1.0))
     assert a.observation_string(0) == state.observation_string(0)
 
 
-def test_mcts_agent_ignores_hidden_information():
-    state = _state_with_hidden_cards()
+def test_mcts_agent_ignores_hidden_information(backend):
+    state = _state_with_hidden_cards(backend)
     engine = state.engine
-    twin = engine.clone()  # the same position with seat 1's hand and the deck dealt differently
-    card = (twin.favor_hand[1] & -twin.favor_hand[1]).bit_length() - 1
-    other = twin.deck[0]
-    twin.favor_hand[1] ^= (1 << card) | (1 << other)
-    twin.deck[0] = card
-    twin.deck.reverse()
-    twin.rng ^= 0xDEADBEEF
-    env = island_fortress_v0.raw_env(num_players=3)
+    twin = redeal_unseen(engine, 0, seed=11)  # the same position for seat 0, the rest dealt again
+    assert twin.favor_hand[1] != engine.favor_hand[1] and twin.deck != engine.deck
+    env = island_fortress_v0.raw_env(num_players=3, backend=backend)
     env.reset(seed=0)
     env.game_state = engine
     obs = env.observe("player_0")

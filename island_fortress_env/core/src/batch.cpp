@@ -214,7 +214,7 @@ void Batch::Step(const int64_t* actions, const BatchOutput& out) {
     for (int i = begin; i < end; ++i) {
       State& s = *states_[static_cast<size_t>(i)];
       const std::array<int64_t, kMaxPlayers> before = s.score();
-      s.ApplyAction(actions[i]);
+      s.ApplyLegalAction(static_cast<int>(actions[i]));  // checked by FirstIllegal
       std::array<int64_t, kMaxPlayers>& gains = gains_[static_cast<size_t>(i)];
       for (int p = 0; p < kMaxPlayers; ++p) gains[p] = s.score()[p] - before[p];
       float* rewards = out.rewards + i * kMaxPlayers;

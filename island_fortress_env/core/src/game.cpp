@@ -60,8 +60,11 @@ Game::Game(const Config& config, std::vector<FavorCard> deck)
 
 uint64_t Game::PlayableCards(uint64_t hand, Bits blocks) const {
   uint64_t found = 0;
+  const auto have = static_cast<size_t>(PopCount(blocks));
   ForEachBit(hand, [&](int i) {
-    if (deck_[i].Matches(blocks)) found |= uint64_t{1} << i;
+    const FavorCard& card = deck_[static_cast<size_t>(i)];
+    // A pattern of more cells than there are blocks cannot be complete.
+    if (card.offsets.size() <= have && card.Matches(blocks)) found |= uint64_t{1} << i;
   });
   return found;
 }

@@ -89,9 +89,11 @@ void EncodeObservation(const State& s, int seat, float* out) {
   // beyond int32 (unlimited components) is clamped to it, as observation.py packs it.
   std::array<int32_t, kMiddleSize> v;
   int k = 0;
+  // Every count fits an int32 unless the supplies are unlimited (C7): only then is it clamped.
+  const bool wide = cfg.unlimited_components;
   const auto put = [&](int64_t x) {
-    v[k++] = static_cast<int32_t>(
-        std::clamp<int64_t>(x, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+    if (wide) x = std::clamp<int64_t>(x, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+    v[k++] = static_cast<int32_t>(x);
   };
   for (int i = 0; i < n; ++i) {
     const int p = seats[i];
@@ -169,7 +171,7 @@ void EncodeObservation(const State& s, int seat, float* out) {
   const uint64_t hand = s.favor_hand()[seat];
   uint64_t played = 0;
   for (int p = 0; p < n; ++p) played |= s.favor_played()[p];
-  const uint64_t playable = s.PlayableCards(hand, s.own()[seat] & ~s.reinf());
+  const uint64_t playable = s.Playable(seat);
   float* cards = out + kPrivateStart;
   Plane64(hand, cards, kMaxFavorCards);
   Plane64(s.drawn()[seat], cards + kMaxFavorCards, kMaxFavorCards);

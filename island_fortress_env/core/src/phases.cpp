@@ -287,7 +287,7 @@ int State::FeasibleOps(int p, int ops) const {
   if (has(kOpDrawFavors) && deck_size_ >= kSmallestDraw) ok |= 1 << kOpDrawFavors;
   if (has(kOpRemoveReinforcement) && (reinf_ & region_mask)) ok |= 1 << kOpRemoveReinforcement;
   if (has(kOpBuild) && blocks_[p] >= 1 && CheapestNext(occ_, region_mask) <= workers) ok |= 1 << kOpBuild;
-  if (has(kOpPlayFavor) && favor_hand_[p] && PlayableCards(favor_hand_[p], own_[p] & ~reinf_))
+  if (has(kOpPlayFavor) && favor_hand_[p] && Playable(p))
     ok |= 1 << kOpPlayFavor;
   if (has(kOpReplace) && !game_->config().no_replace && blocks_[p] >= 1) {
     const Bits targets = ReplaceTargets(p);

@@ -225,7 +225,7 @@ void State::StartFavor(int /*p*/) {
 }
 
 void State::LegalFavor(int p, std::vector<int>& out) const {
-  ForEachBit(PlayableCards(favor_hand_[p], own_[p] & ~reinf_), [&](int i) { out.push_back(kPlayFavor + i); });
+  ForEachBit(Playable(p), [&](int i) { out.push_back(kPlayFavor + i); });
 }
 
 void State::OnFavor(int p, int a) {

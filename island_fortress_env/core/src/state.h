@@ -248,15 +248,19 @@ class State : private StateData {
   // The event log: records of [kind, field count, fields...], oldest first.
   const std::vector<int64_t>& log() const { return log_; }
   int64_t Workers(int p) const { return laborers_[p] + convicts_[p]; }
-  // The cards of `hand` whose pattern is complete in `blocks` (Game::PlayableCards), remembered for
-  // the last pair asked: the legal role actions and the observation ask about the same hand.
-  uint64_t PlayableCards(uint64_t hand, Bits blocks) const {
-    if (hand != playable_hand_ || blocks != playable_blocks_) {
-      playable_hand_ = hand;
-      playable_blocks_ = blocks;
-      playable_ = game_->PlayableCards(hand, blocks);
+  // The cards of `p`'s favor hand whose pattern is complete in its unreinforced blocks
+  // (Game::PlayableCards), remembered per seat until its hand or blocks change: the legal role
+  // actions and every observation of the seat ask it again and again.
+  uint64_t Playable(int p) const {
+    const uint64_t hand = favor_hand_[p];
+    const Bits blocks = own_[p] & ~reinf_;
+    Memo& memo = playable_[static_cast<size_t>(p)];
+    if (hand != memo.hand || blocks != memo.blocks) {
+      memo.hand = hand;
+      memo.blocks = blocks;
+      memo.cards = game_->PlayableCards(hand, blocks);
     }
-    return playable_;
+    return memo.cards;
   }
 
  private:
@@ -367,9 +371,12 @@ class State : private StateData {
   std::vector<int64_t> log_;                       // the event log: [kind, count, fields...] records
   mutable std::vector<int> legal_;                 // the memoised legal actions
   mutable bool legal_valid_ = false;               // whether legal_ is for the pending decision
-  mutable uint64_t playable_hand_ = 0;             // PlayableCards' last question (no cards: none playable)
-  mutable Bits playable_blocks_ = 0;
-  mutable uint64_t playable_ = 0;                  // and its answer
+  struct Memo {                                    // Playable's last question and answer for a seat
+    uint64_t hand = 0;                             // (no cards: none playable)
+    Bits blocks = 0;
+    uint64_t cards = 0;
+  };
+  mutable std::array<Memo, kMaxPlayers> playable_{};
 };
 
 }  // namespace island_fortress
