@@ -105,7 +105,7 @@ def save(algo: Any, cfg: RLlibConfig, metadata: dict[str, Any], steps: int, name
 def check_resume(path: str | Path, cfg: RLlibConfig) -> Path:
     """An RLlib checkpoint directory this run can continue from, or a clear ``TrainConfigError``."""
     from island_fortress_env.adapters.rllib import module_dir
-    from island_fortress_env.agents.checkpoint import META_MEMBER, CheckpointError, check_signature
+    from island_fortress_env.agents.checkpoint import META_MEMBER, CheckpointError, check_spaces
 
     path = Path(path)
     if not module_dir(path).is_dir():
@@ -117,7 +117,7 @@ def check_resume(path: str | Path, cfg: RLlibConfig) -> Path:
     if meta_file.is_file():
         meta = json.loads(meta_file.read_text("utf-8"))
         try:
-            check_signature(path, meta)
+            check_spaces(path, meta)  # an RLlib checkpoint is a directory: its spaces, not zip members
         except CheckpointError as exc:
             raise TrainConfigError(f"--resume: {exc}") from None
         saved = meta.get("config", {}).get("policy")

@@ -275,11 +275,12 @@ def check_signature(path: str | Path, metadata: dict[str, Any]) -> None:
     """Refuse a checkpoint that cannot be used here: other observation/action spaces, or tensor
     members that do not load (native: the weights and the training state; SB3: the policy, its
     optimizer and variables, and ``data`` must be a JSON object). One ``CheckpointError``."""
-    _check_spaces(path, metadata)
+    check_spaces(path, metadata)
     _check_tensor_members(path, metadata)
 
 
-def _check_spaces(path: str | Path, metadata: dict[str, Any]) -> None:
+def check_spaces(path: str | Path, metadata: dict[str, Any]) -> None:
+    """Refuse a checkpoint trained on other observation/action spaces (one ``CheckpointError``)."""
     saved = metadata.get("space_signature", {})
     here = space_signature()
     diffs = [f"{k}: checkpoint {saved.get(k)!r} != env {v!r}" for k, v in here.items() if saved.get(k) != v]
@@ -415,7 +416,7 @@ def load_policy(path: str | Path) -> tuple[Any, dict[str, Any]]:
         raise _fail(path, f"not a native checkpoint ({NATIVE_FORMAT})")
     if "network" not in metadata:
         raise _fail(path, f"{META_MEMBER} has no network settings")
-    _check_spaces(path, metadata)
+    check_spaces(path, metadata)
     members = _members(path, (WEIGHTS_MEMBER,))
     if WEIGHTS_MEMBER not in members:
         raise _fail(path, f"no {WEIGHTS_MEMBER} inside")
