@@ -94,6 +94,27 @@ def test_threads_change_nothing_and_illegal_actions_change_nothing() -> None:
         one.step(np.zeros(8, dtype=np.float32))
 
 
+def test_threads_that_spin_or_sleep_between_calls_give_the_same_games() -> None:
+    """Back-to-back calls find the pool's threads spinning, calls after a pause find them asleep;
+    either way every call waits for all of them and the games equal the one-thread games."""
+    import time
+
+    import island_fortress_env.vector as vector
+
+    one = vector.make(7, num_players=3, seed=4, threads=1)
+    four = vector.make(7, num_players=3, seed=4, threads=4)
+    one.reset()
+    four.reset()
+    for step in range(600):
+        if step % 50 == 0:
+            time.sleep(0.002)  # longer than the spin: the workers sleep on the condition variable
+        actions = one.heuristic_actions()
+        assert np.array_equal(actions, four.heuristic_actions())
+        for x, y in zip(one.step(actions), four.step(actions), strict=True):
+            assert np.array_equal(x, y)
+    del four  # the pool's threads stop and join, asleep or spinning
+
+
 def test_bad_arguments_are_refused() -> None:
     import island_fortress_env.vector as vector
     from island_fortress_env.engine import ConfigError, SeedError

@@ -1,6 +1,7 @@
 #include "batch.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -79,6 +80,26 @@ uint64_t GameSeed(uint64_t batch_seed, uint64_t index, uint64_t episode) {
 
 // ----------------------------------------------------------------- ThreadPool
 
+namespace {
+
+// How long a thread spins on a counter before it sleeps.
+constexpr std::chrono::microseconds kSpin{50};
+
+// Spins until done() or kSpin has passed; true if done() became true.
+template <typename Done>
+bool SpinUntil(const Done& done) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  while (!done()) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+    }
+    if (std::chrono::steady_clock::now() >= until) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this, i] { Work(i); });
 }
@@ -86,7 +107,7 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
   }
   start_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -95,23 +116,22 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::Work(int index) {
   uint64_t seen = 0;
   while (true) {
-    const std::function<void(int, int)>* task;
-    int n;
-    {
+    const auto posted = [&] {
+      return stop_.load(std::memory_order_acquire) ||
+             generation_.load(std::memory_order_acquire) != seen;
+    };
+    if (!SpinUntil(posted)) {
       std::unique_lock<std::mutex> lock(mutex_);
-      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      task = task_;
-      n = n_;
+      start_.wait(lock, posted);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     const int parts = size();
-    (*task)(n * index / parts, n * (index + 1) / parts);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      --pending_;
+    (*task_)(n_ * index / parts, n_ * (index + 1) / parts);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);  // the caller is either before its wait or in it
+      done_.notify_one();
     }
-    done_.notify_one();
   }
 }
 
@@ -120,20 +140,21 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int, int)>& f) {
     f(0, n);
     return;
   }
+  task_ = &f;
+  n_ = n;
+  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    task_ = &f;
-    n_ = n;
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
   start_.notify_all();
   f(0, n / size());
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  const auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!SpinUntil(finished)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, finished);
+  }
 }
-
-// ----------------------------------------------------------------- Batch
 
 Batch::Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads)
     : batch_seed_(seed), pool_(threads) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,10 @@ Pcg64 NumpyDefaultRng(uint64_t seed);
 uint64_t GameSeed(uint64_t batch_seed, uint64_t index, uint64_t episode);
 
 // Runs f(begin, end) over [0, n) split among a fixed set of threads (the caller's included).
+// A batch call lasts some tens of microseconds, about what waking a sleeping thread costs, so
+// the threads first spin for a short while (kSpin) on the task counter and the pending count and
+// only then sleep on the condition variables: back-to-back calls never wait for a wake-up, and an
+// idle pool costs no CPU.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);
@@ -40,14 +45,14 @@ class ThreadPool {
   void Work(int index);
 
   std::vector<std::thread> workers_;         // the threads beside the caller's
-  std::mutex mutex_;                         // guards everything below
+  std::mutex mutex_;                         // the sleepers' lock (changes of generation_, stop_)
   std::condition_variable start_;            // a new task is posted
-  std::condition_variable done_;             // a worker finished its part
+  std::condition_variable done_;             // the last worker finished its part
   const std::function<void(int, int)>* task_ = nullptr;  // the task being run
   int n_ = 0;                                // its item count
-  uint64_t generation_ = 0;                  // counts posted tasks
-  int pending_ = 0;                          // workers still on the task
-  bool stop_ = false;                        // the pool is being destroyed
+  std::atomic<uint64_t> generation_{0};      // counts posted tasks (publishes task_ and n_)
+  std::atomic<int> pending_{0};              // workers still on the task
+  std::atomic<bool> stop_{false};            // the pool is being destroyed
 };
 
 // The buffers one call writes: obs[N][kObsSize], mask[N][kNumActions], player[N],
