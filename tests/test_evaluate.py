@@ -225,9 +225,10 @@ def test_games_played_in_the_core_give_the_python_engines_results(specs, monkeyp
     monkeypatch.setattr(ev, "play_core_game", lambda *a, **k: played.append(1) or real(*a, **k))
     in_core = ev.evaluate(specs, games=4, seed=9, save_games=tmp_path / "core")
     assert len(played) == 4
-    monkeypatch.setattr(ev.core, "available", lambda: False)
-    in_python = ev.evaluate(specs, games=4, seed=9, save_games=tmp_path / "python")
-    assert len(played) == 4  # no more games in the core
+    in_python = ev.evaluate(
+        specs, games=4, seed=9, save_games=tmp_path / "python", env_options={"backend": "python"}
+    )
+    assert len(played) == 4  # backend="python": no more games in the core
     records = [[load(path).to_dict() for path in r.pop("saved_games")] for r in (in_core, in_python)]
     assert in_core == in_python
     assert records[0] == records[1]

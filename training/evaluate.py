@@ -4,8 +4,8 @@ Each AGENT is ``random``, ``heuristic`` or a path to a trained checkpoint; their
 player count (2-4). Games go through the public PettingZoo environment with the seats rotated
 (game ``g`` uses rotation ``g % k``: agent ``i`` sits in seat ``(i + g) % k``), so with a
 number of games that is a multiple of ``k`` every agent sits in every seat equally often.
-Where the C++ core is built and every AGENT is one of those, the games are played in the core
-instead (``play_core_game``: the same deals, observations and choices, the heuristic's in C++),
+Where the env's backend is the C++ core (the default where it is built) and every AGENT is one
+of those, the games are played in the core instead (``play_core_game``: the same deals, observations and choices, the heuristic's in C++),
 with the same results.
 
 Reported per AGENT argument, in the order given (a repeated spec gets ``#2``, ``#3``...):
@@ -240,7 +240,9 @@ def evaluate(
     if save_games is not None:
         save_dir = check_output_dir(save_games, "--save-games", create=True)
         tag = run_tag(seed)
-    in_core = core.available() and all(plays_in_core(spec) for spec in specs)
+    env = island_fortress_v0.env(num_players=k, **dict(env_options or {}))
+    # backend="python" keeps every game in the reference engine (the env's own loop).
+    in_core = env.unwrapped.backend == "core" and all(plays_in_core(spec) for spec in specs)
     make = make_core_agent if in_core else make_agent
     agents = [make(spec, seed=agent_seed(seed, 0, i)) for i, spec in enumerate(specs)]
     rated = len(set(specs)) > 2
@@ -249,7 +251,6 @@ def evaluate(
 
         model = PlackettLuce()
         ratings = [model.rating(name=name) for name in names]
-    env = island_fortress_v0.env(num_players=k, **dict(env_options or {}))
     totals = [AgentTotals(seats=[0] * k) for _ in range(k)]
     saved: list[str] = []
     bar = None
