@@ -225,3 +225,119 @@ def test_set_players_changes_a_games_table_from_its_next_episode_on() -> None:
         env.set_players(3, 2)
     with pytest.raises(ValueError, match="num_players"):
         env.set_players(0, 5)
+
+
+def test_a_partial_step_moves_only_the_games_asked() -> None:
+    import island_fortress_env.vector as vector
+
+    env = vector.make(5, num_players=3, seed=2)
+    env.reset()
+    env.step(env.random_actions())
+    which = np.array([True, False, True, False, False])
+    legal = [env.state(i).legal_actions() for i in range(5)]
+    before = env.obs.copy(), env.mask.copy(), env.player.copy(), legal
+    actions = env.random_actions(which)  # -1 where the game waits
+    env.step(actions, games=which)
+    assert not env.done.any() and not env.rewards.any() and not env.score_gains()[~which].any()
+    for i in np.flatnonzero(~which):
+        assert np.array_equal(env.obs[i], before[0][i]) and np.array_equal(env.mask[i], before[1][i])
+        assert env.player[i] == before[2][i] and env.state(i).legal_actions() == before[3][i]
+    assert all(env.state(i).legal_actions() != before[3][i] or not np.array_equal(env.obs[i], before[0][i])
+               for i in np.flatnonzero(which))  # fmt: skip
+    bad = env.random_actions(which)
+    bad[2] = -1  # an illegal action in a game that moves: refused, nothing changes
+    obs = env.obs.copy()
+    with pytest.raises(ValueError, match="game 2"):
+        env.step(bad, games=which)
+    assert np.array_equal(env.obs, obs)
+
+
+def _replay_learner_games(env, actions_by_game, seats_by_game, vector_seed):
+    """The games of a ``GymVectorEnv`` played again through the engine: the learner's recorded
+    actions at its seat, ``HeuristicAgent(seed=the episode's seed)`` at every other."""
+    import island_fortress_env.vector as vector
+
+    plain = vector.make(env.num_envs, num_players=(2, 3, 4), seed=vector_seed)
+    results = []
+    for i, episodes in enumerate(actions_by_game):
+        for e, learner_actions in enumerate(episodes):
+            game = plain.games[i] if e == 0 else env._vec.games[i]
+            state = game.new_initial_state(plain.game_seed(i, e))
+            agent = HeuristicAgent(seed=plain.game_seed(i, e))
+            mine = iter(learner_actions)
+            while not state.is_terminal():
+                if state.current_player() == seats_by_game[i][e]:
+                    state.apply_action(next(mine))
+                else:
+                    state.apply_action(agent.act(None, action_mask(state), state))
+            results.append((i, e, state.returns()[seats_by_game[i][e]]))
+    return results
+
+
+def test_the_gymnasium_view_plays_the_learner_against_the_heuristic_in_turn_at_every_seat() -> None:
+    import gymnasium
+
+    import island_fortress_env.vector as vector
+
+    env = vector.make_gym(4, num_players=(2, 3, 4), opponent="heuristic", seed=8)
+    assert isinstance(env, gymnasium.vector.VectorEnv)
+    assert env.single_action_space == gymnasium.spaces.Discrete(380)
+    assert env.observation_space.shape == (4, 1317)
+    obs, infos = env.reset()
+    rng = np.random.default_rng(0)
+    actions_by_game = [[[]] for _ in range(4)]
+    seats_by_game = [[int(s)] for s in infos["seat"]]
+    returns = []
+    for _ in range(2500):
+        mask = infos["action_mask"]
+        for i in range(4):  # the learner is to move, and sees its own seat's observation
+            state = env.state(i)
+            assert state.current_player() == infos["seat"][i]
+            assert np.array_equal(mask[i], env.action_masks()[i])
+            seen = ObservationEncoder(state.game).encode(state, int(infos["seat"][i]))
+            assert obs[i].tobytes() == seen.tobytes()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        for i in range(4):
+            actions_by_game[i][-1].append(int(actions[i]))
+        obs, reward, terminated, truncated, infos = env.step(actions)
+        assert not truncated.any() and not reward[~terminated].any()
+        for i in np.flatnonzero(terminated):
+            returns.append((i, len(actions_by_game[i]) - 1, float(reward[i])))
+            actions_by_game[i].append([])
+            seats_by_game[i].append(int(infos["seat"][i]))
+    for i in range(4):  # seat e % n in episode e
+        for e, seat in enumerate(seats_by_game[i]):
+            assert seat == e % env._vec.games[i].num_players
+    finished = sorted((int(i), e, pytest.approx(r)) for i, e, r in returns)
+    assert len(finished) >= 8
+    assert _replay_learner_games(env, [a[:-1] for a in actions_by_game], seats_by_game, 8) == finished
+
+
+def test_the_gymnasium_view_reseeds_fixes_a_seat_and_refuses_bad_arguments() -> None:
+    import gymnasium
+
+    import island_fortress_env.vector as vector
+
+    env = vector.make_gym(3, num_players=3, opponent="random", seed=0, learner_seat=2)
+    first, _ = env.reset(seed=11)
+    again, infos = vector.make_gym(3, num_players=3, opponent="random", seed=11, learner_seat=2).reset()
+    assert np.array_equal(first, again) and (infos["seat"] == 2).all()
+    wrapped = gymnasium.wrappers.vector.RecordEpisodeStatistics(env)
+    _, infos = wrapped.reset(seed=3)
+    episodes = 0
+    for _ in range(600):
+        actions = np.array([np.flatnonzero(m)[0] for m in infos["action_mask"]])
+        _, reward, terminated, _, infos = wrapped.step(actions)
+        episodes += int(terminated.sum())
+        assert (infos["seat"] == 2).all()
+        if terminated.any():  # Gymnasium's episode statistics see each finished game's return
+            assert np.allclose(infos["episode"]["r"][terminated], reward[terminated])
+    assert episodes >= 3
+    with pytest.raises(ValueError, match="opponent"):
+        vector.make_gym(2, opponent="mcts")
+    with pytest.raises(ValueError, match="learner_seat"):
+        vector.make_gym(2, num_players=(2, 3), learner_seat=2)
+    with pytest.raises(ValueError, match="one integer"):
+        env.reset(seed=[1, 2, 3])
+    with pytest.raises(ValueError, match="options"):
+        env.reset(options={"x": 1})

@@ -1,4 +1,4 @@
-"""The README's action and observation tables are generated from the code; keep them equal."""
+"""docs/SPACES.md's action and observation tables are generated from the code; keep them equal."""
 
 from pathlib import Path
 
@@ -7,12 +7,12 @@ from island_fortress_env.tools.doc_tables import action_table, observation_table
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_readme_action_table_matches_code():
-    assert action_table() in (ROOT / "README.md").read_text("utf-8")
+def test_action_table_matches_code():
+    assert action_table() in (ROOT / "docs" / "SPACES.md").read_text("utf-8")
 
 
-def test_readme_observation_table_matches_code():
-    assert observation_table() in (ROOT / "README.md").read_text("utf-8")
+def test_observation_table_matches_code():
+    assert observation_table() in (ROOT / "docs" / "SPACES.md").read_text("utf-8")
 
 
 def test_rules_document_states_the_binding_rulings():

@@ -5,8 +5,8 @@ player count (2-4). Games go through the public PettingZoo environment with the 
 (game ``g`` uses rotation ``g % k``: agent ``i`` sits in seat ``(i + g) % k``), so with a
 number of games that is a multiple of ``k`` every agent sits in every seat equally often.
 Where the env's backend is the C++ core (the default where it is built) and every AGENT is one
-of those, the games are played in the core instead (``play_core_game``: the same deals, observations and choices, the heuristic's in C++),
-with the same results.
+of those, the games are played in the core instead (``play_core_game``: the same deals,
+observations and choices, the heuristic's in C++), with the same results.
 
 Reported per AGENT argument, in the order given (a repeated spec gets ``#2``, ``#3``...):
 games, wins (a win shared by ``m`` tied winners counts ``1/m`` to each), win rate with a 95%

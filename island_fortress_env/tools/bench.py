@@ -561,7 +561,8 @@ def evaluate_targets(results: dict) -> list[dict]:
     c4 = _anchor(results, "connect_four_v3")
     extra = ""
     if stock is not None and c4 is not None:
-        extra = f"; raw_env in PettingZoo's stock wrapper instead: {stock['steps_per_s'] / c4['steps_per_s']:.2f}x"
+        ratio = stock["steps_per_s"] / c4["steps_per_s"]
+        extra = f"; raw_env in PettingZoo's stock wrapper instead: {ratio:.2f}x"
     versus(
         f"AEC API (core) 3p steps/s >= {TARGET_AEC_VS_C4:g}x connect_four_v3",
         _figure(results, "aec", "core"), "AEC core 3p", "connect_four_v3", TARGET_AEC_VS_C4, extra,

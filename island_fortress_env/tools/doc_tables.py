@@ -1,7 +1,7 @@
-"""Markdown tables for the README, made from the action table and the observation layout,
-so the documentation cannot drift from the code (a test compares them with README.md).
+"""Markdown tables for docs/SPACES.md, made from the action table and the observation layout,
+so the documentation cannot drift from the code (a test compares them with docs/SPACES.md).
 
-    python -m island_fortress_env.doc_tables
+    python -m island_fortress_env.tools.doc_tables
 """
 
 from __future__ import annotations

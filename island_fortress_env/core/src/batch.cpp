@@ -224,22 +224,27 @@ void Batch::Reset(const BatchOutput& out) {
   });
 }
 
-int Batch::FirstIllegal(const int64_t* actions) const {
+int Batch::FirstIllegal(const int64_t* actions, const uint8_t* which) const {
   for (int i = 0; i < size(); ++i)
-    if (!states_[static_cast<size_t>(i)]->IsLegal(actions[i])) return i;
+    if ((!which || which[i]) && !states_[static_cast<size_t>(i)]->IsLegal(actions[i])) return i;
   return -1;
 }
 
-void Batch::Step(const int64_t* actions, const BatchOutput& out) {
+void Batch::Step(const int64_t* actions, const BatchOutput& out, const uint8_t* which) {
   pool_.ParallelFor(size(), [&](int begin, int end) {
     for (int i = begin; i < end; ++i) {
+      std::array<int64_t, kMaxPlayers>& gains = gains_[static_cast<size_t>(i)];
+      float* rewards = out.rewards + i * kMaxPlayers;
+      std::fill(rewards, rewards + kMaxPlayers, 0.0F);
+      if (which && !which[i]) {  // this game waits: its outputs stay as they are
+        gains.fill(0);
+        out.done[i] = 0;
+        continue;
+      }
       State& s = *states_[static_cast<size_t>(i)];
       const std::array<int64_t, kMaxPlayers> before = s.score();
       s.ApplyLegalAction(static_cast<int>(actions[i]));  // checked by FirstIllegal
-      std::array<int64_t, kMaxPlayers>& gains = gains_[static_cast<size_t>(i)];
       for (int p = 0; p < kMaxPlayers; ++p) gains[p] = s.score()[p] - before[p];
-      float* rewards = out.rewards + i * kMaxPlayers;
-      std::fill(rewards, rewards + kMaxPlayers, 0.0F);
       const bool done = s.IsTerminal();
       out.done[i] = done;
       if (done) {  // the win/loss returns (E23), then a new game in this slot

@@ -73,10 +73,13 @@ class Batch {
   int size() const { return static_cast<int>(states_.size()); }
   // Starts a new episode in every game.
   void Reset(const BatchOutput& out);
-  // The index of the first game where actions[i] is illegal, or -1.
-  int FirstIllegal(const int64_t* actions) const;
-  // Applies actions[i] in game i (all legal: see FirstIllegal); a finished game restarts.
-  void Step(const int64_t* actions, const BatchOutput& out);
+  // The index of the first game where actions[i] is illegal, or -1; with `which`, only the games
+  // where which[i] is nonzero are checked.
+  int FirstIllegal(const int64_t* actions, const uint8_t* which = nullptr) const;
+  // Applies actions[i] in game i (all legal: see FirstIllegal); a finished game restarts. With
+  // `which`, only the games where which[i] is nonzero move: the others keep their state, obs,
+  // mask and player, and get zero rewards, done 0 and zero score gains.
+  void Step(const int64_t* actions, const BatchOutput& out, const uint8_t* which = nullptr);
   // A uniformly random legal action per game (each game's own SplitMix64 chooser); with `which`,
   // only in the games where which[i] is nonzero (-1 elsewhere, and their choosers do not draw).
   void RandomActions(int64_t* out, const uint8_t* which = nullptr);

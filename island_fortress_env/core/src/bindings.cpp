@@ -341,16 +341,19 @@ NB_MODULE(_core, m) {
         nb::gil_scoped_release release;
         b.Reset(out);
       }, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a)
-      .def("step", [](Batch& b, Buffer actions, Buffer obs, Buffer mask, Buffer player, Buffer rewards, Buffer done) {
+      .def("step", [](Batch& b, Buffer actions, Buffer obs, Buffer mask, Buffer player, Buffer rewards, Buffer done,
+                      std::optional<Buffer> which) {
         const auto* a = CheckedBuffer<int64_t>(actions, static_cast<size_t>(b.size()), "actions");
         const BatchOutput out = Outputs(b, obs, mask, player, rewards, done);
-        const int bad = b.FirstIllegal(a);
+        const uint8_t* w = which ? CheckedBuffer<uint8_t>(*which, static_cast<size_t>(b.size()), "which") : nullptr;
+        const int bad = b.FirstIllegal(a, w);
         if (bad >= 0)
           throw std::invalid_argument("illegal action " + std::to_string(a[bad]) + " in game " + std::to_string(bad));
         nb::gil_scoped_release release;
-        b.Step(a, out);
-      }, "actions"_a, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a,
-      "Apply one action per game (all legal, else ValueError and nothing changes); a finished game restarts.")
+        b.Step(a, out, w);
+      }, "actions"_a, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a, "which"_a = nb::none(),
+      "Apply one action per game (only where which[i]; all legal, else ValueError and nothing changes); "
+      "a finished game restarts.")
       .def("random_actions", [](Batch& b, Buffer out, std::optional<Buffer> which) {
         auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()), "out");
         const uint8_t* w = which ? CheckedBuffer<uint8_t>(*which, static_cast<size_t>(b.size()), "which") : nullptr;
