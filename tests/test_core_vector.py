@@ -341,3 +341,20 @@ def test_the_gymnasium_view_reseeds_fixes_a_seat_and_refuses_bad_arguments() -> 
         env.reset(seed=[1, 2, 3])
     with pytest.raises(ValueError, match="options"):
         env.reset(options={"x": 1})
+
+
+def test_the_vector_ppo_example_learns_the_same_losses_from_the_same_seed() -> None:
+    """examples/vector_ppo.py, CleanRL's loop over make_gym: a tiny seeded run twice."""
+    import importlib.util
+    from pathlib import Path
+
+    pytest.importorskip("torch")
+    path = Path(__file__).resolve().parents[1] / "examples" / "vector_ppo.py"
+    spec = importlib.util.spec_from_file_location("examples_vector_ppo", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    agent, losses = example.train(envs=8, steps=16, updates=2, opponent="heuristic", seed=3)
+    assert len(losses) == 2 and all(np.isfinite(losses))
+    assert example.train(envs=8, steps=16, updates=2, opponent="heuristic", seed=3)[1] == losses
+    assert 0.0 <= example.win_rate(agent, "random", games=4) <= 1.0
