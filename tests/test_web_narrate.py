@@ -98,6 +98,21 @@ def test_the_round_end_is_said_before_the_next_round():
     ]
 
 
+def test_a_purchase_that_costs_nothing_is_free_and_three_names_read_as_a_list():
+    narrator = Narrator(NAMES, ())
+    said = [line.text for e in (
+        ev.Bought(K.BOUGHT, 0, 1, 0), ev.Recruited(K.RECRUITED, 1, 2, 1), ev.Build(K.BUILD, 2, 2, 0),
+    ) for line in narrator.event(e)]  # fmt: skip
+    assert said == [
+        "A (you) buys 1 Wall Block for free.",
+        "B (heuristic) recruits 2 Laborers for 1 Jade.",
+        "C (random) builds 2 blocks, the second free.",
+    ]
+    tie = narrator.event(ev.Petition(K.PETITION, (2, 2, 2), (2, 2, 2), 2))[0].text
+    assert "A, B and C tie at 2" in tie
+    assert narrate.and_list(["A"]) == "A" and narrate.and_list(["A", "B"]) == "A and B"
+
+
 def test_the_petition_shows_the_bids_and_each_tie_break():
     narrator = Narrator(NAMES, ())
     first = narrator.event(ev.Petition(K.PETITION, (2, 2, 0), (2, 2, 0), 1))[0].text

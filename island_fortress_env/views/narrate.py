@@ -63,6 +63,16 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}s"
 
 
+def price(jade: int) -> str:
+    """ "for 2 Jade"; "for free" when it costs nothing (a purchase of one)."""
+    return f"for {plural(jade, 'Jade')}" if jade else "for free"
+
+
+def and_list(names: list[str]) -> str:
+    """ "A", "A and B", "A, B and C"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def cell_label(cell: int) -> str:
     """A wall cell's coordinates as drawn on the board: region, level (1-4), column (1-5)."""
     region, k = divmod(cell, 17)
@@ -272,7 +282,7 @@ class Narrator:
         tied = [p for p in range(n) if event.totals[p] == best]
         winner = self.who(event.winner)
         if len(tied) > 1:
-            marks = " and ".join(MARKS[p] for p in tied)
+            marks = and_list([MARKS[p] for p in tied])
             most = max(event.bids[p] for p in tied)
             still = [p for p in tied if event.bids[p] == most]
             if len(still) == 1:
@@ -295,7 +305,7 @@ class Narrator:
 
     def _game_over(self, event: ev.GameOver) -> list[Line]:
         scores = ", ".join(f"{MARKS[p]} {s}" for p, s in enumerate(event.scores))
-        won = " and ".join(self.who(w) for w in event.winners)
+        won = and_list([self.who(w) for w in event.winners])
         verb = "win (tied)" if len(event.winners) > 1 else "wins"
         out = [Line(f"Game over. Final scores: {scores}. {won} {verb}.", Tone.END, None)]
         for p, total in enumerate(event.scores):
@@ -331,12 +341,12 @@ class Narrator:
             return f"{who} plays the {card}: {A.OP_NAMES[event.op]}.", Tone.PLAIN
         if isinstance(event, ev.Recruited):
             return (
-                f"{who} recruits {plural(event.laborers, 'Laborer')} for {plural(event.cost, 'Jade')}.",
+                f"{who} recruits {plural(event.laborers, 'Laborer')} {price(event.cost)}.",
                 Tone.PLAIN,
             )
         if isinstance(event, ev.Bought):
             return (
-                f"{who} buys {plural(event.blocks, 'Wall Block')} for {plural(event.cost, 'Jade')}.",
+                f"{who} buys {plural(event.blocks, 'Wall Block')} {price(event.cost)}.",
                 Tone.PLAIN,
             )
         if isinstance(event, ev.Drew):
@@ -345,10 +355,10 @@ class Narrator:
             return f"{who} removes the Reinforcement at {cell_label(event.cell)}.", Tone.PLAIN
         if isinstance(event, ev.Build):
             if event.blocks == 2:
-                return (
-                    f"{who} builds 2 blocks, paying {plural(event.cost, 'Jade')} for the second.",
-                    Tone.PLAIN,
+                second = (
+                    f"paying {plural(event.cost, 'Jade')} for the second" if event.cost else "the second free"
                 )
+                return f"{who} builds 2 blocks, {second}.", Tone.PLAIN
             return f"{who} builds 1 block.", Tone.PLAIN
         if isinstance(event, ev.Place):
             if event.governor:
