@@ -4,6 +4,7 @@ and SB3), ``CheckpointAgent``; every metadata field the code reads is type-check
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import re
@@ -220,10 +221,21 @@ def test_a_truncated_native_checkpoint_is_called_truncated_not_sb3(good, tmp_pat
 # --------------------------------------------------------------------------- SB3 checkpoints
 
 
+def _policy_with_a_wrong_shape() -> bytes:
+    """The SB3 baseline's policy.pth, real tensors, its first tensor of another shape."""
+    torch = pytest.importorskip("torch")
+    with zipfile.ZipFile(SB3_BASELINE) as z:
+        weights = torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
+    weights[next(iter(weights))] = torch.zeros(3, 3)
+    out = io.BytesIO()
+    torch.save(weights, out)
+    return out.getvalue()
+
+
 @pytest.fixture(scope="module")
 def sb3_damaged(tmp_path_factory) -> dict[str, Path]:
-    """Copies of the shipped SB3 checkpoint: a garbage policy, a flipped byte in the policy, a
-    string space signature."""
+    """Copies of the shipped SB3 checkpoint: a policy with a tensor of the wrong shape, a garbage
+    policy, a flipped byte in the policy, a string space signature."""
     if not SB3_BASELINE.exists():
         pytest.fail("checkpoints/baseline-3p.zip is missing")
     d = tmp_path_factory.mktemp("sb3")
@@ -231,6 +243,7 @@ def sb3_damaged(tmp_path_factory) -> dict[str, Path]:
     shutil.copy(SB3_BASELINE, flipped)
     _flip_member_byte(flipped, "policy.pth")
     return {
+        "shape": _rewrite(SB3_BASELINE, d / "shape.zip", **{"policy.pth": _policy_with_a_wrong_shape()}),
         "garbage": _rewrite(SB3_BASELINE, d / "garbage.zip", **{"policy.pth": b"garbage" * 100}),
         "flipped": flipped,
         "signature": _with_meta(SB3_BASELINE, d / "signature.zip", space_signature="v0"),
@@ -239,6 +252,7 @@ def sb3_damaged(tmp_path_factory) -> dict[str, Path]:
 
 
 SB3_CASES = {
+    "shape": r"cannot be loaded \(Error\(s\) in loading state_dict for .*: size mismatch for",
     "garbage": r"policy\.pth is not a PyTorch tensor file",
     "flipped": r"member policy\.pth is corrupted",
     "signature": r"space_signature must be an object",

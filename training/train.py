@@ -68,7 +68,12 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from island_fortress_env.agents.checkpoint import check_signature, read_metadata
+    from island_fortress_env.agents.checkpoint import (
+        CheckpointError,
+        check_signature,
+        load_model,
+        read_metadata,
+    )
     from island_fortress_env.training.callbacks import (
         CheckpointCallback,
         GameStatsCallback,
@@ -95,7 +100,11 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
         vec_env = DummyVecEnv(factories)
 
     if resume:
-        model = MaskablePPO.load(resume, env=vec_env, device=cfg.train.device, tensorboard_log=str(runs_dir))
+        try:  # the weights themselves may still not fit (a tensor of another shape)
+            model, _ = load_model(resume, device=cfg.train.device, env=vec_env, tensorboard_log=str(runs_dir))
+        except CheckpointError:
+            vec_env.close()
+            raise
     else:
         model = MaskablePPO(
             "MlpPolicy",

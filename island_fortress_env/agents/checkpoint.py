@@ -259,13 +259,16 @@ def _read_member(path: str | Path, z: zipfile.ZipFile, member: str) -> bytes:
 
 def _short(exc: BaseException) -> str:
     """The gist of a library's error: torch's own reason when it refuses to unpickle, else the
-    first line; at most 120 characters."""
+    first line (and the line after it where the first only announces a list, as torch's "Error(s)
+    in loading state_dict for ...:" does); at most 160 characters."""
     text = str(exc)
     if "WeightsUnpickler error:" in text:
         text = text.split("WeightsUnpickler error:", 1)[1]
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     first = lines[0] if lines else type(exc).__name__
-    return first if len(first) <= 120 else first[:117] + "..."
+    if first.endswith(":") and len(lines) > 1:
+        first = f"{first} {lines[1]}"
+    return first if len(first) <= 160 else first[:157] + "..."
 
 
 # --------------------------------------------------------------------------- checks
@@ -448,8 +451,9 @@ def load_training_state(path: str | Path) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- SB3 checkpoints
 
 
-def load_model(path: str | Path, device: str = "cpu"):
-    """Load a MaskablePPO checkpoint after checking its metadata, spaces and members."""
+def load_model(path: str | Path, device: str = "cpu", **load_options: Any):
+    """Load a MaskablePPO checkpoint after checking its metadata, spaces and members;
+    ``load_options`` go to ``MaskablePPO.load`` (``env=``, ``tensorboard_log=`` to train on)."""
     metadata = read_metadata(path)
     check_signature(path, metadata)
     from sb3_contrib import MaskablePPO  # heavy import, only when a checkpoint is used
@@ -457,7 +461,7 @@ def load_model(path: str | Path, device: str = "cpu"):
     try:
         with warnings.catch_warnings():  # SB3 warns for each setting it cannot read: the error says it
             warnings.simplefilter("ignore")
-            model = MaskablePPO.load(str(path), device=device)
+            model = MaskablePPO.load(str(path), device=device, **load_options)
     except (*TORCH_ERRORS, zipfile.BadZipFile, OSError) as exc:
         raise _fail(path, f"the SB3 model cannot be loaded ({_short(exc)})") from None
     obs_shape = getattr(model.observation_space, "shape", None)
