@@ -11,7 +11,6 @@ leaving the state unchanged, and ``redeal_unseen`` is ``engine.visibility.redeal
 
 from __future__ import annotations
 
-import operator
 import weakref
 from operator import attrgetter
 from typing import Any
@@ -25,7 +24,7 @@ from island_fortress_env.engine import rng
 from island_fortress_env.engine.config import INCENTIVES, ConfigError
 from island_fortress_env.engine.decisions import DECISION_NAMES, Decision
 from island_fortress_env.engine.favors import REWARD_KINDS
-from island_fortress_env.engine.state import GOVERNOR_OWNER, Game, IllegalActionError
+from island_fortress_env.engine.state import GOVERNOR_OWNER, Game, IllegalActionError, action_id
 
 if _package._core is None:  # the package imports without the extension; this module needs it
     raise ImportError(
@@ -201,14 +200,7 @@ class CoreState:
 
     def apply_action(self, action: Any) -> None:
         """Apply one legal action; an illegal one raises ``IllegalActionError`` and changes nothing."""
-        try:
-            if isinstance(action, bool):
-                raise TypeError
-            a = operator.index(action)
-        except TypeError:
-            raise IllegalActionError(
-                f"illegal action {action!r}: actions are integers 0..{A.NUM_ACTIONS - 1}"
-            ) from None
+        a = action_id(action)
         if not 0 <= a < A.NUM_ACTIONS or not self._s.apply(a):
             raise IllegalActionError(self._illegal_message(a))
 

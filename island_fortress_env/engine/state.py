@@ -110,6 +110,19 @@ class IllegalActionError(ValueError):
     """An action that is not legal at the current decision; the state is left unchanged."""
 
 
+def action_id(action: Any) -> int:
+    """``action`` as an action id: any integer (numpy's too), never a bool; anything else raises
+    ``IllegalActionError`` (whether the id is legal is the state's question)."""
+    try:
+        if isinstance(action, bool):
+            raise TypeError
+        return operator.index(action)
+    except TypeError:
+        raise IllegalActionError(
+            f"illegal action {action!r}: actions are integers 0..{A.NUM_ACTIONS - 1}"
+        ) from None
+
+
 class Game:
     """A validated configuration plus the immutable things every state shares."""
 
@@ -287,14 +300,7 @@ class State(
 
     def apply_action(self, action: int) -> None:
         """Apply one legal action; an illegal one raises and changes nothing."""
-        try:
-            if isinstance(action, bool):
-                raise TypeError
-            a = operator.index(action)
-        except TypeError:
-            raise IllegalActionError(
-                f"illegal action {action!r}: actions are integers 0..{A.NUM_ACTIONS - 1}"
-            ) from None
+        a = action_id(action)
         if a not in self.legal_actions():
             raise IllegalActionError(self._illegal_message(a))
         self._legal = None
