@@ -39,6 +39,7 @@ from island_fortress_env.agents.base import RandomAgent
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.aec import raw_env
+from island_fortress_env.players import make_agent
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.figures import game_figures
 from island_fortress_env.training.league import (
@@ -46,6 +47,7 @@ from island_fortress_env.training.league import (
     League,
     draw_game_kind,
     draw_snapshot,
+    fixed_opponent_kind,
     opponent_probabilities,
 )
 from island_fortress_env.training.shaping import gain_reward
@@ -153,6 +155,11 @@ class Collector:
         self.snapshots: dict[int, nn.Module] = {}
         self.snapshot_p: dict[int, float] = {}
         self.book = new_book()  # the per-seat trajectories (ppo.py's SeatTrajectories)
+        # league.opponent's search player, seeded apart from the collector's draws
+        self.agent = None
+        if cfg.league.opponent and fixed_opponent_kind(cfg.league.opponent) is GameKind.AGENT:
+            agent_seed = int(np.random.SeedSequence([cfg.seed, rank, 1]).generate_state(1)[0])
+            self.agent = make_agent(cfg.league.opponent, seed=agent_seed)
         self.finished: list[FinishedGame] = []
         self.games: list[Game] = []
         self._episodes = 0
@@ -276,6 +283,7 @@ class CoreCollector(Collector):
         by_snapshot: dict[int, list[int]] = defaultdict(list)
         heuristic = np.zeros(len(games), dtype=bool)
         random = np.zeros(len(games), dtype=bool)
+        searching: list[int] = []
         for slot, game in enumerate(games):
             if movers[slot] in game.learners:
                 learning.append(slot)
@@ -283,9 +291,13 @@ class CoreCollector(Collector):
                 heuristic[slot] = True
             elif game.kind is GameKind.RANDOM:
                 random[slot] = True
+            elif game.kind is GameKind.AGENT:
+                searching.append(slot)
             else:
                 by_snapshot[game.snapshot].append(slot)  # type: ignore[index]
         actions = np.empty(len(games), dtype=np.int64)
+        for slot in searching:  # the search player reads the game's state (a copy of the batch's)
+            actions[slot] = self.agent.act(env.obs[slot], env.mask[slot], env.state(slot))  # type: ignore[union-attr]
         if heuristic.any():
             actions[heuristic] = env.heuristic_actions(heuristic)[heuristic]
         if random.any():
@@ -369,7 +381,9 @@ class EnvCollector(Collector):
                 if game.kind is GameKind.SNAPSHOT:
                     frozen[game.snapshot].append(slot)  # type: ignore[index]
                     break
-                player = self.heuristic if game.kind is GameKind.HEURISTIC else self.random
+                player = {GameKind.HEURISTIC: self.heuristic, GameKind.AGENT: self.agent}.get(
+                    game.kind, self.random
+                )
                 o = env.observe(env.agent_selection)
                 self._step(slot, game, player.act(o["observation"], o["action_mask"], env.game_state))
         self._decide(net, pending, learn=True)

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, NoReturn
 
 import yaml
 
-from island_fortress_env.players import AGENT_KINDS, SEARCH_KINDS, AgentSpecError, check_agent_spec
+from island_fortress_env.players import AGENT_KINDS, AgentSpecError, check_agent_spec
 
 
 class TrainConfigError(ValueError):
@@ -196,10 +196,12 @@ class LeagueSection:
     floor: float = 0.05
     """See ``priority_power``."""
     opponent: str = ""
-    """An agent spec (a checkpoint, ``heuristic`` or ``random``; empty: none): every league game
-    seats the learner against this one fixed player, and the kind weights above are not used. A
-    checkpoint plays as the league's only snapshot, its weights fixed for the whole run (its
-    network must be the learner's); no snapshot of the learner joins (``island-fortress exploit``)."""
+    """An agent spec (a checkpoint, ``heuristic``, ``random`` or a search player such as
+    ``search:64``; empty: none): every league game seats the learner against this one fixed player,
+    and the kind weights above are not used. A checkpoint plays as the league's only snapshot, its
+    weights fixed for the whole run (its network must be the learner's); a search player decides in
+    the collectors, at its own pace (tens of milliseconds a decision); no snapshot of the learner
+    joins (``island-fortress exploit``)."""
 
 
 def check_league_opponent(league: LeagueSection) -> None:
@@ -207,8 +209,6 @@ def check_league_opponent(league: LeagueSection) -> None:
     spec = league.opponent
     if league.share <= 0:
         fail("league.opponent", "needs league.share > 0 (the share of games played against it)")
-    if spec.partition(":")[0] in SEARCH_KINDS:
-        fail("league.opponent", f"{spec!r}: league seats are played by a checkpoint, heuristic or random")
     try:
         check_agent_spec(spec)
     except AgentSpecError as exc:

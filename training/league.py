@@ -3,9 +3,10 @@
 Every new game is one of two kinds. In a **self-play** game every seat learns. In a **league**
 game one seat learns and every other seat is played by a frozen player of one kind: a
 **snapshot** (a frozen copy of the learner's weights from earlier in the run), the heuristic or
-the random player. ``draw_game_kind`` and ``draw_snapshot`` make those draws for a new game;
-``League`` keeps the snapshots and how often each still beats the learner, which is what the
-snapshot draw is weighted by (prioritised fictitious self-play).
+the random player (or, as ``league.opponent``, a search player). ``draw_game_kind`` and
+``draw_snapshot`` make those draws for a new game; ``League`` keeps the snapshots and how often
+each still beats the learner, which is what the snapshot draw is weighted by (prioritised
+fictitious self-play).
 
 With ``league.opponent`` the league is one fixed player: every league game is played against it,
 a checkpoint as the only snapshot, kept as it is for the whole run (``island-fortress exploit``
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 from torch import nn
 
+from island_fortress_env.players import SEARCH_KINDS
 from island_fortress_env.training.config import LeagueSection, NativeConfig
 from island_fortress_env.training.weights import initial_weights, network_kwargs
 
@@ -33,14 +35,18 @@ class GameKind(enum.Enum):
     SNAPSHOT = "snapshot"  # one learner against snapshots of itself
     HEURISTIC = "heuristic"  # one learner against the heuristic player
     RANDOM = "random"  # one learner against the random player
+    AGENT = "agent"  # one learner against ``league.opponent``'s search player
 
 
-OPPONENT_KINDS = (GameKind.SNAPSHOT, GameKind.HEURISTIC, GameKind.RANDOM)  # league.<kind> weights
+# The kinds a league game is drawn from: league.<kind> weights, and AGENT only as league.opponent.
+OPPONENT_KINDS = (GameKind.SNAPSHOT, GameKind.HEURISTIC, GameKind.RANDOM, GameKind.AGENT)
 
 
 def fixed_opponent_kind(spec: str) -> GameKind:
     """The kind of league game that ``league.opponent`` ``spec`` plays: the heuristic and the random
-    player their own, a checkpoint a snapshot game."""
+    player their own, a search player an agent game, a checkpoint a snapshot game."""
+    if spec.partition(":")[0] in SEARCH_KINDS:
+        return GameKind.AGENT
     return {"heuristic": GameKind.HEURISTIC, "random": GameKind.RANDOM}.get(spec, GameKind.SNAPSHOT)
 
 
@@ -50,7 +56,7 @@ def opponent_probabilities(league: LeagueSection) -> np.ndarray:
     if league.opponent:
         kind = fixed_opponent_kind(league.opponent)
         return np.array([float(k is kind) for k in OPPONENT_KINDS])
-    weights = np.array([league.snapshot, league.heuristic, league.random], dtype=np.float64)
+    weights = np.array([league.snapshot, league.heuristic, league.random, 0.0], dtype=np.float64)
     return weights / weights.sum() if weights.sum() > 0 else weights
 
 
