@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from island_fortress_env import core
-from island_fortress_env.tools import bench, cli
+from island_fortress_env.tools import bench, bench_report, cli
+from island_fortress_env.tools.bench_report import _rate as rate
 
 PLAYERS = ("2", "3", "4")
 # What each anchor needs, written out here independently of bench.py's own bookkeeping.
@@ -75,8 +76,8 @@ def test_every_island_fortress_figure_is_positive_and_printed(no_anchors):
                 for key in ("steps_per_s", "games_per_s", "steps_per_game", "games"):
                     assert _positive(fig[key]), (section, backend, n, key, fig[key])
                 label = "engine" if section == "engine" else "AEC"
-                assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"{label} {backend} {n}p {unit}")
-                assert bench._rate(fig["games_per_s"]) in _table_row(table, f"{label} {backend} {n}p games/s")
+                assert rate(fig["steps_per_s"]) in _table_row(table, f"{label} {backend} {n}p {unit}")
+                assert rate(fig["games_per_s"]) in _table_row(table, f"{label} {backend} {n}p games/s")
             micro = results["micro"][backend][n]
             assert micro["states"] > 0
             items = [
@@ -98,13 +99,13 @@ def test_every_island_fortress_figure_is_positive_and_printed(no_anchors):
             )
         heuristic = results["heuristic"][backend]
         assert _positive(heuristic["steps_per_s"]) and heuristic["steps_per_game"] > 100
-        assert bench._rate(heuristic["steps_per_s"]) in _table_row(table, f"heuristic {backend} decisions/s")
+        assert rate(heuristic["steps_per_s"]) in _table_row(table, f"heuristic {backend} decisions/s")
         evaluation = results["evaluation"][backend]
         assert evaluation["games"] == bench.QUICK_EVAL_GAMES and _positive(evaluation["seconds"])
         assert f"{evaluation['seconds']:.2f}" in _table_row(table, f"evaluate {backend} s")
     stock = results["aec_stock_wrapper"]["3"]  # the same env behind PettingZoo's own wrapper
     assert _positive(stock["steps_per_s"]) and stock["steps_per_game"] > 0
-    assert bench._rate(stock["steps_per_s"]) in _table_row(table, "AEC 3p steps/s, stock wrapper")
+    assert rate(stock["steps_per_s"]) in _table_row(table, "AEC 3p steps/s, stock wrapper")
 
 
 @pytest.mark.skipif(not core.available(), reason="the batch runs on the C++ core")
@@ -117,7 +118,7 @@ def test_the_batch_is_measured_on_one_and_two_threads(no_anchors):
             table, f"batch 3p steps/s, {threads} thread(s)"
         )
         assert fig["steps_per_game"] == bench.BATCH_STEPS * bench.BATCH_GAMES
-        assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"batch 3p steps/s, {threads} thread(s)")
+        assert rate(fig["steps_per_s"]) in _table_row(table, f"batch 3p steps/s, {threads} thread(s)")
 
 
 @pytest.mark.skipif(not core.available(), reason="both backends are compared")
@@ -155,9 +156,9 @@ def test_targets_are_reported_not_asserted(no_anchors):
         return next(t for name, t in targets.items() if name.startswith(prefix))
 
     slowest = min(f["steps_per_s"] for f in results["engine"]["python"].values())
-    assert find("engine (python)")["status"] == _status(slowest, bench.TARGET_ENGINE_DPS)
+    assert find("engine (python)")["status"] == _status(slowest, bench_report.TARGET_ENGINE_DPS)
     worst = max(f["clone"]["us"] for f in results["micro"]["python"].values())
-    assert find("State.clone")["status"] == ("PASS" if worst < bench.TARGET_CLONE_US else "FAIL")
+    assert find("State.clone")["status"] == ("PASS" if worst < bench_report.TARGET_CLONE_US else "FAIL")
     memory = find("1,000 envs")
     assert memory["status"] in ("PASS", "FAIL") and "extrapolated from 100 envs" in memory["detail"]
     heuristic, batch, core_memory = find("heuristic"), find("batch"), find("1,000 live 3p core")
@@ -167,11 +168,11 @@ def test_targets_are_reported_not_asserted(no_anchors):
         if both
         else 0
     )
-    assert heuristic["status"] == (_status(ratio, bench.TARGET_HEURISTIC_RATIO) if both else "N/A")
+    assert heuristic["status"] == (_status(ratio, bench_report.TARGET_HEURISTIC_RATIO) if both else "N/A")
     best = max((f["steps_per_s"] for f in results["batch"].values()), default=0.0)
-    assert batch["status"] == (_status(best, bench.TARGET_BATCH_SPS) if results["batch"] else "N/A")
+    assert batch["status"] == (_status(best, bench_report.TARGET_BATCH_SPS) if results["batch"] else "N/A")
     mb = results["memory"].get("core", {}).get("3", {}).get("mb_per_1000_envs")
-    expected = "N/A" if mb is None else ("PASS" if mb <= bench.TARGET_CORE_MEM_MB else "FAIL")
+    expected = "N/A" if mb is None else ("PASS" if mb <= bench_report.TARGET_CORE_MEM_MB else "FAIL")
     assert core_memory["status"] == expected
     for t in targets.values():
         assert f"{t['status']:<4}  {t['target']}: {t['detail']}" in table.splitlines()
@@ -186,7 +187,7 @@ def test_anchors_are_measured_or_reported_not_installed(with_anchors):
             assert fig["status"] == "ok", fig
             for key in ("steps_per_s", "games_per_s", "steps_per_game"):
                 assert _positive(fig[key]), (name, key)
-            assert bench._rate(fig["steps_per_s"]) in _table_row(table, f"{name} steps/s")
+            assert rate(fig["steps_per_s"]) in _table_row(table, f"{name} steps/s")
             for backend in BACKENDS:
                 for section in ("engine", "aec"):
                     ours = results[section][backend]["3"]
@@ -200,7 +201,8 @@ def test_anchors_are_measured_or_reported_not_installed(with_anchors):
             assert "not installed" in _table_row(table, name)
             assert name not in results["ratios"][f"aec_{BACKENDS[0]}_3p"]
     c4 = results["anchors"]["connect_four_v3"]
-    for backend, goal in (("core", bench.TARGET_AEC_VS_C4), ("python", bench.TARGET_PYTHON_AEC_VS_C4)):
+    goals = (("core", bench_report.TARGET_AEC_VS_C4), ("python", bench_report.TARGET_PYTHON_AEC_VS_C4))
+    for backend, goal in goals:
         target = next(t for t in results["targets"] if t["target"].startswith(f"AEC API ({backend})"))
         if c4["status"] == "ok" and backend in BACKENDS:
             ratio = results["aec"][backend]["3"]["steps_per_s"] / c4["steps_per_s"]
@@ -212,7 +214,7 @@ def test_anchors_are_measured_or_reported_not_installed(with_anchors):
     target = next(t for t in results["targets"] if t["target"].startswith("engine (core"))
     if os_c4["status"] == "ok" and "core" in BACKENDS:
         ratio = results["engine"]["core"]["3"]["steps_per_s"] / os_c4["steps_per_s"]
-        assert target["status"] == ("PASS" if ratio >= bench.TARGET_ENGINE_VS_OS_C4 else "FAIL")
+        assert target["status"] == ("PASS" if ratio >= bench_report.TARGET_ENGINE_VS_OS_C4 else "FAIL")
     else:
         assert target["status"] == "N/A"
 
