@@ -197,26 +197,24 @@ def _rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:,.2f}"
 
 
+def _throughput_rows(label: str, fig: dict, unit: str) -> list[tuple[str, str, str]]:
+    """An item's two table rows: ``unit``s per second (and per game), games per second."""
+    return [
+        (f"{label} {unit}/s", _rate(fig["steps_per_s"]), f"{fig['steps_per_game']:.0f} {unit}/game"),
+        (f"{label} games/s", _rate(fig["games_per_s"]), f"{fig['games']} games"),
+    ]
+
+
 def format_report(results: dict) -> str:
     s = results["settings"]
     m = results["machine"]
     rows: list[tuple[str, str, str]] = []  # (figure, value, detail)
     for backend, figures in results["engine"].items():
         for n, fig in figures.items():
-            rows.append((
-                f"engine {backend} {n}p decisions/s", _rate(fig["steps_per_s"]),
-                f"{fig['steps_per_game']:.0f} decisions/game",
-            ))  # fmt: skip
-            rows.append(
-                (f"engine {backend} {n}p games/s", _rate(fig["games_per_s"]), f"{fig['games']} games")
-            )
+            rows += _throughput_rows(f"engine {backend} {n}p", fig, "decisions")
     for backend, figures in results["aec"].items():
         for n, fig in figures.items():
-            rows.append((
-                f"AEC {backend} {n}p steps/s", _rate(fig["steps_per_s"]),
-                f"{fig['steps_per_game']:.0f} steps/game",
-            ))  # fmt: skip
-            rows.append((f"AEC {backend} {n}p games/s", _rate(fig["games_per_s"]), f"{fig['games']} games"))
+            rows += _throughput_rows(f"AEC {backend} {n}p", fig, "steps")
             engine = results["engine"].get(backend, {}).get(n)
             if engine is not None:
                 rows.append((
