@@ -123,6 +123,22 @@ def assert_same(py: State, cs: Any, encoder: ObservationEncoder, step: int) -> N
     assert cs.component_totals() == py.component_totals(), step
 
 
+def _random_prefix(num_players: int, seed: int, steps: int) -> tuple[State, Any]:
+    """The same game (Favor Trade-in on) on both backends after up to ``steps`` random legal
+    actions drawn from ``random.Random(seed)``."""
+    game = Game(num_players=num_players, favor_trade_in=True)
+    py = game.new_initial_state(seed)
+    cs = core.new_initial_state(game, seed)
+    pick = random.Random(seed)
+    for _ in range(steps):
+        if py.is_terminal():
+            break
+        action = pick.choice(py.legal_actions())
+        py.apply_action(action)
+        cs.apply_action(action)
+    return py, cs
+
+
 def play_both(game: Game, seed: int) -> int:
     py = game.new_initial_state(seed)
     cs = core.new_initial_state(game, seed)
@@ -397,16 +413,7 @@ def _outcome(fn: Any) -> type[BaseException] | None:
 def test_fuzzed_actions_act_as_in_the_engine(
     num_players: int, seed: int, prefix: int, moves: list[Any]
 ) -> None:
-    game = Game(num_players=num_players, favor_trade_in=True)
-    py = game.new_initial_state(seed)
-    cs = core.new_initial_state(game, seed)
-    pick = random.Random(seed)
-    for _ in range(prefix):
-        if py.is_terminal():
-            break
-        a = pick.choice(py.legal_actions())
-        py.apply_action(a)
-        cs.apply_action(a)
+    py, cs = _random_prefix(num_players, seed, prefix)
     for move in moves:
         if isinstance(move, int) and not isinstance(move, bool) and move >= 10**5 and not py.is_terminal():
             legal = py.legal_actions()  # a legal action, chosen by the drawn number
@@ -456,16 +463,7 @@ def test_fuzzed_seeds_act_as_in_the_engine(seed: Any) -> None:
     redeal_seed=st.integers(min_value=0, max_value=2**64 - 1),
 )
 def test_fuzzed_redeals_match_the_engine(num_players: int, seed: int, steps: int, redeal_seed: int) -> None:
-    game = Game(num_players=num_players, favor_trade_in=True)
-    py = game.new_initial_state(seed)
-    cs = core.new_initial_state(game, seed)
-    pick = random.Random(seed)
-    for _ in range(steps):
-        if py.is_terminal():
-            break
-        action = pick.choice(py.legal_actions())
-        py.apply_action(action)
-        cs.apply_action(action)
+    py, cs = _random_prefix(num_players, seed, steps)
     assert_same_redeals(py, cs, (redeal_seed,))
 
 
