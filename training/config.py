@@ -202,6 +202,28 @@ class LeagueSection:
     weights fixed for the whole run (its network must be the learner's); a search player decides in
     the collectors, at its own pace (tens of milliseconds a decision); no snapshot of the learner
     joins (``island-fortress exploit``)."""
+    members: list = field(default_factory=list)
+    """Checkpoints of the learner's network that join the snapshot pool at the start and never leave
+    it (the newest ``pool_size`` of the learner's own snapshots come and go beside them): the
+    population of a PSRO-style run, such as earlier policies and best responses to them
+    (``island-fortress exploit``), drawn like every snapshot by how often they still beat the
+    learner."""
+
+
+def check_league_members(league: LeagueSection) -> None:
+    """``league.members``: a list of checkpoint paths, in a league that plays snapshots."""
+    members = league.members
+    if not isinstance(members, list) or not all(isinstance(m, str) and m for m in members):
+        fail("league.members", f"must be a list of checkpoint paths, got {members!r}")
+    if not members:
+        return
+    if league.opponent:
+        fail("league.members", "cannot be combined with league.opponent (a league of one player)")
+    if league.share <= 0 or league.snapshot <= 0:
+        fail("league.members", "needs league.share > 0 and league.snapshot > 0 (they play as snapshots)")
+    missing = [m for m in members if not Path(m).is_file()]
+    if missing:
+        fail("league.members", f"no such checkpoint file(s): {missing}")
 
 
 def check_league_opponent(league: LeagueSection) -> None:
@@ -333,6 +355,7 @@ class NativeConfig(RunConfig):
             check_league_opponent(lg)
         elif lg.share > 0 and (any(w < 0 for w in kinds.values()) or sum(kinds.values()) <= 0):
             fail("league", f"opponent weights must be >= 0 and not all zero, got {kinds}")
+        check_league_members(lg)
         if lg.snapshot_every < 1 or lg.pool_size < 1:
             fail("league", "snapshot_every and pool_size must be >= 1")
         if lg.priority_power < 0 or lg.floor < 0:

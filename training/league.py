@@ -88,10 +88,12 @@ class Snapshot:
     step: int  # decisions learned from when it was taken
     ahead: float = 0.0  # the learner's pairwise finishes ahead of its seats, summed over games
     games: int = 0
+    member: str = ""  # a ``league.members`` checkpoint, which never leaves the pool; "" for a snapshot
 
 
 class League:
-    """The newest ``pool_size`` snapshots of the learner and how often each still beats it.
+    """The newest ``pool_size`` snapshots of the learner (beside the ``league.members``
+    checkpoints, which stay for the whole run) and how often each still beats it.
 
     Sampling rule (prioritised fictitious self-play): snapshot ``i`` is drawn with weight
     ``(1 - p_i) ** priority_power + floor``, where ``p_i = (ahead_i + 1) / (games_i + 2)`` is the
@@ -109,10 +111,12 @@ class League:
         """The league a run starts with at ``step`` decisions: a snapshot of the learner ``net``; or
         with ``league.opponent`` the fixed player, a checkpoint's weights as the only snapshot (a
         ``CheckpointError`` when its network is not the learner's), the heuristic or the random
-        player with no snapshot."""
+        player with no snapshot. The ``league.members`` checkpoints join at once, to stay."""
         lg = cfg.league
         league = cls(lg.pool_size, lg.priority_power, lg.floor)
         if not lg.opponent:
+            for path in lg.members:
+                league._keep(initial_weights(path, network_kwargs(cfg)), step, member=path)
             league.add(net, step)
             return league
         if fixed_opponent_kind(lg.opponent) is GameKind.SNAPSHOT:
@@ -124,12 +128,13 @@ class League:
         """Freeze a copy of ``net``'s weights (its id); the oldest snapshot leaves a full pool."""
         return self._keep({k: v.detach().clone() for k, v in net.state_dict().items()}, step)
 
-    def _keep(self, state_dict: dict[str, Any], step: int) -> int:
+    def _keep(self, state_dict: dict[str, Any], step: int, member: str = "") -> int:
         sid = self._next_id
         self._next_id += 1
-        self.pool[sid] = Snapshot(state_dict, step)
-        while len(self.pool) > self.pool_size:
-            del self.pool[min(self.pool)]
+        self.pool[sid] = Snapshot(state_dict, step, member=member)
+        snapshots = [i for i, e in self.pool.items() if not e.member]
+        for old in snapshots[: max(0, len(snapshots) - self.pool_size)]:
+            del self.pool[old]
         return sid
 
     def record(self, sid: int, ahead: float) -> None:
@@ -146,6 +151,10 @@ class League:
         w = {sid: (1.0 - self.win_rate(sid)) ** self.power + self.floor for sid in self.pool}
         total = sum(w.values())
         return {sid: v / total for sid, v in w.items()} if total > 0 else {}
+
+    def member_win_rates(self) -> dict[str, float]:
+        """The learner's smoothed rate of finishing ahead of each ``league.members`` checkpoint."""
+        return {e.member: self.win_rate(sid) for sid, e in self.pool.items() if e.member}
 
     def state_dicts(self) -> dict[int, dict[str, Any]]:
         return {sid: e.state_dict for sid, e in self.pool.items()}

@@ -394,7 +394,7 @@ def train_native(
     if not resume and cfg.policy.init_from:
         net.load_state_dict(initial_weights(cfg.policy.init_from, network_kwargs(cfg)))
     if not resume and cfg.pretrain.games > 0:
-        report = warm_start(net, cfg, writer)
+        report = warm_start(net, cfg, writer, bfloat16=update_dtype(cfg) == "bfloat16")
         writer.add_scalar("pretrain/final_accuracy", report["epochs"][-1]["accuracy"], 0)
 
     league = League.for_run(cfg, net, progress.decisions)
@@ -455,6 +455,8 @@ def train_native(
             writer.add_scalar("charts/collect_seconds", collect_s, step)
             writer.add_scalar("charts/update_seconds", update_s, step)
             writer.add_scalar("charts/league_pool", len(league.pool), step)
+            for i, (member, rate) in enumerate(league.member_win_rates().items()):
+                writer.add_scalar(f"league/ahead_of_member_{i}_{Path(member).stem}", rate, step)
             log_games(writer, finished, step)
             if after_rollout is not None:
                 after_rollout(run, finished)

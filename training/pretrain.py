@@ -13,6 +13,7 @@ or a machine where the core is not built, play them one at a time through the Py
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -178,10 +179,13 @@ def _fit(
     learning_rate: float,
     seed: int,
     progress: bool,
+    bfloat16: bool = False,
 ) -> dict[str, Any]:
     """The imitation loop shared by both trainers: masked cross-entropy on the demonstrated
     actions + 0.5 x value MSE on the returns that followed. ``predict(obs, masks)`` gives masked
-    action logits and values; ``log(record)`` reports each epoch."""
+    action logits and values; ``log(record)`` reports each epoch. ``bfloat16``: the forward pass
+    under CPU autocast (the native network keeps its heads in float32), as the PPO update runs
+    with ``train.update_dtype`` bfloat16."""
     import torch
     from tqdm import tqdm
 
@@ -200,7 +204,8 @@ def _fit(
             obs = torch.as_tensor(data["obs"][idx], dtype=torch.float32)
             masks = torch.as_tensor(data["masks"][idx])
             actions = torch.as_tensor(data["actions"][idx])
-            logits, values = predict(obs, masks)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
+                logits, values = predict(obs, masks)
             policy_loss = torch.nn.functional.cross_entropy(logits, actions)
             value_loss = torch.nn.functional.mse_loss(values, torch.as_tensor(data["returns"][idx]))
             loss = policy_loss + 0.5 * value_loss
@@ -248,22 +253,27 @@ def behaviour_cloning(
 
 
 def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, learning_rate: float,
-            seed: int = 0, progress: bool = False, writer: Any = None) -> dict[str, Any]:  # fmt: skip
-    """Fit a native ``ActorCritic`` to the demonstrations; logs ``pretrain/loss`` and
-    ``pretrain/accuracy`` per epoch to ``writer`` (TensorBoard)."""
+            seed: int = 0, progress: bool = False, writer: Any = None,
+            bfloat16: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Fit a native ``ActorCritic`` to the demonstrations (``bfloat16``: its torso under autocast);
+    logs ``pretrain/loss`` and ``pretrain/accuracy`` per epoch to ``writer`` (TensorBoard)."""
 
     def log(record: dict[str, Any]) -> None:
         if writer is not None:
             writer.add_scalar("pretrain/loss", record["loss"], record["epoch"])
             writer.add_scalar("pretrain/accuracy", record["accuracy"], record["epoch"])
 
-    return _fit(net, net, log, data, epochs, batch_size, learning_rate, seed, progress)
+    return _fit(net, net, log, data, epochs, batch_size, learning_rate, seed, progress, bfloat16)
 
 
-def warm_start(net: Any, cfg: NativeConfig, writer: Any) -> dict[str, Any]:
+def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False) -> dict[str, Any]:
     """The native trainer's warm start: ``cfg.pretrain.games`` heuristic games, split over the
     table sizes in use by their ``tables`` weights and played on ``1 + train.workers`` threads of
-    the C++ core (else as many processes), then ``imitate``. Returns ``imitate``'s report."""
+    the C++ core (else as many processes), then ``imitate`` on as many torch threads as there are
+    cores, up to that (no collector runs yet; ``bfloat16`` as the PPO update's dtype). Returns
+    ``imitate``'s report."""
+    import torch
+
     pre = cfg.pretrain
     weights = cfg.tables.weights()
     total = sum(weights.values())
@@ -290,13 +300,19 @@ def warm_start(net: Any, cfg: NativeConfig, writer: Any) -> dict[str, Any]:
     else:
         parts = starmap(collect_demonstrations, jobs, processes)
     data = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "masks", "actions", "returns")}
-    return imitate(
-        net,
-        data,
-        pre.epochs,
-        pre.batch_size,
-        pre.learning_rate,
-        seed=cfg.seed,
-        progress=cfg.logging.progress_bar,
-        writer=writer,
-    )
+    threads = torch.get_num_threads()
+    torch.set_num_threads(min(processes, os.cpu_count() or 1))  # more threads than cores: far slower
+    try:
+        return imitate(
+            net,
+            data,
+            pre.epochs,
+            pre.batch_size,
+            pre.learning_rate,
+            seed=cfg.seed,
+            progress=cfg.logging.progress_bar,
+            writer=writer,
+            bfloat16=bfloat16,
+        )
+    finally:
+        torch.set_num_threads(threads)
