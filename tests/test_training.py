@@ -484,3 +484,33 @@ def test_shipped_baseline_checkpoint_plays_legally_and_beats_random_players():
     policy = result["agents"][0]
     assert policy["games"] == 6
     assert policy["wins"] >= 5  # 200 of 201 in the README's evaluation
+
+
+@pytest.mark.parametrize("bfloat16", [False, True])
+def test_the_native_warm_start_imitates_on_every_core_in_the_updates_dtype_then_gives_the_threads_back(
+    monkeypatch, bfloat16
+):
+    import os
+
+    import torch
+
+    from island_fortress_env.agents.network import ActorCritic
+    from island_fortress_env.training import pretrain
+
+    cfg = load_config(None, ["pretrain.games=3", "pretrain.epochs=1", "train.workers=2"], schema=NativeConfig)
+    seen: dict = {}
+    real = pretrain.imitate
+
+    def imitate(*args, **kwargs):
+        seen["threads"], seen["bfloat16"] = torch.get_num_threads(), kwargs["bfloat16"]
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pretrain, "imitate", imitate)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        pretrain.warm_start(ActorCritic(cnn_channels=4, hidden=16), cfg, writer=None, bfloat16=bfloat16)
+        assert torch.get_num_threads() == 1  # the learner's threads, as before the warm start
+    finally:
+        torch.set_num_threads(before)
+    assert seen == {"threads": min(3, os.cpu_count() or 1), "bfloat16": bfloat16}
