@@ -222,6 +222,40 @@ def test_native_config_errors_are_clear():
         load_config(None, ["ppo.anneal_power=0"], schema=NativeConfig)
     with pytest.raises(TrainConfigError, match=r"train\.update_dtype.*'float16'"):
         load_config(None, ["train.update_dtype=float16"], schema=NativeConfig)
+    with pytest.raises(TrainConfigError, match=r"pretrain\.tables: unknown table size\(s\) \['five'\]"):
+        load_config(None, ["pretrain.tables={five: 1}"], schema=NativeConfig)
+    with pytest.raises(TrainConfigError, match=r"pretrain\.tables: weights must be numbers >= 0"):
+        load_config(None, ["pretrain.tables={two: -1}"], schema=NativeConfig)
+    with pytest.raises(TrainConfigError, match=r"pretrain\.tables: weights must not all be zero"):
+        load_config(None, ["pretrain.tables={two: 0}"], schema=NativeConfig)
+
+
+def test_the_warm_start_splits_its_games_by_pretrain_tables_else_by_the_runs_tables(monkeypatch):
+    from island_fortress_env.agents.network import ActorCritic
+    from island_fortress_env.training import pretrain
+
+    played: list[tuple[int, int]] = []  # (players, games) of each table size imitated
+    real = pretrain.core_demonstrations if pretrain.core_available() else pretrain.collect_demonstrations
+
+    def record(players, options, games, *args, **kwargs):
+        played.append((players, games))
+        return real(players, options, games, *args, **kwargs)
+
+    monkeypatch.setattr(pretrain, "core_demonstrations", record)
+    monkeypatch.setattr(pretrain, "starmap", lambda f, jobs, _processes: [record(*job) for job in jobs])
+    net = ActorCritic(cnn_channels=4, hidden=16)
+    for overrides, expected in [
+        (["pretrain.tables={two: 3, four: 1}"], {2: 6, 4: 2}),  # a size left out gets none
+        (["tables.three=0"], {2: 4, 4: 4}),  # no pretrain.tables: the run's own weights
+    ]:
+        played.clear()
+        base = ["pretrain.games=8", "pretrain.epochs=1", "train.workers=0", "train.pipelined=false"]
+        cfg = load_config(None, [*base, *overrides], schema=NativeConfig)
+        pretrain.warm_start(net, cfg, writer=None)
+        totals: dict[int, int] = {}
+        for players, games in (p for p in played if p[1]):
+            totals[players] = totals.get(players, 0) + games
+        assert totals == expected, overrides
 
 
 @pytest.mark.parametrize("name", ["default.yaml", "policy-2-4p.yaml"])

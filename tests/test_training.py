@@ -204,6 +204,8 @@ def test_config_overrides_and_errors(tmp_path):
         load_config(None, ["env.num_players=5"])
     with pytest.raises(TrainConfigError, match="opponents"):
         load_config(None, ["opponents.snapshot=0", "opponents.random=0", "opponents.heuristic=0"])
+    with pytest.raises(TrainConfigError, match=r"pretrain\.tables: the SB3 trainer imitates"):
+        load_config(None, ["pretrain.tables={two: 1}"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("train: [1, 2\n")
     with pytest.raises(TrainConfigError, match="invalid YAML"):

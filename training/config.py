@@ -97,10 +97,26 @@ class PretrainSection:
     epochs: int = 4
     batch_size: int = 256
     learning_rate: float = 1.0e-3
+    tables: dict = field(default_factory=dict)  # {two: w, three: w, four: w}; empty: the run's
 
     def check(self) -> None:
         if self.games < 0 or self.epochs < 1 or self.batch_size < 1 or self.learning_rate <= 0:
             fail("pretrain", "games must be >= 0, epochs and batch_size >= 1, learning_rate > 0")
+        unknown = sorted(set(self.tables) - {"two", "three", "four"})
+        if unknown:
+            fail("pretrain.tables", f"unknown table size(s) {unknown}; use two, three, four")
+        weights = list(self.tables.values())
+        if any(not isinstance(w, int | float) or isinstance(w, bool) or w < 0 for w in weights):
+            fail("pretrain.tables", f"weights must be numbers >= 0, got {self.tables}")
+        if weights and sum(weights) <= 0:
+            fail("pretrain.tables", f"weights must not all be zero, got {self.tables}")
+
+    def table_weights(self, run_tables: TablesSection) -> dict[int, float]:
+        """How the imitated games split between the table sizes: ``tables`` where given (a size
+        left out gets none), else the run's own table weights."""
+        if not self.tables:
+            return run_tables.weights()
+        return {n: float(self.tables.get(name, 0.0)) for n, name in TABLE_NAMES.items()}
 
 
 @dataclass
@@ -151,6 +167,7 @@ class RunConfig:
 
 
 TABLE_SIZES = (2, 3, 4)  # the table sizes the native trainer plays, in TablesSection's order
+TABLE_NAMES = {2: "two", 3: "three", 4: "four"}  # their keys in a config
 
 
 @dataclass
@@ -404,7 +421,9 @@ class NativeConfig(RunConfig):
             fail("eval", "every, games and final_games must be >= 0")
         if ev.keep_best and not (ev.every and ev.games and "heuristic" in ev.opponents):
             fail("eval.keep_best", "needs periodic evaluations (eval.every, eval.games > 0) vs the heuristic")
-        check_rules("env.options", [n for n, w in tables.items() if w > 0], self.env.options)
+        played = {n for n, w in tables.items() if w > 0}
+        imitated = {n for n, w in self.pretrain.table_weights(self.tables).items() if w > 0}
+        check_rules("env.options", sorted(played | imitated), self.env.options)
 
 
 # ============================================================== the SB3 trainer
@@ -485,6 +504,8 @@ class TrainConfig(RunConfig):
             if getattr(self.snapshots, name) < 1:
                 fail(f"snapshots.{name}", "must be >= 1")
         self.pretrain.check()
+        if self.pretrain.tables:
+            fail("pretrain.tables", "the SB3 trainer imitates games at its own table size (env.num_players)")
         t = self.train
         if t.total_timesteps < 1:
             fail("train.total_timesteps", "must be >= 1")

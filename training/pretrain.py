@@ -275,7 +275,7 @@ def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False)
     import torch
 
     pre = cfg.pretrain
-    weights = cfg.tables.weights()
+    weights = pre.table_weights(cfg.tables)
     total = sum(weights.values())
     processes = 1 + cfg.train.workers
     reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
