@@ -185,7 +185,7 @@ class TablesSection:
     four: float = 1.0
 
     def weights(self) -> dict[int, float]:
-        return {2: self.two, 3: self.three, 4: self.four}
+        return {n: getattr(self, name) for n, name in TABLE_NAMES.items()}
 
 
 @dataclass
