@@ -344,7 +344,10 @@ class EnvCollector(Collector):
         n = self._draw_players()
         env = self.envs.get((slot, n))
         if env is None:
-            env = self.envs[(slot, n)] = raw_env(num_players=n, **self.cfg.env.options)
+            # Where the core is not built, say "python": ``core_available`` has already said why,
+            # and the env's own default would say it again.
+            backend = None if core.available() else "python"
+            env = self.envs[(slot, n)] = raw_env(num_players=n, backend=backend, **self.cfg.env.options)
             # One observation encoder per table size: its caches (bounded per encoder, keyed by
             # what a position is made of) then serve every game instead of one copy per game.
             env.encoder = self.encoders.setdefault(n, env.encoder)
