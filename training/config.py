@@ -102,9 +102,9 @@ class PretrainSection:
     def check(self) -> None:
         if self.games < 0 or self.epochs < 1 or self.batch_size < 1 or self.learning_rate <= 0:
             fail("pretrain", "games must be >= 0, epochs and batch_size >= 1, learning_rate > 0")
-        unknown = sorted(set(self.tables) - {"two", "three", "four"})
+        unknown = sorted(set(self.tables) - set(TABLE_NAMES.values()))
         if unknown:
-            fail("pretrain.tables", f"unknown table size(s) {unknown}; use two, three, four")
+            fail("pretrain.tables", f"unknown table size(s) {unknown}; use {', '.join(TABLE_NAMES.values())}")
         weights = list(self.tables.values())
         if any(not isinstance(w, int | float) or isinstance(w, bool) or w < 0 for w in weights):
             fail("pretrain.tables", f"weights must be numbers >= 0, got {self.tables}")
