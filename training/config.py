@@ -65,6 +65,15 @@ def check_network(cnn_channels: int, hidden: int) -> None:
         fail("policy", "cnn_channels and hidden must be >= 1")
 
 
+def check_table_weights(key: str, weights: Mapping[Any, Any]) -> None:
+    """Weights of the table sizes (``tables``, ``pretrain.tables``): numbers >= 0, not all zero."""
+    values = list(weights.values())
+    if any(not isinstance(w, int | float) or isinstance(w, bool) or w < 0 for w in values):
+        fail(key, f"weights must be numbers >= 0, got {dict(weights)}")
+    if sum(values) <= 0:
+        fail(key, f"weights must not all be zero, got {dict(weights)}")
+
+
 def check_rules(key: str, table_sizes: Iterable[int], options: Mapping[str, Any]) -> None:
     """The rules options at every table size played, validated by the rules engine itself."""
     from island_fortress_env.engine import GameConfig
@@ -105,11 +114,8 @@ class PretrainSection:
         unknown = sorted(set(self.tables) - set(TABLE_NAMES.values()))
         if unknown:
             fail("pretrain.tables", f"unknown table size(s) {unknown}; use {', '.join(TABLE_NAMES.values())}")
-        weights = list(self.tables.values())
-        if any(not isinstance(w, int | float) or isinstance(w, bool) or w < 0 for w in weights):
-            fail("pretrain.tables", f"weights must be numbers >= 0, got {self.tables}")
-        if weights and sum(weights) <= 0:
-            fail("pretrain.tables", f"weights must not all be zero, got {self.tables}")
+        if self.tables:  # empty: the run's own weights, checked with them
+            check_table_weights("pretrain.tables", self.tables)
 
     def table_weights(self, run_tables: TablesSection) -> dict[int, float]:
         """How the imitated games split between the table sizes: ``tables`` where given (a size
@@ -362,8 +368,7 @@ class NativeConfig(RunConfig):
     def validate(self) -> None:
         check_run(self.run_name, self.seed)
         tables = self.tables.weights()
-        if any(w < 0 for w in tables.values()) or sum(tables.values()) <= 0:
-            fail("tables", f"weights must be >= 0 and not all zero, got {tables}")
+        check_table_weights("tables", tables)
         lg = self.league
         if not 0 <= lg.share <= 1:
             fail("league.share", "must be in [0, 1]")
