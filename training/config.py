@@ -172,8 +172,8 @@ class RunConfig:
 # ============================================================== the native trainer
 
 
-TABLE_SIZES = (2, 3, 4)  # the table sizes the native trainer plays, in TablesSection's order
-TABLE_NAMES = {2: "two", 3: "three", 4: "four"}  # their keys in a config
+TABLE_NAMES = {2: "two", 3: "three", 4: "four"}  # the native trainer's table sizes: their config keys
+TABLE_SIZES = tuple(TABLE_NAMES)  # the table sizes the native trainer plays, in TablesSection's order
 
 
 @dataclass
