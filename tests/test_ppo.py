@@ -239,13 +239,14 @@ def test_the_warm_start_splits_its_games_by_pretrain_tables_else_by_the_runs_tab
     from island_fortress_env.training import pretrain
 
     played: list[tuple[int, int]] = []  # (players, games) of each table size imitated
-    real = pretrain.core_demonstrations if pretrain.core_available() else pretrain.collect_demonstrations
+    in_core = pretrain.core_available()
+    real = pretrain.play_core_demonstrations if in_core else pretrain.collect_demonstrations
 
     def record(players, options, games, *args, **kwargs):
         played.append((players, games))
         return real(players, options, games, *args, **kwargs)
 
-    monkeypatch.setattr(pretrain, "core_demonstrations", record)
+    monkeypatch.setattr(pretrain, "play_core_demonstrations", record)
     monkeypatch.setattr(pretrain, "starmap", lambda f, jobs, _processes: [record(*job) for job in jobs])
     net = ActorCritic(cnn_channels=4, hidden=16)
     for overrides, expected in [

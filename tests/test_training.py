@@ -155,6 +155,25 @@ def test_core_demonstrations_are_heuristic_games_with_the_returns_that_followed(
             assert data["returns"][first] == pytest.approx(points / 50 + outcome[seat], abs=1e-6)
 
 
+def test_row_blocks_join_what_was_appended_across_blocks_and_free_them(monkeypatch):
+    """The warm start's demonstrations are appended in blocks (the peak is the data plus one block):
+    joined, they are the rows in order, cast as ``astype`` casts them, and the blocks are gone."""
+    from island_fortress_env.training.pretrain import RowBlocks
+
+    monkeypatch.setattr(RowBlocks, "BLOCK_BYTES", 3 * 4 * 2)  # three rows of four float16 a block
+    rng = np.random.default_rng(0)
+    chunks = [rng.normal(size=(n, 4)).astype(np.float32) for n in (0, 2, 5, 1, 3, 0)]
+    rows = RowBlocks((4,), np.float16)
+    for chunk in chunks:
+        rows.extend(chunk)
+    assert len(rows) == 11 and rows.block_rows == 3 and len(rows.blocks) == 4
+    joined = rows.join()
+    assert joined.dtype == np.float16
+    assert joined.tobytes() == np.concatenate(chunks).astype(np.float16).tobytes()
+    assert rows.blocks == [] and len(rows) == 0
+    assert RowBlocks((4,), np.bool_).join().shape == (0, 4)  # nothing appended: no rows
+
+
 def test_jade_spent_counts_every_payment():
     state = sc.action_phase_state(num_players=3, seed=0, holder=0)
     spent_before = jade_spent(state.log, 0)  # the round-1 bid of 1 Jade

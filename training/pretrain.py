@@ -103,6 +103,49 @@ def _returns(
     )
 
 
+class RowBlocks:
+    """Rows of one shape and dtype appended in blocks of about 64 MB, each an allocation of its own
+    (so that a block freed goes back to the system), joined once by ``join``: the peak is the rows
+    plus one block, where a list of small arrays and ``np.concatenate`` would hold them twice."""
+
+    BLOCK_BYTES = 64 << 20
+
+    def __init__(self, row_shape: tuple[int, ...], dtype: Any) -> None:
+        self.row_shape, self.dtype = row_shape, np.dtype(dtype)
+        self.block_rows = max(1, self.BLOCK_BYTES // (self.dtype.itemsize * int(np.prod(row_shape))))
+        self.blocks: list[np.ndarray] = []
+        self.filled = 0  # rows written in the last block
+
+    def __len__(self) -> int:
+        return max(0, len(self.blocks) - 1) * self.block_rows + (self.filled if self.blocks else 0)
+
+    def extend(self, rows: np.ndarray) -> None:
+        """Append ``rows`` (cast to the blocks' dtype as ``astype`` would)."""
+        done = 0
+        while done < len(rows):
+            if not self.blocks or self.filled == self.block_rows:
+                self.blocks.append(np.empty((self.block_rows, *self.row_shape), self.dtype))
+                self.filled = 0
+            take = min(len(rows) - done, self.block_rows - self.filled)
+            self.blocks[-1][self.filled : self.filled + take] = rows[done : done + take]
+            self.filled += take
+            done += take
+
+    def join(self) -> np.ndarray:
+        """Every row in order, in one array; the blocks are freed as they are copied (and ``self``
+        left empty)."""
+        out = np.empty((len(self), *self.row_shape), self.dtype)
+        at = 0
+        while self.blocks:
+            block = self.blocks.pop(0)
+            rows = self.block_rows if self.blocks else self.filled
+            out[at : at + rows] = block[:rows]
+            at += rows
+            del block
+        self.filled = 0
+        return out
+
+
 def core_demonstrations(
     num_players: int,
     env_options: dict,
@@ -113,9 +156,32 @@ def core_demonstrations(
     reward_vp_relative: bool = False,
     threads: int = 1,
 ) -> dict[str, np.ndarray]:
-    """``collect_demonstrations`` of the heuristic in a batch of core games: up to ``CORE_SLOTS``
-    games at once, each slot playing its share of the ``games`` one after another (the games
-    numbered in the order they begin); a slot done with its share plays on at random, unread."""
+    """``collect_demonstrations`` of the heuristic in a batch of core games
+    (``play_core_demonstrations``)."""
+    obs, masks = RowBlocks((OBS_SIZE,), np.float16), RowBlocks((NUM_ACTIONS,), np.bool_)
+    reward = (reward_win, reward_vp, reward_vp_relative)
+    rest = play_core_demonstrations(num_players, env_options, games, seed, *reward, threads, obs, masks)
+    return {"obs": obs.join(), "masks": masks.join(), **rest}
+
+
+def play_core_demonstrations(
+    num_players: int,
+    env_options: dict,
+    games: int,
+    seed: int,
+    reward_win: float,
+    reward_vp: float,
+    reward_vp_relative: bool,
+    threads: int,
+    obs_rows: RowBlocks,
+    mask_rows: RowBlocks,
+) -> dict[str, np.ndarray]:
+    """The heuristic's games in a batch of core games: up to ``CORE_SLOTS`` games at once, each
+    slot playing its share of the ``games`` one after another (the games numbered in the order they
+    begin); a slot done with its share plays on at random, unread. Every decision's observation
+    (float16) and mask are appended to ``obs_rows`` and ``mask_rows`` (several tables' games can so
+    be gathered before one join); its ``actions``, ``returns``, ``games`` and ``seats`` are
+    returned, as ``collect_demonstrations`` gives them."""
     import island_fortress_env.vector as vector
 
     slots = max(1, min(games, CORE_SLOTS))
@@ -128,22 +194,15 @@ def core_demonstrations(
     playing = share > 0
     began[playing] = 1
     next_number = slots
-    rows: list[tuple[np.ndarray, ...]] = []  # per tick: obs, masks, actions, games, seats, scores
+    rows: list[tuple[np.ndarray, ...]] = []  # per tick: actions, games, seats, scores
     finals: dict[int, tuple[list[int], list[float]]] = {}
     while playing.any():
         actions = env.heuristic_actions(playing)
         actions[~playing] = env.random_actions(~playing)[~playing]
         idx = np.flatnonzero(playing)
-        rows.append(
-            (
-                env.obs[idx].astype(np.float16),
-                env.mask[idx],
-                actions[idx],
-                number[idx],
-                env.player[idx],
-                scores[idx],
-            )
-        )
+        obs_rows.extend(env.obs[idx])
+        mask_rows.extend(env.mask[idx])
+        rows.append((actions[idx], number[idx], env.player[idx], scores[idx]))
         env.step(actions)
         scores += env.score_gains()[:, :num_players]
         for i in np.flatnonzero(env.done & playing).tolist():
@@ -156,14 +215,13 @@ def core_demonstrations(
                 number[i], next_number = next_number, next_number + 1
             else:
                 playing[i] = False
-    obs, masks, actions, numbers, seats, at = (np.concatenate([r[k] for r in rows]) for k in range(6))
+    actions, numbers, seats, at = (np.concatenate([r[k] for r in rows]) for k in range(4))
     owners = list(zip(numbers.tolist(), seats.tolist(), at.tolist(), strict=True))
     ordered = [finals[g] for g in range(games)]  # every game begun (numbers 0..games-1) has ended
+    reward = (reward_win, reward_vp, reward_vp_relative)
     return {
-        "obs": obs,
-        "masks": masks,
         "actions": actions.astype(np.int64),
-        "returns": _returns(owners, ordered, reward_win, reward_vp, reward_vp_relative),
+        "returns": _returns(owners, ordered, *reward),
         "games": numbers,
         "seats": seats.astype(np.int64),
     }
@@ -295,11 +353,14 @@ def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False)
         f"at tables {sorted({j[0] for j in jobs})} in {where}",
         flush=True,
     )
-    if in_core:
-        parts = [core_demonstrations(*job[:4], *reward, threads=processes) for job in jobs]
+    if in_core:  # every table's observations gathered in one set of blocks, joined once
+        obs, masks = RowBlocks((OBS_SIZE,), np.float16), RowBlocks((NUM_ACTIONS,), np.bool_)
+        parts = [play_core_demonstrations(*job[:4], *reward, processes, obs, masks) for job in jobs]
+        data = {"obs": obs.join(), "masks": masks.join()}
     else:
         parts = starmap(collect_demonstrations, jobs, processes)
-    data = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "masks", "actions", "returns")}
+        data = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "masks")}
+    data.update({k: np.concatenate([p[k] for p in parts]) for k in ("actions", "returns")})
     threads = torch.get_num_threads()
     torch.set_num_threads(min(processes, os.cpu_count() or 1))  # more threads than cores: far slower
     try:
