@@ -146,6 +146,11 @@ class RowBlocks:
         return out
 
 
+def demonstration_rows() -> tuple[RowBlocks, RowBlocks]:
+    """Empty blocks for the demonstrations' observations (float16) and action masks."""
+    return RowBlocks((OBS_SIZE,), np.float16), RowBlocks((NUM_ACTIONS,), np.bool_)
+
+
 def core_demonstrations(
     num_players: int,
     env_options: dict,
@@ -158,7 +163,7 @@ def core_demonstrations(
 ) -> dict[str, np.ndarray]:
     """``collect_demonstrations`` of the heuristic in a batch of core games
     (``play_core_demonstrations``)."""
-    obs, masks = RowBlocks((OBS_SIZE,), np.float16), RowBlocks((NUM_ACTIONS,), np.bool_)
+    obs, masks = demonstration_rows()
     reward = (reward_win, reward_vp, reward_vp_relative)
     rest = play_core_demonstrations(num_players, env_options, games, seed, *reward, threads, obs, masks)
     return {"obs": obs.join(), "masks": masks.join(), **rest}
@@ -218,10 +223,9 @@ def play_core_demonstrations(
     actions, numbers, seats, at = (np.concatenate([r[k] for r in rows]) for k in range(4))
     owners = list(zip(numbers.tolist(), seats.tolist(), at.tolist(), strict=True))
     ordered = [finals[g] for g in range(games)]  # every game begun (numbers 0..games-1) has ended
-    reward = (reward_win, reward_vp, reward_vp_relative)
     return {
         "actions": actions.astype(np.int64),
-        "returns": _returns(owners, ordered, *reward),
+        "returns": _returns(owners, ordered, reward_win, reward_vp, reward_vp_relative),
         "games": numbers,
         "seats": seats.astype(np.int64),
     }
@@ -354,7 +358,7 @@ def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False)
         flush=True,
     )
     if in_core:  # every table's observations gathered in one set of blocks, joined once
-        obs, masks = RowBlocks((OBS_SIZE,), np.float16), RowBlocks((NUM_ACTIONS,), np.bool_)
+        obs, masks = demonstration_rows()
         parts = [play_core_demonstrations(*job[:4], *reward, processes, obs, masks) for job in jobs]
         data = {"obs": obs.join(), "masks": masks.join()}
     else:
