@@ -1,4 +1,4 @@
-"""``island-fortress``: demo | play | replay | serve | evaluate | tournament | train | bench.
+"""``island-fortress``: demo | play | replay | serve | evaluate | tournament | train | bench | exploit | psro.
 
 Every user error (a bad option, a file that cannot be used, a game record that does not
 replay) ends the command with one line on stderr and exit status 2, never a traceback; its text
@@ -40,6 +40,7 @@ DELEGATED = {
     "bench": "island_fortress_env.tools.bench",
     "tournament": "island_fortress_env.tools.tournament",
     "exploit": "island_fortress_env.tools.exploit",
+    "psro": "island_fortress_env.tools.psro",
 }
 
 

@@ -1,0 +1,335 @@
+"""``island-fortress psro START``: rounds of best responses and of training against them (PSRO).
+
+    island-fortress psro checkpoints/policy-2-4p.zip --rounds 3 --players 2 3 \\
+        --exploit-minutes 15 --train-minutes 55 tables.two=2.0 league.random=0.1
+
+Policy-Space Response Oracles (Lanctot et al., 2017) with the project's own parts. Round k of
+``--rounds`` N:
+
+1. **best responses**: at each table size of ``--players``, ``island-fortress exploit`` trains a
+   best response to the current policy (START in round 1) from its weights and measures it (greedy,
+   seats rotated): run ``<name>-br<k>-<n>p``;
+2. **the policy's training**: the native trainer continues the current policy (``--config``,
+   configs/policy-2-4p.yaml by default, ``policy.init_from``) against the **population** in its
+   league (``league.members``): START, every policy trained so far and every best response found so
+   far: run ``<name>-round-<k>``, whose ``final.zip`` is the next current policy.
+
+After round N, best responses to its policy measure it (``<name>-br<N+1>-<n>p``): the report has
+the approximate exploitability of START and of every round's policy, at every table size, each a
+lower bound at its budget (docs/STRENGTH.md). The ``section.key=value`` overrides after the options
+apply to the policy's runs; ``--exploit-set section.key=value`` to the best responses.
+
+Everything lands under ``--out`` (``checkpoints/`` and ``runs/``, as ``train`` and ``exploit``
+write them), with ``checkpoints/<name>/psro.json`` (the settings and every round's figures,
+rewritten after each step) and TensorBoard ``runs/<name>/`` (``psro/exploiter_win_rate_<n>p`` and
+``psro/exploitability_<n>p`` at step k for round k's policy, 0 for START). A run that stops part way
+is continued by the same command: each finished step (its ``exploit.json``, its ``final.zip``) is
+read back, not run again, and a larger ``--rounds`` extends a finished run; other settings under the
+same ``--name`` are refused. Every user error is
+one line on stderr and exit status 2, before any training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.players.arguments import (
+    CommandLineParser,
+    non_negative_int,
+    one_line,
+    positive_float,
+    positive_int,
+)
+from island_fortress_env.tools.exploit import (
+    DEFAULT_MINUTES,
+    MORE_THAN_FITS,
+    ExploitError,
+    exploit,
+    exploit_config,
+    has_weights,
+)
+from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
+
+DEFAULT_CONFIG = "configs/policy-2-4p.yaml"
+REPORT = "psro.json"
+
+
+class PsroError(ValueError):
+    """A START, a budget or an output folder that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a PSRO run is: the same settings continue it, others are refused under its name."""
+
+    start: str
+    rounds: int
+    players: list[int]
+    config: str
+    exploit_minutes: float | None
+    exploit_decisions: int | None
+    train_minutes: float | None
+    train_decisions: int | None
+    seed: int
+    games: int | None
+    overrides: list[str]
+    exploit_overrides: list[str]
+
+
+def exploiter_run(name: str, k: int, players: int) -> str:
+    """The run of round ``k``'s best response at ``players`` players (k = rounds + 1: the last policy's)."""
+    return f"{name}-br{k}-{players}p"
+
+
+def policy_run(name: str, k: int) -> str:
+    return f"{name}-round-{k}"
+
+
+def train_items(s: Settings, name: str, k: int, current: str, members: Sequence[str], out: Path) -> list[str]:
+    """The overrides of round ``k``'s policy run: the current policy's weights, the population, the
+    budget, the run's folders, then the user's own."""
+    items = [
+        f"run_name={policy_run(name, k)}",
+        f"seed={s.seed + k}",
+        f"policy.init_from={json.dumps(current)}",
+        f"league.members={json.dumps(list(members))}",
+        f"logging.runs_dir={json.dumps(str(out / 'runs'))}",
+        f"logging.checkpoints_dir={json.dumps(str(out / 'checkpoints'))}",
+        "logging.progress_bar=false",
+    ]
+    if s.train_minutes is not None:
+        items += [f"train.max_minutes={s.train_minutes}", f"train.total_decisions={MORE_THAN_FITS}",
+                  "ppo.anneal_over=minutes"]  # fmt: skip
+    elif s.train_decisions is not None:
+        items += [
+            "train.max_minutes=0",
+            f"train.total_decisions={s.train_decisions}",
+            "ppo.anneal_over=decisions",
+        ]
+    return items + list(s.overrides)
+
+
+def exploit_budget(s: Settings) -> tuple[float | None, int | None]:
+    if s.exploit_minutes is None and s.exploit_decisions is None:
+        return DEFAULT_MINUTES, None
+    return s.exploit_minutes, s.exploit_decisions
+
+
+def check(s: Settings, name: str, out: Path) -> None:
+    """Every setting that can be checked before any training: START, the budgets, both runs'
+    configs (the policy's with START as the only member), a report of other settings."""
+    if not has_weights(s.start) or not Path(s.start).is_file():
+        raise PsroError(f"START {s.start!r}: must be a checkpoint file (the policy to train on)")
+    if s.rounds < 1:
+        raise PsroError(f"--rounds must be >= 1, got {s.rounds}")
+    if not s.players or any(n not in PLAYER_COUNTS for n in s.players):
+        raise PsroError(f"--players must be among {list(PLAYER_COUNTS)}, got {s.players}")
+    minutes, decisions = exploit_budget(s)
+    for n in s.players:
+        exploit_config(s.start, n, "target", s.seed, out, minutes, decisions, s.exploit_overrides)
+    cfg = load_config(s.config, train_items(s, name, 1, s.start, [s.start], out), schema=NativeConfig)
+    if cfg.league.opponent:
+        raise PsroError("the policy's runs play a league of members: league.opponent must stay empty")
+    previous = read_report(out, name)
+    if previous is not None and not same_run(previous["settings"], asdict(s)):
+        raise PsroError(
+            f"{out / 'checkpoints' / name / REPORT} was written by a run with other settings; "
+            "give another --name or --out"
+        )
+
+
+def same_run(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two runs' settings differ at most in ``rounds`` (more rounds extend a run)."""
+    return {**a, "rounds": 0} == {**b, "rounds": 0}
+
+
+def read_report(out: Path, name: str) -> dict[str, Any] | None:
+    path = out / "checkpoints" / name / REPORT
+    if not path.is_file():
+        return None
+    try:
+        report: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PsroError(f"{path}: cannot be read ({one_line(exc)})") from None
+    return report
+
+
+def best_response(s: Settings, name: str, k: int, policy: str, players: int, out: Path) -> dict[str, Any]:
+    """Round ``k``'s best response to ``policy`` at ``players`` players: its ``exploit`` report, read
+    back when that run already finished."""
+    run = exploiter_run(name, k, players)
+    done = out / "checkpoints" / run / "exploit.json"
+    if done.is_file():
+        report: dict[str, Any] = json.loads(done.read_text("utf-8"))
+        return report
+    minutes, decisions = exploit_budget(s)
+    overrides = [f"run_name={run}", *s.exploit_overrides]
+    return exploit(policy, players, minutes, decisions, "target", s.seed, s.games, out, overrides)
+
+
+def train_round(
+    s: Settings, name: str, k: int, current: str, members: Sequence[str], out: Path
+) -> dict[str, Any]:
+    """Round ``k``'s policy run; its ``final.zip`` read back when that run already finished."""
+    from island_fortress_env.agents.checkpoint import read_metadata
+    from island_fortress_env.training.ppo import train_native
+
+    final = out / "checkpoints" / policy_run(name, k) / "final.zip"
+    if not final.is_file():
+        cfg = load_config(s.config, train_items(s, name, k, current, members, out), schema=NativeConfig)
+        final = train_native(cfg)
+    meta = read_metadata(final)
+    return {
+        "policy": str(final),
+        "from": current,
+        "members": list(members),
+        "decisions": int(meta["num_timesteps"]),
+        "seconds": float(meta["elapsed_seconds"]),
+    }
+
+
+def measured(report: dict[str, Any]) -> dict[str, Any]:
+    """What the PSRO report keeps of an ``exploit`` report."""
+    e = report["evaluation"]
+    return {
+        "exploiter": report["exploiter"],
+        "decisions": report["training"]["decisions"],
+        "win_rate": e["win_rate"],
+        "ci95": e["ci95"],
+        "exploitability": report["exploitability"],
+        "exploitability_ci95": report["exploitability_ci95"],
+    }
+
+
+def psro(s: Settings, name: str = "psro", out: str | Path = ".") -> dict[str, Any]:
+    """Run (or continue) ``s.rounds`` PSRO rounds from ``s.start``; returns the report (module doc),
+    also written to ``<out>/checkpoints/<name>/psro.json`` after every step."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    out = Path(out)
+    check(s, name, out)
+    report: dict[str, Any] = {"settings": asdict(s), "policies": []}
+    path = out / "checkpoints" / name / REPORT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    population = [s.start]
+    current = s.start
+    with contextlib.closing(SummaryWriter(str(out / "runs" / name))) as writer:
+        for k in range(1, s.rounds + 2):
+            entry: dict[str, Any] = {"round": k - 1, "policy": current, "exploit": {}}
+            report["policies"].append(entry)
+            for n in s.players:
+                found = measured(best_response(s, name, k, current, n, out))
+                entry["exploit"][str(n)] = found
+                population.append(found["exploiter"])
+                writer.add_scalar(f"psro/exploiter_win_rate_{n}p", found["win_rate"], k - 1)
+                writer.add_scalar(f"psro/exploitability_{n}p", found["exploitability"], k - 1)
+                path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+                print(f"round {k - 1} policy {current}: best response at {n} players wins "
+                      f"{100 * found['win_rate']:.1f}%", flush=True)  # fmt: skip
+            if k > s.rounds:
+                break
+            entry["training"] = train_round(s, name, k, current, population, out)
+            current = entry["training"]["policy"]
+            population.append(current)
+            path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    report["population"] = population
+    path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    return report
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """Each policy's best responses as a table: win rate [95% interval] and the exploitability."""
+    players = report["settings"]["players"]
+    lines = ["| round | policy | " + " | ".join(f"best response at {n} players" for n in players) + " |",
+             "|---|---|" + "---|" * len(players)]  # fmt: skip
+    for entry in report["policies"]:
+        cells = []
+        for n in players:
+            f = entry["exploit"][str(n)]
+            lo, hi = f["ci95"]
+            cells.append(f"{100 * f['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] "
+                         f"({100 * f['exploitability']:+.1f})")  # fmt: skip
+        lines.append(f"| {entry['round']} | {entry['policy']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = CommandLineParser(
+        prog="island-fortress psro",
+        description="Rounds of PSRO from checkpoint START: best responses to the current policy "
+        "(island-fortress exploit), then the policy trained on against every policy and best "
+        "response so far (league.members); ends with best responses to the last policy.",
+        epilog="Example: island-fortress psro checkpoints/policy-2-4p.zip --rounds 3 --players 2 3 "
+        "--exploit-minutes 15 --train-minutes 55 tables.two=2.0",
+    )
+    parser.add_argument("start", metavar="START", help="the checkpoint of the first policy")
+    parser.add_argument("--rounds", type=positive_int, default=1, help="policy runs (default 1)")
+    parser.add_argument(
+        "--players", type=int, nargs="+", default=[2], choices=PLAYER_COUNTS,
+        help="table sizes of the best responses (default 2)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--config", default=DEFAULT_CONFIG, help=f"the policy's runs (default {DEFAULT_CONFIG})"
+    )
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--exploit-minutes", type=positive_float, default=None,
+        help=f"each best response's budget (default {DEFAULT_MINUTES:g} minutes)",
+    )  # fmt: skip
+    budget.add_argument("--exploit-decisions", type=positive_int, default=None, help="or decisions")
+    train = parser.add_mutually_exclusive_group()
+    train.add_argument("--train-minutes", type=positive_float, default=None,
+                       help="each policy run's budget (default: the config's)")  # fmt: skip
+    train.add_argument("--train-decisions", type=positive_int, default=None, help="or decisions")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed (default 0)")
+    parser.add_argument(
+        "--games", type=positive_int, default=None, help="each best response's evaluation games"
+    )
+    parser.add_argument(
+        "--exploit-set", action="append", default=[], metavar="section.key=value",
+        help="an override of the best responses' trainer (repeatable)",
+    )  # fmt: skip
+    parser.add_argument("--name", default="psro", help="run name: checkpoints/NAME/psro.json (default psro)")
+    parser.add_argument("--out", default=".", metavar="DIR", help="write DIR/runs/ and DIR/checkpoints/")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    parser.add_argument(
+        "overrides", nargs="*", metavar="section.key=value", help="the policy runs' overrides"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from island_fortress_env.agents.checkpoint import CheckpointError
+
+    parser = build_parser()
+    args = parser.parse_intermixed_args(argv)
+    settings = Settings(
+        args.start, args.rounds, list(args.players), args.config, args.exploit_minutes,
+        args.exploit_decisions, args.train_minutes, args.train_decisions, args.seed, args.games,
+        list(args.overrides), list(args.exploit_set),
+    )  # fmt: skip
+    try:
+        check(settings, args.name, Path(args.out))
+    except (PsroError, ExploitError, TrainConfigError, CheckpointError) as exc:
+        parser.error(one_line(exc))
+    redirect = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
+    try:
+        with redirect:
+            report = psro(settings, args.name, args.out)
+    except (PsroError, ExploitError, TrainConfigError, CheckpointError, OSError) as exc:
+        print(f"island-fortress psro: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
