@@ -187,3 +187,14 @@ def test_the_psro_subcommand_is_listed(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     assert "psro" in capsys.readouterr().out
+
+
+def test_a_damaged_report_is_one_line_and_exit_2(capsys, tmp_path):
+    start = _start(tmp_path / "start.zip")
+    report = tmp_path / "out" / "checkpoints" / "tiny" / "psro.json"
+    report.parent.mkdir(parents=True)
+    report.write_text("{not json")
+    code, _printed, err = _run(_argv(start, tmp_path / "out"), capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "psro.json: cannot be read" in lines[0]

@@ -153,12 +153,17 @@ def same_run(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def read_report(out: Path, name: str) -> dict[str, Any] | None:
     path = out / "checkpoints" / name / REPORT
-    if not path.is_file():
-        return None
+    return read_json(path) if path.is_file() else None
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A report written by an earlier step; one ``PsroError`` naming the file if it cannot be used."""
     try:
-        report: dict[str, Any] = json.loads(path.read_text("utf-8"))
+        report = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise PsroError(f"{path}: cannot be read ({one_line(exc)})") from None
+    if not isinstance(report, dict):
+        raise PsroError(f"{path}: not a report (a JSON object)")
     return report
 
 
@@ -168,8 +173,7 @@ def best_response(s: Settings, name: str, k: int, policy: str, players: int, out
     run = exploiter_run(name, k, players)
     done = out / "checkpoints" / run / "exploit.json"
     if done.is_file():
-        report: dict[str, Any] = json.loads(done.read_text("utf-8"))
-        return report
+        return read_json(done)
     minutes, decisions = exploit_budget(s)
     overrides = [f"run_name={run}", *s.exploit_overrides]
     return exploit(policy, players, minutes, decisions, "target", s.seed, s.games, out, overrides)
