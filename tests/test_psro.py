@@ -14,22 +14,11 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
+from tiny_runs import run_command, small_checkpoint
 
-from island_fortress_env.agents.checkpoint import save_policy
-from island_fortress_env.agents.network import ActorCritic
-from island_fortress_env.engine.actions import NUM_ACTIONS
-from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.tools import cli, psro
 from island_fortress_env.training.plot_curves import read_scalars
 
-SMALL = {
-    "obs_size": OBS_SIZE,
-    "num_actions": NUM_ACTIONS,
-    "cnn_channels": 2,
-    "hidden": 8,
-    "head_activation": "relu",
-}
 # One process, small rollouts, both for the best responses and for the policy's runs.
 QUICK = [
     "train.workers=0",
@@ -43,8 +32,7 @@ POLICY = [*QUICK, "policy.cnn_channels=2", "policy.hidden=8", "policy.head_activ
 
 
 def _start(path: Path) -> Path:
-    torch.manual_seed(0)
-    return save_policy(path, ActorCritic(**SMALL), SMALL, {})
+    return small_checkpoint(path)
 
 
 def _argv(start: Path, out: Path, *more: str) -> list[str]:
@@ -56,12 +44,7 @@ def _argv(start: Path, out: Path, *more: str) -> list[str]:
 
 
 def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = cli.main(["psro", *argv])
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_command(["psro", *argv], capsys)
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,9 @@ trainers' and evaluation's own entry points."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -112,3 +115,24 @@ def one_line(exc: BaseException) -> str:
     else:
         text = " ".join(str(exc).split()) or type(exc).__name__
     return printable(text)
+
+
+def print_report(
+    prog: str,
+    work: Callable[[], dict[str, Any]],
+    text: Callable[[dict[str, Any]], str],
+    as_json: bool,
+    errors: tuple[type[BaseException], ...],
+) -> int:
+    """Run a command's ``work`` and print the report it returns: one JSON object when ``as_json``
+    (stdout then carries the JSON only: what the work prints goes to stderr), else ``text(report)``.
+    One of ``errors`` raised by the work is one line on stderr and exit status 2."""
+    redirect = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
+    try:
+        with redirect:
+            report = work()
+    except errors as exc:
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    print(json.dumps(report) if as_json else text(report))
+    return 0

@@ -47,6 +47,7 @@ from island_fortress_env.players.arguments import (
     one_line,
     positive_float,
     positive_int,
+    print_report,
 )
 from island_fortress_env.tools.exploit import (
     DEFAULT_MINUTES,
@@ -324,15 +325,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         check(settings, args.name, Path(args.out))
     except (PsroError, ExploitError, TrainConfigError, CheckpointError) as exc:
         parser.error(one_line(exc))
-    redirect = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
-    try:
-        with redirect:
-            report = psro(settings, args.name, args.out)
-    except (PsroError, ExploitError, TrainConfigError, CheckpointError, OSError) as exc:
-        print(f"island-fortress psro: error: {one_line(exc)}", file=sys.stderr)
-        return 2
-    print(json.dumps(report) if args.json else format_report(report))
-    return 0
+    return print_report(
+        "island-fortress psro",
+        lambda: psro(settings, args.name, args.out),
+        format_report,
+        args.json,
+        (PsroError, ExploitError, TrainConfigError, CheckpointError, OSError),
+    )
 
 
 if __name__ == "__main__":

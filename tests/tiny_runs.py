@@ -1,0 +1,41 @@
+"""What the tests of the trainer's commands share: a small network, and running ``island-fortress``
+in-process as a test sees it (its exit status and what it printed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import torch
+
+from island_fortress_env.agents.checkpoint import save_policy
+from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.env.observation import OBS_SIZE
+from island_fortress_env.tools import cli
+
+# A small network in checkpoint terms (network_kwargs'): what a trainer would record.
+SMALL = {
+    "obs_size": OBS_SIZE,
+    "num_actions": NUM_ACTIONS,
+    "cnn_channels": 2,
+    "hidden": 8,
+    "head_activation": "relu",
+}
+
+
+def small_checkpoint(path: Path, seed: int = 0) -> Path:
+    """A checkpoint of the small network with seeded random weights."""
+    torch.manual_seed(seed)
+    return save_policy(path, ActorCritic(**SMALL), SMALL, {})
+
+
+def run_command(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``island-fortress ARGV``: (exit status, stdout, stderr)."""
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
