@@ -21,8 +21,9 @@ apply to the policy's runs; ``--exploit-set section.key=value`` to the best resp
 
 Everything lands under ``--out`` (``checkpoints/`` and ``runs/``, as ``train`` and ``exploit``
 write them), with ``checkpoints/<name>/psro.json`` (the settings and every round's figures,
-rewritten after each step) and TensorBoard ``runs/<name>/`` (``psro/exploiter_win_rate_<n>p`` and
-``psro/exploitability_<n>p`` at step k for round k's policy, 0 for START). A run that stops part way
+rewritten after each step) and TensorBoard ``runs/<name>/`` (``psro/exploiter_win_rate_<n>p``,
+``psro/exploitability_<n>p`` and ``psro/exploiter_sampled_win_rate_<n>p``, the best response's
+sampled play over its last rollouts, at step k for round k's policy, 0 for START). A run that stops part way
 is continued by the same command: each finished step (its ``exploit.json``, its ``final.zip``) is
 read back, not run again, and a larger ``--rounds`` extends a finished run; other settings under the
 same ``--name`` are refused. Every user error is
@@ -211,6 +212,9 @@ def measured(report: dict[str, Any]) -> dict[str, Any]:
         "ci95": e["ci95"],
         "exploitability": report["exploitability"],
         "exploitability_ci95": report["exploitability_ci95"],
+        # its sampled play's share of wins over its last rollouts: steadier from run to run than
+        # the greedy figure, which turns on whether its argmax found a line the target's walks into
+        "sampled_win_rate": report["training"]["win_rate_vs_target_recent"],
     }
 
 
@@ -236,6 +240,10 @@ def psro(s: Settings, name: str = "psro", out: str | Path = ".") -> dict[str, An
                 population.append(found["exploiter"])
                 writer.add_scalar(f"psro/exploiter_win_rate_{n}p", found["win_rate"], k - 1)
                 writer.add_scalar(f"psro/exploitability_{n}p", found["exploitability"], k - 1)
+                if found["sampled_win_rate"] is not None:
+                    writer.add_scalar(
+                        f"psro/exploiter_sampled_win_rate_{n}p", found["sampled_win_rate"], k - 1
+                    )
                 path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
                 print(f"round {k - 1} policy {current}: best response at {n} players wins "
                       f"{100 * found['win_rate']:.1f}%", flush=True)  # fmt: skip
@@ -251,7 +259,8 @@ def psro(s: Settings, name: str = "psro", out: str | Path = ".") -> dict[str, An
 
 
 def format_report(report: dict[str, Any]) -> str:
-    """Each policy's best responses as a table: win rate [95% interval] and the exploitability."""
+    """Each policy's best responses as a table: greedy win rate [95% interval], the
+    exploitability, and the sampled win rate of the best response's last rollouts."""
     players = report["settings"]["players"]
     lines = ["| round | policy | " + " | ".join(f"best response at {n} players" for n in players) + " |",
              "|---|---|" + "---|" * len(players)]  # fmt: skip
@@ -260,8 +269,10 @@ def format_report(report: dict[str, Any]) -> str:
         for n in players:
             f = entry["exploit"][str(n)]
             lo, hi = f["ci95"]
+            sampled = f.get("sampled_win_rate")
             cells.append(f"{100 * f['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] "
-                         f"({100 * f['exploitability']:+.1f})")  # fmt: skip
+                         f"({100 * f['exploitability']:+.1f})"
+                         + (f", sampled {100 * sampled:.1f}%" if sampled is not None else ""))  # fmt: skip
         lines.append(f"| {entry['round']} | {entry['policy']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
