@@ -720,10 +720,10 @@ def test_a_collector_seats_its_first_games_against_the_snapshots_it_was_handed(c
     collector.set_snapshots({7: net.state_dict()}, {7: 1.0})
     _, finished = collector.collect(net, 400)
     assert finished, "no game ended"
-    played = [(game.kind, game.snapshot) for game in [*finished, *collector.games]]
-    assert {kind for kind, _ in played} == {GameKind.SNAPSHOT}
-    assert {snapshot for _, snapshot in played} == {7}
-    assert min(game.episode for game in finished) == 1  # the very first game is among them
+    games = [*finished, *collector.games]
+    assert sorted(game.episode for game in games) == list(range(1, len(games) + 1))  # all, the first on
+    assert {game.kind for game in games} == {GameKind.SNAPSHOT}
+    assert {game.snapshot for game in games} == {7}
 
 
 @pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
