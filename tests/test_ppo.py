@@ -706,26 +706,6 @@ def test_the_core_collectors_league_seats_are_the_heuristics_and_the_learners_de
         assert ledger.decisions[(0, game.episode, game.learners[0])] == learner_moves
 
 
-@pytest.mark.parametrize("collector_class", COLLECTORS)
-def test_a_collector_seats_its_first_games_against_the_snapshots_it_was_handed(collector_class):
-    """A league of one snapshot (a best response's target, ``league.members``): the collector
-    seats its first games when its first rollout starts, after the snapshot has arrived, so every
-    game it plays, the first ones included, is a snapshot game against it; none is self-play."""
-    if collector_class is CoreCollector and not core.available():
-        pytest.skip("the C++ core is not built")
-    league = ("league.share=1.0", "league.snapshot=1.0", "league.random=0.0", "league.heuristic=0.0")
-    cfg = _tiny(Path("/nonexistent"), "c", *league, "train.games_per_collector=3")
-    collector = collector_class(cfg, 0, SeatTrajectories)
-    net = ActorCritic(cnn_channels=4, hidden=16)
-    collector.set_snapshots({7: net.state_dict()}, {7: 1.0})
-    _, finished = collector.collect(net, 400)
-    assert finished, "no game ended"
-    games = [*finished, *collector.games]
-    assert sorted(game.episode for game in games) == list(range(1, len(games) + 1))  # all, the first on
-    assert {game.kind for game in games} == {GameKind.SNAPSHOT}
-    assert {game.snapshot for game in games} == {7}
-
-
 @pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
 def test_the_core_collector_draws_each_new_games_table_size():
     """A slot of the batch plays the tables drawn for its successive games, of the sizes the
@@ -851,7 +831,6 @@ def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in(collec
     )
     collector = collector_class(cfg, 0, SeatTrajectories)
     old, new = ActorCritic(cnn_channels=4, hidden=16), ActorCritic(cnn_channels=4, hidden=16)
-    collector.collect(new, 100)
     assert all(g.kind is GameKind.SELF_PLAY for g in collector.games)  # no snapshot to draw yet
     collector.set_snapshots({0: old.state_dict()}, {0: 1.0})
     for _ in range(20):  # the games begun from now on play snapshot 0

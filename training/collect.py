@@ -233,19 +233,11 @@ class Collector:
         """Play until at least ``decisions`` learner decisions are closed; return them with GAE,
         and the games finished meanwhile."""
         net.eval()
-        if not self.games:
-            # The first games are seated here, not when the collector is made: by now the
-            # league's snapshots (league.members, a best response's target) have arrived, so a
-            # snapshot game drawn first is one, not a self-play game in its place.
-            self.games = self._first_games()
         while self.book.num_finished < decisions:
             self._tick(net)
         rollout = self.book.take(self.cfg.ppo.gamma, self.cfg.ppo.gae_lambda)
         finished, self.finished = self.finished, []
         return rollout, finished
-
-    def _first_games(self) -> list[Game]:
-        raise NotImplementedError
 
     def _tick(self, net: nn.Module) -> None:
         raise NotImplementedError
@@ -274,9 +266,7 @@ class CoreCollector(Collector):
         seed = int(self.rng.integers(2**63))
         self.env = vector.make(count, num_players=first, seed=seed, threads=1, **cfg.env.options)
         self.env.reset()
-
-    def _first_games(self) -> list[Game]:
-        return [self._start(slot) for slot in range(len(self.env.games))]
+        self.games = [self._start(slot) for slot in range(count)]
 
     def _start(self, slot: int) -> Game:
         """The seats of the game that has just begun in ``slot``; the size of the next one."""
@@ -348,9 +338,7 @@ class EnvCollector(Collector):
         self.encoders: dict[int, Any] = {}
         self.heuristic = make_heuristic(int(self.rng.integers(2**31)))
         self.random = RandomAgent(seed=int(self.rng.integers(2**31)))
-
-    def _first_games(self) -> list[Game]:
-        return [self._new_game(slot) for slot in range(self.cfg.train.games_per_collector)]
+        self.games = [self._new_game(slot) for slot in range(cfg.train.games_per_collector)]
 
     def _new_game(self, slot: int) -> Game:
         n = self._draw_players()
