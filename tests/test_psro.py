@@ -9,6 +9,7 @@ extend the run; other settings under the same name, and every user error, are on
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 from pathlib import Path
@@ -80,7 +81,9 @@ def test_a_round_measures_the_start_trains_against_the_population_and_measures_t
         lo, hi = found["ci95"]
         assert 0 <= lo <= found["win_rate"] <= hi <= 1
         assert found["exploitability"] == pytest.approx(found["win_rate"] - 0.5)
-        assert 0 <= found["sampled_win_rate"] <= 1  # the last rollouts' games against the target
+        exploit_report = json.loads((Path(found["exploiter"]).parent / "exploit.json").read_text())
+        # the last rollouts' games against the target (None where none had ended yet)
+        assert found["sampled_win_rate"] == exploit_report["training"]["win_rate_vs_target_recent"]
     assert json.loads((out / "checkpoints" / "tiny" / "psro.json").read_text()) == report
 
 
@@ -95,10 +98,9 @@ def test_the_round_trains_the_policy_from_the_start_with_every_member_in_its_lea
         [e["exploit"]["2"]["win_rate"] for e in report["policies"]]
     )
     assert [step for step, _ in psro_tags["psro/exploitability_2p"]] == [0, 1]
-    sampled = psro_tags["psro/exploiter_sampled_win_rate_2p"]
-    assert [value for _, value in sampled] == pytest.approx(
-        [e["exploit"]["2"]["sampled_win_rate"] for e in report["policies"]]
-    )
+    sampled = [e["exploit"]["2"]["sampled_win_rate"] for e in report["policies"]]
+    logged = psro_tags.get("psro/exploiter_sampled_win_rate_2p", [])
+    assert logged == [(k, pytest.approx(rate)) for k, rate in enumerate(sampled) if rate is not None]
 
 
 def test_the_same_command_reads_every_finished_step_back(one_round, monkeypatch, capsys):
@@ -122,7 +124,9 @@ def test_the_text_report_is_a_table_of_each_policy_and_its_best_response(one_rou
     assert len(lines) == 2 + len(report["policies"])
     first = report["policies"][0]["exploit"]["2"]
     assert f"{100 * first['win_rate']:.1f}%" in lines[2]
-    assert f"sampled {100 * first['sampled_win_rate']:.1f}%" in lines[2]
+    with_sampled = copy.deepcopy(report)
+    with_sampled["policies"][0]["exploit"]["2"]["sampled_win_rate"] = 0.7654
+    assert ", sampled 76.5%" in psro.format_report(with_sampled).splitlines()[2]
 
 
 def test_other_settings_under_the_same_name_are_refused(one_round, capsys):
