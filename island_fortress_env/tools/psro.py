@@ -269,7 +269,7 @@ def format_report(report: dict[str, Any]) -> str:
         for n in players:
             f = entry["exploit"][str(n)]
             lo, hi = f["ci95"]
-            sampled = f.get("sampled_win_rate")
+            sampled = f["sampled_win_rate"]
             cells.append(f"{100 * f['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] "
                          f"({100 * f['exploitability']:+.1f})"
                          + (f", sampled {100 * sampled:.1f}%" if sampled is not None else ""))  # fmt: skip
