@@ -9,7 +9,6 @@ extend the run; other settings under the same name, and every user error, are on
 from __future__ import annotations
 
 import contextlib
-import copy
 import io
 import json
 from pathlib import Path
@@ -127,9 +126,7 @@ def test_the_text_report_is_a_table_of_each_policy_and_its_best_response(one_rou
     assert len(lines) == 2 + len(report["policies"])
     first = report["policies"][0]["exploit"]["2"]
     assert f"{100 * first['win_rate']:.1f}%" in lines[2]
-    with_sampled = copy.deepcopy(report)
-    with_sampled["policies"][0]["exploit"]["2"]["sampled_win_rate"] = 0.7654
-    assert ", sampled 76.5%" in psro.format_report(with_sampled).splitlines()[2]
+    assert f", sampled {100 * first['sampled_win_rate']:.1f}%" in lines[2]
 
 
 def test_other_settings_under_the_same_name_are_refused(one_round, capsys):
