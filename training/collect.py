@@ -45,6 +45,7 @@ from island_fortress_env.training.figures import game_figures
 from island_fortress_env.training.league import (
     GameKind,
     League,
+    Standing,
     draw_game_kind,
     draw_snapshot,
     fixed_opponent_kind,
@@ -139,9 +140,12 @@ class FinishedGame:
 class Collector:
     """Plays ``games_per_collector`` games at once and turns every learning seat's decisions into
     PPO data. Collector ``rank`` draws from its own generators, seeded by (``seed``, ``rank``).
-    The subclasses step the games (``_tick``)."""
+    The subclasses step the games (``_tick``). The ``standing`` snapshots (``League.standing``)
+    are there before the first games are seated, so those games meet them too."""
 
-    def __init__(self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book]) -> None:
+    def __init__(
+        self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book], standing: Standing | None = None
+    ) -> None:
         self.cfg = cfg
         self.rank = rank
         seed = np.random.SeedSequence([cfg.seed, rank])
@@ -163,6 +167,8 @@ class Collector:
         self.finished: list[FinishedGame] = []
         self.games: list[Game] = []
         self._episodes = 0
+        if standing is not None and standing.state_dicts:
+            self.set_snapshots(standing.state_dicts, standing.probabilities)
 
     def set_snapshots(self, state_dicts: Mapping[int, dict], probabilities: Mapping[int, float]) -> None:
         """Add new snapshots (id -> state dict); new games draw from ``probabilities``' ids."""
@@ -257,10 +263,12 @@ class Collector:
 class CoreCollector(Collector):
     """The games in one batch of C++ core games, all stepped by one call per tick."""
 
-    def __init__(self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book]) -> None:
+    def __init__(
+        self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book], standing: Standing | None = None
+    ) -> None:
         import island_fortress_env.vector as vector
 
-        super().__init__(cfg, rank, new_book)
+        super().__init__(cfg, rank, new_book, standing)
         count = cfg.train.games_per_collector
         first = [self._draw_players() for _ in range(count)]
         seed = int(self.rng.integers(2**63))
@@ -332,8 +340,10 @@ class CoreCollector(Collector):
 class EnvCollector(Collector):
     """The games as Python ``raw_env``s, stepped one decision at a time."""
 
-    def __init__(self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book]) -> None:
-        super().__init__(cfg, rank, new_book)
+    def __init__(
+        self, cfg: NativeConfig, rank: int, new_book: Callable[[], Book], standing: Standing | None = None
+    ) -> None:
+        super().__init__(cfg, rank, new_book, standing)
         self.envs: dict[tuple[int, int], Any] = {}
         self.encoders: dict[int, Any] = {}
         self.heuristic = make_heuristic(int(self.rng.integers(2**31)))
@@ -413,9 +423,15 @@ class EnvCollector(Collector):
             self._step(slot, game, action)
 
 
-def make_collector(cfg: NativeConfig, rank: int, new_book: Callable[[], Book], use_core: bool) -> Collector:
+def make_collector(
+    cfg: NativeConfig,
+    rank: int,
+    new_book: Callable[[], Book],
+    use_core: bool,
+    standing: Standing | None = None,
+) -> Collector:
     """A ``CoreCollector`` with ``use_core``, else an ``EnvCollector``."""
-    return (CoreCollector if use_core else EnvCollector)(cfg, rank, new_book)
+    return (CoreCollector if use_core else EnvCollector)(cfg, rank, new_book, standing)
 
 
 def make_heuristic(seed: int) -> Any:
@@ -465,11 +481,13 @@ class CollectJob:
     decisions: int  # closed decisions to collect
 
 
-def _worker(cfg: NativeConfig, rank: int, pipe: Any, new_book: Callable[[], Book], use_core: bool) -> None:
+def _worker(
+    cfg: NativeConfig, rank: int, pipe: Any, new_book: Callable[[], Book], use_core: bool, standing: Standing
+) -> None:
     """A worker process: one collector, driven by the main process over ``pipe`` (a
     ``CollectJob`` in, a rollout and its finished games out; ``None`` ends it)."""
     torch.set_num_threads(1)
-    collector = make_collector(cfg, rank, new_book, use_core)
+    collector = make_collector(cfg, rank, new_book, use_core, standing)
     net = ActorCritic(**network_kwargs(cfg))
     while True:
         job: CollectJob | None = pipe.recv()
@@ -489,24 +507,36 @@ class Collectors:
     update on rollout ``k`` while they collect rollout ``k + 1`` with the weights from before that
     update: both cores stay busy, and the data is one update old (its log-probabilities are those
     of the policy that acted, so PPO's ratio and clipping stay exact).
+
+    Each collector is made with the league's ``standing`` snapshots (``League.standing``: the
+    ``league.members``, a checkpoint opponent), so its first games, seated as it is made, meet
+    them; the learner's own snapshots reach it with the first rollout.
     """
 
-    def __init__(self, cfg: NativeConfig, new_book: Callable[[], Book], use_core: bool | None = None) -> None:
+    def __init__(
+        self,
+        cfg: NativeConfig,
+        new_book: Callable[[], Book],
+        use_core: bool | None = None,
+        standing: Standing | None = None,
+    ) -> None:
         if use_core is None:
             use_core = core_available()
+        standing = standing or Standing()
         self.pipelined = cfg.train.pipelined
-        self.local = None if self.pipelined else make_collector(cfg, 0, new_book, use_core)
+        self.local = None if self.pipelined else make_collector(cfg, 0, new_book, use_core, standing)
         self.pipes: list[Any] = []
         self.procs: list[Any] = []
         ctx = mp_context()
         for rank in range(1, cfg.train.workers + 1):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(cfg, rank, child, new_book, use_core), daemon=True)
+            args = (cfg, rank, child, new_book, use_core, standing)
+            proc = ctx.Process(target=_worker, args=args, daemon=True)
             proc.start()
             child.close()  # the worker holds it now: its death ends our recv() with EOFError
             self.pipes.append(parent)
             self.procs.append(proc)
-        self.sent: set[int] = set()
+        self.sent: set[int] = set(standing.state_dicts)
         self.outstanding = False
         self._local_job: tuple[nn.Module, int] | None = None
 

@@ -16,8 +16,8 @@ trains a best response to it this way).
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -91,6 +91,14 @@ class Snapshot:
     member: str = ""  # a ``league.members`` checkpoint, which never leaves the pool; "" for a snapshot
 
 
+@dataclass
+class Standing:
+    """Snapshots (id -> state dict) and the draw of new games among them (id -> probability)."""
+
+    state_dicts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    probabilities: dict[int, float] = field(default_factory=dict)
+
+
 class League:
     """The newest ``pool_size`` snapshots of the learner (beside the ``league.members``
     checkpoints, which stay for the whole run) and how often each still beats it.
@@ -147,10 +155,20 @@ class League:
         entry = self.pool[sid]
         return (entry.ahead + 1.0) / (entry.games + 2.0)
 
-    def probabilities(self) -> dict[int, float]:
-        w = {sid: (1.0 - self.win_rate(sid)) ** self.power + self.floor for sid in self.pool}
+    def probabilities(self, ids: Iterable[int] | None = None) -> dict[int, float]:
+        """The draw of a new game's snapshot among ``ids`` (the whole pool by default)."""
+        pool = self.pool if ids is None else ids
+        w = {sid: (1.0 - self.win_rate(sid)) ** self.power + self.floor for sid in pool}
         total = sum(w.values())
         return {sid: v / total for sid, v in w.items()} if total > 0 else {}
+
+    def standing(self) -> Standing:
+        """The snapshots that never leave the pool (the ``league.members``, or the fixed
+        checkpoint of ``league.opponent``) and the draw among them: what a collector seats its
+        first games against, before the first rollout brings it the rest of the league (the
+        learner's own snapshots). Empty for a league of the learner's snapshots alone."""
+        ids = [sid for sid, e in self.pool.items() if e.member or self.fixed]
+        return Standing({sid: self.pool[sid].state_dict for sid in ids}, self.probabilities(ids))
 
     def member_win_rates(self) -> dict[str, float]:
         """The learner's smoothed rate of finishing ahead of each ``league.members`` checkpoint."""

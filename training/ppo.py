@@ -398,7 +398,7 @@ def train_native(
         writer.add_scalar("pretrain/final_accuracy", report["epochs"][-1]["accuracy"], 0)
 
     league = League.for_run(cfg, net, progress.decisions)
-    collectors = Collectors(cfg, SeatTrajectories)
+    collectors = Collectors(cfg, SeatTrajectories, standing=league.standing())
     next_snapshot = progress.decisions + cfg.league.snapshot_every
     next_checkpoint = progress.decisions + t.checkpoint_every
     next_eval = progress.decisions + cfg.eval.every if cfg.eval.every else None
