@@ -92,7 +92,7 @@ def test_a_round_measures_the_start_trains_against_the_population_and_measures_t
 def test_the_round_trains_the_policy_from_the_start_with_every_member_in_its_league(one_round):
     _start_path, out, report = one_round
     tags = read_scalars(out / "runs" / "tiny-round-1")
-    assert {"league/ahead_of_member_0_start", "league/ahead_of_member_1_final"} <= set(tags)
+    assert {"league/ahead_of_member_0_start", "league/ahead_of_member_1_tiny-br1-2p"} <= set(tags)
     psro_tags = read_scalars(out / "runs" / "tiny")
     rates = psro_tags["psro/exploiter_win_rate_2p"]
     assert [step for step, _ in rates] == [0, 1]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,6 +79,16 @@ def draw_snapshot(rng: np.random.Generator, probabilities: Mapping[int, float]) 
     ids = list(probabilities)
     p = np.array([probabilities[i] for i in ids])
     return ids[int(rng.choice(len(ids), p=p / p.sum()))]
+
+
+RUN_CHECKPOINTS = ("final", "latest", "best")  # the files a training run writes in its own folder
+
+
+def member_name(path: str) -> str:
+    """The name a ``league.members`` checkpoint goes by in TensorBoard tags: the run's name for a
+    run's own checkpoint (``checkpoints/<run>/final.zip``), else the file's stem."""
+    p = Path(path)
+    return p.parent.name if p.stem in RUN_CHECKPOINTS and p.parent.name else p.stem
 
 
 @dataclass

@@ -55,7 +55,7 @@ from island_fortress_env.training.greedy_eval import (
     previous_best_score,
     selection_score,
 )
-from island_fortress_env.training.league import GameKind, League
+from island_fortress_env.training.league import GameKind, League, member_name
 from island_fortress_env.training.pretrain import warm_start
 from island_fortress_env.training.weights import initial_weights, load_same_network, network_kwargs
 
@@ -456,7 +456,7 @@ def train_native(
             writer.add_scalar("charts/update_seconds", update_s, step)
             writer.add_scalar("charts/league_pool", len(league.pool), step)
             for i, (member, rate) in enumerate(league.member_win_rates().items()):
-                writer.add_scalar(f"league/ahead_of_member_{i}_{Path(member).stem}", rate, step)
+                writer.add_scalar(f"league/ahead_of_member_{i}_{member_name(member)}", rate, step)
             log_games(writer, finished, step)
             if after_rollout is not None:
                 after_rollout(run, finished)
