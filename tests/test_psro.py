@@ -36,8 +36,7 @@ def _start(path: Path) -> Path:
 
 
 def _argv(start: Path, out: Path, *more: str) -> list[str]:
-    # two games at a time: the first (self-play, drawn before the target's snapshot arrives) end
-    # early, and games against the target end within the budget
+    # two games at a time, so that games against the target end within the tiny budget
     exploit_sets = [x for item in [*QUICK, "train.games_per_collector=2"] for x in ("--exploit-set", item)]
     return [
         str(start), "--players", "2", "--exploit-decisions", "1024", "--train-decisions", "2048",
