@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from island_fortress_env.tools.tournament import format_ladder, main, tables_for, tournament
+from island_fortress_env.tools.tournament import format_ladder, main, meta_nash, tables_for, tournament
 
 
 def test_every_table_of_every_size_is_played_with_the_seats_rotated():
@@ -35,6 +35,44 @@ def test_every_table_of_every_size_is_played_with_the_seats_rotated():
     assert ordinals == sorted(ordinals, reverse=True)
     assert result["agents"][0]["name"] == "heuristic"
     assert by_name["heuristic"]["tables"]["2"]["win_rate"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("win_rate", "nash"),
+    [
+        ([[0.5, 1.0, 0.0], [0.0, 0.5, 1.0], [1.0, 0.0, 0.5]], [1 / 3, 1 / 3, 1 / 3]),  # a circle
+        ([[0.5, 0.9, 0.8], [0.1, 0.5, 0.7], [0.2, 0.3, 0.5]], [1.0, 0.0, 0.0]),  # one beats all
+        # payoffs a=0.2 (1 over 2), b=0.4 (3 over 1), c=0.2 (2 over 3): the equilibrium is (c, b, a)/sum
+        ([[0.5, 0.6, 0.3], [0.4, 0.5, 0.6], [0.7, 0.4, 0.5]], [0.25, 0.5, 0.25]),
+    ],
+)
+def test_the_meta_games_nash_mixture_is_beaten_by_no_agent(win_rate, nash):
+    mixture = meta_nash(win_rate)
+    assert mixture == pytest.approx(nash, abs=1e-6)
+    for j in range(3):  # no pure strategy does better against the mixture than it does itself
+        assert sum(mixture[i] * (win_rate[i][j] - win_rate[j][i]) for i in range(3)) >= -1e-9
+
+
+def test_two_player_tables_make_a_head_to_head_matrix_and_its_nash_mixture():
+    result = tournament(["random", "heuristic", "random"], sizes=[2, 3], games=4, seed=0)
+    h2h = result["head_to_head"]
+    assert h2h["agents"] == ["random", "heuristic", "random#2"]  # the order given, not the ladder's
+    assert h2h["games"] == [[0, 4, 4], [4, 0, 4], [4, 4, 0]]  # only the 2-player tables
+    w = h2h["win_rate"]
+    for i in range(3):
+        assert w[i][i] == 0.5
+        for j in range(3):
+            assert w[i][j] + w[j][i] == pytest.approx(1.0)  # every game has a winner (ties share)
+    assert w[1][0] == w[1][2] == 1.0
+    nash = result["meta_nash"]
+    assert nash["mixture"] == {"heuristic": pytest.approx(1.0)}
+    assert nash["win_rate_vs"] == {"random": 1.0, "heuristic": 0.5, "random#2": 1.0}
+    assert nash["agent_win_rate_vs_mixture"] == {"random": 0.0, "heuristic": 0.5, "random#2": 0.0}
+    text = format_ladder(result)
+    assert "2-player head to head: the row's win rate against the column" in text
+    assert "Nash mixture of the 2-player meta-game: heuristic 100.0% (it wins >= 50.0% against each)" in text
+    # a tournament of larger tables alone is no 2-player game: no matrix
+    assert "head_to_head" not in tournament(["random", "heuristic", "random"], sizes=[3], games=1)
 
 
 def test_same_seed_same_ladder_and_another_seed_other_games():

@@ -11,6 +11,13 @@ same table. Reported per agent: the rating (``mu``, ``sigma`` and the conservati
 ``mu - 3 sigma``, the ladder's order) and, per table size, games, wins (a win shared by ``m``
 tied winners counts ``1/m``), win rate with a 95% Wilson interval and mean score.
 
+At 2 players the tournament is also a **meta-game** (the empirical game of PSRO, Lanctot et al.,
+2017): ``head_to_head`` is each agent's win rate against each other one, and ``meta_nash`` a Nash
+equilibrium of that symmetric zero-sum game, a mixture over the agents that none of them beats on
+average (found by linear programming, SciPy's ``linprog``), with each agent's win rate against it.
+Where the agents beat one another in a circle the mixture spreads over them; where one agent beats
+every other it is that agent alone. A table of 3 or 4 is no two-player game and has no such matrix.
+
 Reproducible: table ``t`` game ``g`` is ``env.reset(seed=SEED + 100003 * t + g)`` with every
 agent re-seeded from ``(that seed, its index)``, so any game replays exactly.
 
@@ -61,6 +68,84 @@ class Entrant:
     by_size: dict[int, TableTotals] = field(default_factory=dict)
 
 
+@dataclass
+class HeadToHead:
+    """The 2-player tables' results: ``wins[i][j]`` is agent ``i``'s wins against agent ``j`` (a
+    shared win counts half), ``games[i][j]`` their games."""
+
+    wins: list[list[float]]
+    games: list[list[int]]
+
+    @classmethod
+    def empty(cls, count: int) -> HeadToHead:
+        return cls([[0.0] * count for _ in range(count)], [[0] * count for _ in range(count)])
+
+    def record(self, table: Sequence[int], seat_of: Sequence[int], state: Any) -> None:
+        winners = list(state.winners)
+        share = 1.0 / len(winners) if winners else 0.0
+        (i, j), (seat_i, seat_j) = table, seat_of
+        for me, other, seat in ((i, j, seat_i), (j, i, seat_j)):
+            self.games[me][other] += 1
+            self.wins[me][other] += share if seat in winners else 0.0
+
+    def win_rates(self) -> list[list[float]]:
+        """Row's win rate against column; one half on the diagonal (an agent against itself)."""
+        n = len(self.wins)
+        return [[self.wins[i][j] / self.games[i][j] if i != j else 0.5 for j in range(n)] for i in range(n)]
+
+
+def meta_nash(win_rate: Sequence[Sequence[float]]) -> list[float]:
+    """A Nash equilibrium of the symmetric zero-sum game whose payoff to row ``i`` against column
+    ``j`` is ``win_rate[i][j] - win_rate[j][i]``: the mixture ``x`` that maximises the least
+    ``sum_i x_i (W_ij - W_ji)`` over the columns ``j`` (that least is 0 at the optimum), by linear
+    programming. Exact to the solver's tolerance; probabilities below 1e-9 are written 0."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    w = np.asarray(win_rate, dtype=np.float64)
+    payoff = w - w.T
+    n = len(w)
+    # variables (x_1..x_n, v): maximise v subject to payoff^T x >= v, sum x = 1, x >= 0
+    cost = np.zeros(n + 1)
+    cost[-1] = -1.0
+    result = linprog(
+        cost,
+        A_ub=np.hstack([-payoff.T, np.ones((n, 1))]),
+        b_ub=np.zeros(n),
+        A_eq=np.hstack([np.ones((1, n)), np.zeros((1, 1))]),
+        b_eq=[1.0],
+        bounds=[(0.0, 1.0)] * n + [(None, None)],
+        method="highs",
+    )
+    if not result.success:  # a bounded, feasible LP: only a solver failure lands here
+        raise RuntimeError(f"the meta-game's linear program failed: {result.message}")
+    x = np.where(result.x[:n] > 1e-9, result.x[:n], 0.0)
+    return [float(p) for p in x / x.sum()]
+
+
+def meta_game(names: Sequence[str], head: HeadToHead) -> dict[str, Any]:
+    """``head_to_head`` and ``meta_nash`` of the result (2-player tables)."""
+    w = head.win_rates()
+    mixture = meta_nash(w)
+    n = len(names)
+    return {
+        "head_to_head": {
+            "agents": list(names),
+            "win_rate": w,
+            "games": [[head.games[i][j] for j in range(n)] for i in range(n)],
+        },
+        "meta_nash": {
+            "mixture": {names[i]: p for i, p in enumerate(mixture) if p > 0},
+            # the mixture's expected win rate against each agent (each >= 1/2) and each agent's
+            # against the mixture (Nash averaging: an agent's standing against the field's equilibrium)
+            "win_rate_vs": {names[j]: sum(mixture[i] * w[i][j] for i in range(n)) for j in range(n)},
+            "agent_win_rate_vs_mixture": {
+                names[i]: sum(mixture[j] * w[i][j] for j in range(n)) for i in range(n)
+            },
+        },
+    }
+
+
 def tables_for(count: int, sizes: Sequence[int]) -> list[tuple[int, ...]]:
     """Every table: for each size, every set of that many distinct agents (by index)."""
     return [combo for n in sizes for combo in itertools.combinations(range(count), n)]
@@ -76,7 +161,8 @@ def tournament(
     """Play every table and rate every agent. Returns ``{"agents": [{"name", "spec", "mu",
     "sigma", "ordinal", "tables": {"2": {"games", "wins", "win_rate", "ci95", "mean_score"}}}],
     "tables": [[names...], ...], "games_per_table", "seed", "sizes", "skipped_sizes"}``, the
-    agents ordered by ``ordinal``, best first."""
+    agents ordered by ``ordinal``, best first; with 2-player tables also ``head_to_head`` and
+    ``meta_nash`` (``meta_game``)."""
     from openskill.models import PlackettLuce
 
     specs = [str(s) for s in agent_specs]
@@ -89,6 +175,7 @@ def tournament(
     entrants = [Entrant(spec, name) for spec, name in zip(specs, entry_names(specs), strict=True)]
     playable = [n for n in sizes if n <= len(specs)]
     tables = tables_for(len(specs), playable)
+    head = HeadToHead.empty(len(specs))
     model = PlackettLuce()
     ratings = [model.rating(name=e.name) for e in entrants]
     bar = None
@@ -109,6 +196,8 @@ def tournament(
                         agent.reset(seed=agent_seed(game_seed, 0, i))
                     state = play_game(env, agents, seat_of, game_seed)
                     _record(entrants, table, seat_of, state)
+                    if n == 2:
+                        head.record(table, seat_of, state)
                     ranks = final_ranks(state)
                     rated = model.rate(
                         [[ratings[i]] for i in table], ranks=[ranks[seat_of[j]] for j in range(n)]
@@ -124,7 +213,7 @@ def tournament(
             bar.close()
     rows = [_row(e, r) for e, r in zip(entrants, ratings, strict=True)]
     rows.sort(key=lambda row: row["ordinal"], reverse=True)
-    return {
+    result = {
         "agents": rows,
         "tables": [[entrants[i].name for i in table] for table in tables],
         "games_per_table": games,
@@ -132,6 +221,9 @@ def tournament(
         "sizes": playable,
         "skipped_sizes": [n for n in sizes if n not in playable],
     }
+    if 2 in playable:
+        result.update(meta_game([e.name for e in entrants], head))
+    return result
 
 
 def _record(entrants: list[Entrant], table: Sequence[int], seat_of: Sequence[int], state: Any) -> None:
@@ -191,7 +283,27 @@ def format_ladder(result: dict[str, Any]) -> str:
     lines.append(f"{len(result['tables'])} tables x {per_table} games, seats rotated, seed {result['seed']}")
     if result["skipped_sizes"]:
         lines.append(f"skipped table sizes (more seats than agents): {result['skipped_sizes']}")
+    if "head_to_head" in result:
+        lines += ["", *format_meta_game(result)]
     return "\n".join(lines)
+
+
+def format_meta_game(result: dict[str, Any]) -> list[str]:
+    """The 2-player head-to-head matrix (agents numbered in the order given) and the Nash mixture."""
+    names = result["head_to_head"]["agents"]
+    rates = result["head_to_head"]["win_rate"]
+    nash = result["meta_nash"]
+    width = max(len(name) for name in names) + 4
+    lines = ["2-player head to head: the row's win rate against the column"]
+    lines.append(" " * width + "".join(f"{j + 1:>7}" for j in range(len(names))) + "   vs Nash")
+    for i, name in enumerate(names):
+        cells = "".join("      -" if i == j else f"{100 * rates[i][j]:6.1f}%" for j in range(len(names)))
+        against = nash["agent_win_rate_vs_mixture"][name]
+        lines.append(f"{i + 1:>2} {name}".ljust(width) + cells + f"   {100 * against:6.1f}%")
+    mixture = ", ".join(f"{name} {100 * p:.1f}%" for name, p in nash["mixture"].items())
+    least = 100 * min(nash["win_rate_vs"].values())
+    lines.append(f"Nash mixture of the 2-player meta-game: {mixture} (it wins >= {least:.1f}% against each)")
+    return lines
 
 
 def plot_ladder(result: dict[str, Any], out: Path) -> None:
@@ -217,7 +329,8 @@ def plot_ladder(result: dict[str, Any], out: Path) -> None:
 def build_parser() -> CommandLineParser:
     parser = CommandLineParser(
         prog="island-fortress tournament",
-        description="Play every table of the agents given (seats rotated) and rank them on one ladder.",
+        description="Play every table of the agents given (seats rotated) and rank them on one ladder; "
+        "from the 2-player tables, the head-to-head matrix and a Nash mixture of that meta-game.",
         epilog="Example: island-fortress tournament random heuristic checkpoints/policy-2-4p.zip "
         "--players 2 3 --games 12",
     )
