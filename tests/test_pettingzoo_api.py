@@ -11,6 +11,7 @@ from pettingzoo.test import api_test, seed_test
 
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine import NUM_ACTIONS, State
+from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.env.observation import OBS_SIZE
 
 CONFIGS = [
@@ -118,8 +119,9 @@ def test_win_loss_rewards(backend, n, seed):
                 assert totals[agent] == pytest.approx(-1.0 / (n - 1))
     # docs/RULES.md E23: share = 1/k for each of k tied winners, share * n/(n-1) - 1/(n-1)
     k = len(winners)
-    for agent in env.possible_agents:
+    for seat, agent in enumerate(env.possible_agents):
         share = 1.0 / k if agent in winners else 0.0
+        assert win_share(state.winners, seat) == share  # the share every figure of a game's win counts
         assert totals[agent] == pytest.approx(share * n / (n - 1) - 1.0 / (n - 1))
     assert totals == pytest.approx(dict(zip(env.possible_agents, state.returns(), strict=True)))
 

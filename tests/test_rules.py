@@ -1270,6 +1270,9 @@ def test_winner_tie_breaks():
     assert w([12, 12, 11], [4, 4, 9], [1, 2, 9], [9, 0, 0]) == [1]
     assert w([12, 12, 11], [4, 4, 9], [2, 2, 9], [1, 3, 9]) == [1]
     assert w([12, 12, 11], [4, 4, 9], [2, 2, 9], [3, 3, 9]) == [0, 1]
+    # the shared win: 1/k to each of k tied winners (E23), what every win rate counts
+    assert [scoring.win_share([0, 1], p) for p in range(3)] == [0.5, 0.5, 0.0]
+    assert [scoring.win_share([2], p) for p in range(3)] == [0.0, 0.0, 1.0]
 
 
 def test_winner_tie_break_in_a_game():

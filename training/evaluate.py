@@ -127,13 +127,11 @@ class AgentTotals:
 def record_game(totals: list[AgentTotals], seat_of: Sequence[int], state: Any) -> None:
     """Add one finished game to the per-agent ``totals`` (agent ``i`` played seat ``seat_of[i]``)."""
     winners = list(state.winners)
-    share = 1.0 / len(winners) if winners else 0.0
     for i, seat in enumerate(seat_of):
         t = totals[i]
         t.games += 1
         t.score += state.score[seat]
-        if seat in winners:
-            t.wins += share
+        t.wins += scoring.win_share(winners, seat)
         t.seats[seat] += 1
 
 

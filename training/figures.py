@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from island_fortress_env.engine import tables
+from island_fortress_env.engine import scoring, tables
 from island_fortress_env.engine.events import (
     END_BONUS_REASONS,
     Bought,
@@ -60,9 +60,8 @@ def jade_spent(log: Sequence[Event], seat: int) -> int:
 def game_figures(state: Any, seat: int) -> dict[str, Any]:
     """The figures of a finished game logged for ``seat`` (both trainers read them here only):
     win share, final score and its components, rounds, Jade spent, favors played, blocks built."""
-    winners = state.winners
     return {
-        "win": (1.0 / len(winners)) if seat in winners else 0.0,
+        "win": scoring.win_share(state.winners, seat),
         "score": state.score[seat],
         "components": score_components(state.log, seat),
         "rounds": state.round,

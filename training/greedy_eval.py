@@ -22,6 +22,7 @@ from torch import nn
 
 from island_fortress_env.agents.checkpoint import read_metadata
 from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.engine import scoring
 from island_fortress_env.training.collect import core_available, replay, sample_actions, split, starmap
 from island_fortress_env.training.config import TABLE_SIZES
 
@@ -93,8 +94,7 @@ def play_evaluation_table(
         agents = [policy] + [make_agent(kind, seed=agent_seed(seed, g, i)) for i in range(1, players)]
         seat_of = [(i + g) % players for i in range(players)]
         state = play_game(env, agents, seat_of, seed + 1000 * players + g)
-        if seat_of[0] in state.winners:
-            wins += 1.0 / len(state.winners)
+        wins += scoring.win_share(state.winners, seat_of[0])
         by_seat = final_ranks(state)
         ranks.append([by_seat[s] for s in seat_of])
     return wins, ranks
@@ -146,8 +146,7 @@ def play_core_table(
     for g in range(games):
         state = replay(tables[g], seeds[g], taken[g])
         seat_of = [(i + g) % players for i in range(players)]
-        if seat_of[0] in state.winners:
-            wins += 1.0 / len(state.winners)
+        wins += scoring.win_share(state.winners, seat_of[0])
         by_seat = final_ranks(state)
         ranks.append([by_seat[s] for s in seat_of])
     return wins, ranks

@@ -89,6 +89,12 @@ def winners(
     return [p for p, k in enumerate(keys) if k == best]
 
 
+def win_share(winners_: Sequence[int], player: int) -> float:
+    """``player``'s share of the win: remaining ties share it (C17), ``1/k`` for each of ``k`` tied
+    winners (E23), 0 for a loser."""
+    return 1.0 / len(winners_) if player in winners_ else 0.0
+
+
 def win_loss_returns(num_players: int, winners_: Sequence[int]) -> list[float]:
     """Zero-sum returns: the k winners share the win, losers pay for it.
 
@@ -97,6 +103,4 @@ def win_loss_returns(num_players: int, winners_: Sequence[int]) -> list[float]:
     +1/-1 (0/0 for a tie). Returns always sum to zero.
     """
     n = num_players
-    k = len(winners_)
-    share = [1.0 / k if p in winners_ else 0.0 for p in range(n)]
-    return [s * n / (n - 1) - 1.0 / (n - 1) for s in share]
+    return [win_share(winners_, p) * n / (n - 1) - 1.0 / (n - 1) for p in range(n)]

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from island_fortress_env import island_fortress_v0
+from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_COUNTS
 from island_fortress_env.players import check_agent_spec, make_agent
 from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
@@ -82,11 +83,10 @@ class HeadToHead:
 
     def record(self, table: Sequence[int], seat_of: Sequence[int], state: Any) -> None:
         winners = list(state.winners)
-        share = 1.0 / len(winners) if winners else 0.0
         (i, j), (seat_i, seat_j) = table, seat_of
         for me, other, seat in ((i, j, seat_i), (j, i, seat_j)):
             self.games[me][other] += 1
-            self.wins[me][other] += share if seat in winners else 0.0
+            self.wins[me][other] += win_share(winners, seat)
 
     def win_rates(self) -> list[list[float]]:
         """Row's win rate against column; one half on the diagonal (an agent against itself)."""
@@ -228,14 +228,12 @@ def tournament(
 
 def _record(entrants: list[Entrant], table: Sequence[int], seat_of: Sequence[int], state: Any) -> None:
     winners = list(state.winners)
-    share = 1.0 / len(winners) if winners else 0.0
     for j, i in enumerate(table):
         totals = entrants[i].by_size.setdefault(len(table), TableTotals())
         seat = seat_of[j]
         totals.games += 1
         totals.score += state.score[seat]
-        if seat in winners:
-            totals.wins += share
+        totals.wins += win_share(winners, seat)
 
 
 def _row(entrant: Entrant, rating: Any) -> dict[str, Any]:

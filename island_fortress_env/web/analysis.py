@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.players import Agent, make_agent
@@ -85,9 +86,7 @@ def win_chances(
     n = state.n
     wins = [0.0] * n
     if state.is_terminal():
-        for w in state.winners:
-            wins[w] = 1.0 / len(state.winners)
-        return wins, 0
+        return [win_share(state.winners, p) for p in range(n)], 0
     done = 0
     for i in range(rollouts):
         if cancelled():
@@ -99,8 +98,8 @@ def win_chances(
         else:
             agents = [make_agent("heuristic", seed=draw.getrandbits(32)) for _ in range(n)]
             agent_playout(game, agents)
-        for w in game.winners:
-            wins[w] += 1.0 / len(game.winners)
+        for p in range(n):
+            wins[p] += win_share(game.winners, p)
         done += 1
     return [w / max(done, 1) for w in wins], done
 
