@@ -25,7 +25,8 @@ from typing import Any, ClassVar, NoReturn
 
 import yaml
 
-from island_fortress_env.players import AGENT_KINDS, AgentSpecError, check_agent_spec
+from island_fortress_env.players import AGENT_KINDS, SEARCH_KINDS, AgentSpecError, check_agent_spec
+from island_fortress_env.players.mixture import is_mixture, read_mixture
 
 
 class TrainConfigError(ValueError):
@@ -223,8 +224,9 @@ class LeagueSection:
     ``search:64``; empty: none): every league game seats the learner against this one fixed player,
     and the kind weights above are not used. A checkpoint plays as the league's only snapshot, its
     weights fixed for the whole run (its network must be the learner's); a search player decides in
-    the collectors, at its own pace (tens of milliseconds a decision); no snapshot of the learner
-    joins (``island-fortress exploit``)."""
+    the collectors, at its own pace (tens of milliseconds a decision); a mixture (``mixture:FILE``)
+    draws one of its members for each league game by its weights (its checkpoints as snapshots; no
+    search player in it). No snapshot of the learner joins (``island-fortress exploit``)."""
     members: list = field(default_factory=list)
     """Checkpoints of the learner's network that join the snapshot pool at the start and never leave
     it (the newest ``pool_size`` of the learner's own snapshots come and go beside them): the
@@ -258,6 +260,10 @@ def check_league_opponent(league: LeagueSection) -> None:
         check_agent_spec(spec)
     except AgentSpecError as exc:
         fail("league.opponent", str(exc))
+    if is_mixture(spec):
+        searches = [m.spec for m in read_mixture(spec) if m.spec.partition(":")[0] in SEARCH_KINDS]
+        if searches:
+            fail("league.opponent", f"a mixture in the league cannot hold a search player: {searches}")
 
 
 @dataclass

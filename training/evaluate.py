@@ -65,12 +65,13 @@ from island_fortress_env.players.arguments import (
     record_dir,
     rule_option,
 )
+from island_fortress_env.players.mixture import MixtureAgent, is_mixture, read_mixture
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 
 def entry_names(specs: Sequence[str]) -> list[str]:
-    """One display name per AGENT argument: the spec (a checkpoint by its file name), with
+    """One display name per AGENT argument: the spec (a checkpoint or a mixture by its file name), with
     ``#2``, ``#3``... on repeats."""
 
     def numbered(label: Callable[[str], str]) -> list[str]:
@@ -81,7 +82,12 @@ def entry_names(specs: Sequence[str]) -> list[str]:
             out.append(label(spec) if seen[spec] == 1 else f"{label(spec)}#{seen[spec]}")
         return out
 
-    names = numbered(lambda spec: spec if spec in AGENT_KINDS else Path(spec).name)
+    def label(spec: str) -> str:
+        if is_mixture(spec):
+            return f"mixture:{Path(spec.partition(':')[2]).name}"
+        return spec if spec in AGENT_KINDS else Path(spec).name
+
+    names = numbered(label)
     if len(set(names)) != len(names):  # two checkpoints share a file name: use full paths
         names = numbered(lambda spec: spec)
     return names
@@ -189,16 +195,21 @@ def play_core_game(
 
 def plays_in_core(spec: str) -> bool:
     """Whether agent ``spec`` plays the core's games: random, heuristic (in C++) and checkpoints
-    read only the observation; the search players read the Python engine's state."""
+    read only the observation, a mixture when all its members do; the search players read the
+    Python engine's state."""
+    if is_mixture(spec):
+        return all(plays_in_core(member.spec) for member in read_mixture(spec))
     return spec in AGENT_KINDS or spec.partition(":")[0] not in SEARCH_KINDS
 
 
-def make_core_agent(spec: str, seed: int) -> Any:
+def make_core_agent(spec: str, seed: int | None) -> Any:
     """``make_agent``, with the heuristic played by the C++ core (the same choices)."""
     if spec == "heuristic":
         from island_fortress_env.core.heuristic import CoreHeuristicAgent
 
         return CoreHeuristicAgent(seed=seed)
+    if is_mixture(spec):
+        return MixtureAgent(read_mixture(spec), make_core_agent, seed=seed)
     return make_agent(spec, seed=seed)
 
 

@@ -10,7 +10,9 @@ fictitious self-play).
 
 With ``league.opponent`` the league is one fixed player: every league game is played against it,
 a checkpoint as the only snapshot, kept as it is for the whole run (``island-fortress exploit``
-trains a best response to it this way).
+trains a best response to it this way). A mixture (``mixture:FILE``) is played the same way, one
+member drawn per league game by the mixture's weights: its checkpoints as the snapshots, drawn by
+those weights instead of by how often they beat the learner.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 from torch import nn
 
 from island_fortress_env.players import SEARCH_KINDS
+from island_fortress_env.players.mixture import Member, is_mixture, read_mixture
 from island_fortress_env.training.config import LeagueSection, NativeConfig
 from island_fortress_env.training.weights import initial_weights, network_kwargs
 
@@ -44,19 +47,28 @@ OPPONENT_KINDS = (GameKind.SNAPSHOT, GameKind.HEURISTIC, GameKind.RANDOM, GameKi
 
 
 def fixed_opponent_kind(spec: str) -> GameKind:
-    """The kind of league game that ``league.opponent`` ``spec`` plays: the heuristic and the random
-    player their own, a search player an agent game, a checkpoint a snapshot game."""
+    """The kind of league game that ``league.opponent`` ``spec`` (or a member of its mixture)
+    plays: the heuristic and the random player their own, a search player an agent game, a
+    checkpoint a snapshot game."""
     if spec.partition(":")[0] in SEARCH_KINDS:
         return GameKind.AGENT
     return {"heuristic": GameKind.HEURISTIC, "random": GameKind.RANDOM}.get(spec, GameKind.SNAPSHOT)
 
 
+def fixed_opponents(spec: str) -> tuple[Member, ...]:
+    """The players of ``league.opponent`` ``spec`` and how often each plays a league game: a
+    mixture's members by their weights (``mixture:FILE``), else ``spec`` alone."""
+    return read_mixture(spec) if is_mixture(spec) else (Member(spec, 1.0),)
+
+
 def opponent_probabilities(league: LeagueSection) -> np.ndarray:
     """The probabilities of ``OPPONENT_KINDS`` in a league game (all 0 when no weight is set); with
-    ``league.opponent``, 1 for its kind."""
+    ``league.opponent``, 1 for its kind, or a mixture's weights summed over its members' kinds."""
     if league.opponent:
-        kind = fixed_opponent_kind(league.opponent)
-        return np.array([float(k is kind) for k in OPPONENT_KINDS])
+        p = np.zeros(len(OPPONENT_KINDS))
+        for member in fixed_opponents(league.opponent):
+            p[OPPONENT_KINDS.index(fixed_opponent_kind(member.spec))] += member.weight
+        return p
     weights = np.array([league.snapshot, league.heuristic, league.random, 0.0], dtype=np.float64)
     return weights / weights.sum() if weights.sum() > 0 else weights
 
@@ -124,13 +136,16 @@ class League:
         self.pool: dict[int, Snapshot] = {}
         self._next_id = 0
         self.fixed = False  # a league of one fixed player (``league.opponent``): it takes no snapshots
+        self.weights: dict[int, float] = {}  # a mixture's fixed draw of its checkpoints, by id
 
     @classmethod
     def for_run(cls, cfg: NativeConfig, net: nn.Module, step: int) -> League:
         """The league a run starts with at ``step`` decisions: a snapshot of the learner ``net``; or
         with ``league.opponent`` the fixed player, a checkpoint's weights as the only snapshot (a
         ``CheckpointError`` when its network is not the learner's), the heuristic or the random
-        player with no snapshot. The ``league.members`` checkpoints join at once, to stay."""
+        player with no snapshot; a mixture's checkpoints as its snapshots, drawn by its weights (its
+        heuristic and random members play as their own kinds). The ``league.members``
+        checkpoints join at once, to stay."""
         lg = cfg.league
         league = cls(lg.pool_size, lg.priority_power, lg.floor)
         if not lg.opponent:
@@ -138,8 +153,12 @@ class League:
                 league._keep(initial_weights(path, network_kwargs(cfg)), step, member=path)
             league.add(net, step)
             return league
-        if fixed_opponent_kind(lg.opponent) is GameKind.SNAPSHOT:
-            league._keep(initial_weights(lg.opponent, network_kwargs(cfg)), step)
+        mixture = is_mixture(lg.opponent)
+        for player in fixed_opponents(lg.opponent):
+            if fixed_opponent_kind(player.spec) is GameKind.SNAPSHOT:
+                weights = initial_weights(player.spec, network_kwargs(cfg))
+                sid = league._keep(weights, step, member=player.spec if mixture else "")
+                league.weights[sid] = player.weight
         league.fixed = True
         return league
 
@@ -169,7 +188,10 @@ class League:
     def probabilities(self, ids: Iterable[int] | None = None) -> dict[int, float]:
         """The draw of a new game's snapshot among ``ids`` (the whole pool by default)."""
         pool = self.pool if ids is None else ids
-        w = {sid: (1.0 - self.win_rate(sid)) ** self.power + self.floor for sid in pool}
+        if self.weights:  # a mixture's members: its own weights, whatever the games say
+            w = {sid: self.weights[sid] for sid in pool}
+        else:
+            w = {sid: (1.0 - self.win_rate(sid)) ** self.power + self.floor for sid in pool}
         total = sum(w.values())
         return {sid: v / total for sid, v in w.items()} if total > 0 else {}
 

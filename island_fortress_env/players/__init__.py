@@ -1,5 +1,6 @@
-"""Every agent an agent spec names: ``random``, ``heuristic``, a checkpoint file, and the search
-players built on an adapter (``mcts[:N]``, OpenSpiel's IS-MCTS over the OpenSpiel game).
+"""Every agent an agent spec names: ``random``, ``heuristic``, a checkpoint file, the search
+players built on an adapter (``mcts[:N]``, OpenSpiel's IS-MCTS over the OpenSpiel game) and
+mixtures of them (``mixture:FILE``, one member drawn per game: ``players/mixture.py``).
 
     from island_fortress_env.players import make_agent
     agent = make_agent("heuristic", seed=0)
@@ -20,6 +21,7 @@ from island_fortress_env.agents.checkpoint import (
 )
 from island_fortress_env.agents.heuristic import HeuristicAgent
 from island_fortress_env.players.ismcts import MCTSAgent, parse_simulations
+from island_fortress_env.players.mixture import MixtureAgent, is_mixture, read_mixture
 from island_fortress_env.players.search import SearchAgent, parse_search_spec
 
 AGENT_KINDS = ("random", "heuristic")
@@ -33,9 +35,21 @@ class AgentSpecError(ValueError):
 
 
 def check_agent_spec(spec: str) -> None:
-    """Accept ``random``, ``heuristic``, ``mcts[:N]`` or a checkpoint file whose metadata fits this
-    environment; anything else raises ``AgentSpecError`` with one clear sentence."""
+    """Accept ``random``, ``heuristic``, ``mcts[:N]``, ``search[:CHECKPOINT][:N]``, a checkpoint
+    file whose metadata fits this environment or ``mixture:FILE`` of such agents; anything else
+    raises ``AgentSpecError`` with one clear sentence."""
     if spec in AGENT_KINDS:
+        return
+    if is_mixture(spec):
+        try:
+            members = read_mixture(spec)
+        except ValueError as error:
+            raise AgentSpecError(f"agent {spec!r}: {error}") from None
+        for member in members:
+            try:
+                check_agent_spec(member.spec)
+            except AgentSpecError as error:
+                raise AgentSpecError(f"agent {spec!r}: member {error}") from None
         return
     kind, _, argument = spec.partition(":")
     if kind == "search":
@@ -65,7 +79,7 @@ def check_agent_spec(spec: str) -> None:
         return
     path = Path(spec)
     if not path.is_file():
-        kinds = ", ".join((*AGENT_KINDS, "mcts[:N]", "search[:CHECKPOINT][:N]"))
+        kinds = ", ".join((*AGENT_KINDS, "mcts[:N]", "search[:CHECKPOINT][:N]", "mixture:FILE"))
         what = "a directory, not a checkpoint file" if path.exists() else "no such file"
         raise AgentSpecError(
             f"unknown agent {spec!r}: expected one of {kinds} or the path to a checkpoint file (.zip), "
@@ -78,8 +92,10 @@ def check_agent_spec(spec: str) -> None:
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """``random``, ``heuristic``, ``mcts[:N]``, ``search[:CHECKPOINT][:N]`` or a path to a trained
-    checkpoint (``.zip``)."""
+    """``random``, ``heuristic``, ``mcts[:N]``, ``search[:CHECKPOINT][:N]``, a path to a trained
+    checkpoint (``.zip``) or ``mixture:FILE`` of them."""
+    if is_mixture(spec):
+        return MixtureAgent(read_mixture(spec), make_agent, seed=seed)
     if spec == "random":
         return RandomAgent(seed=seed)
     if spec == "heuristic":
@@ -97,6 +113,7 @@ __all__ = [
     "SEARCH_KINDS",
     "Agent",
     "AgentSpecError",
+    "MixtureAgent",
     "RandomAgent",
     "check_agent_spec",
     "make_agent",

@@ -56,7 +56,7 @@ from island_fortress_env.tools.exploit import (
     ExploitError,
     exploit,
     exploit_config,
-    has_weights,
+    is_checkpoint,
 )
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 
@@ -128,7 +128,7 @@ def exploit_budget(s: Settings) -> tuple[float | None, int | None]:
 def check(s: Settings, name: str, out: Path) -> None:
     """Every setting that can be checked before any training: START, the budgets, both runs'
     configs (the policy's with START as the only member), a report of other settings."""
-    if not has_weights(s.start) or not Path(s.start).is_file():
+    if not is_checkpoint(s.start) or not Path(s.start).is_file():
         raise PsroError(f"START {s.start!r}: must be a checkpoint file (the policy to train on)")
     if s.rounds < 1:
         raise PsroError(f"--rounds must be >= 1, got {s.rounds}")

@@ -17,6 +17,9 @@ equilibrium of that symmetric zero-sum game, a mixture over the agents that none
 average (found by linear programming, SciPy's ``linprog``), with each agent's win rate against it.
 Where the agents beat one another in a circle the mixture spreads over them; where one agent beats
 every other it is that agent alone. A table of 3 or 4 is no two-player game and has no such matrix.
+The file that ``--out FILE`` writes is also the agent ``mixture:FILE``, which plays that mixture
+(one agent drawn per game): ``island-fortress exploit mixture:FILE`` trains a best response to it,
+PSRO's next step, and any command that takes an AGENT plays it.
 
 Reproducible: table ``t`` game ``g`` is ``env.reset(seed=SEED + 100003 * t + g)`` with every
 agent re-seeded from ``(that seed, its index)``, so any game replays exactly.
@@ -333,8 +336,9 @@ def build_parser() -> CommandLineParser:
         "--players 2 3 --games 12",
     )
     parser.add_argument(
-        "agents", nargs="+", metavar="AGENT", help="random, heuristic, mcts[:N] or a checkpoint file"
-    )
+        "agents", nargs="+", metavar="AGENT",
+        help="random, heuristic, mcts[:N], search[:CHECKPOINT][:N], mixture:FILE or a checkpoint file",
+    )  # fmt: skip
     parser.add_argument(
         "--players", nargs="+", type=int, choices=PLAYER_COUNTS, default=[2], metavar="N",
         help=f"table sizes to play, from {MIN_PLAYERS} to {MAX_PLAYERS} (default: 2)",
@@ -344,7 +348,10 @@ def build_parser() -> CommandLineParser:
         help="games per table (default 10; a multiple of the table size seats everyone equally)",
     )  # fmt: skip
     parser.add_argument("--seed", type=non_negative_int, default=0, help="the first game's seed (default 0)")
-    parser.add_argument("--out", type=Path, default=None, help="write the ladder as JSON to this file")
+    parser.add_argument(
+        "--out", type=Path, default=None,
+        help="write the ladder as JSON to this file (also the agent mixture:FILE, the Nash mixture)",
+    )  # fmt: skip
     parser.add_argument("--plot", type=Path, default=None, help="draw the ratings to this PNG file")
     parser.add_argument("--json", action="store_true", help="print the JSON instead of the table")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -384,6 +391,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.plot is not None:
         plot_ladder(result, args.plot)
     print(json.dumps(result) if args.json else format_ladder(result))
+    if args.out is not None and "meta_nash" in result and not args.json:
+        print(
+            f"The Nash mixture plays as the agent mixture:{args.out}; a best response to it: "
+            f"island-fortress exploit mixture:{args.out} --players 2"
+        )
     return 0
 
 
