@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import importlib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -283,7 +284,13 @@ class NativeTrainSection:
     update_dtype: str = "float32"
     """The update's torso in ``float32`` or ``bfloat16`` (autocast; the heads stay float32), or
     ``auto``: bfloat16 where the CPU computes it natively (AVX512-BF16 or AMX), which makes the
-    update 1.6x faster; elsewhere bfloat16 is emulated and slower than float32."""
+    update 1.6x faster; elsewhere bfloat16 is emulated and slower than float32. On a GPU, ``auto``
+    is bfloat16 where the GPU supports it."""
+    device: str = "cpu"
+    """Where the update runs: ``cpu``, or ``cuda`` (``cuda:N``) for a GPU. The learner's copy of
+    the network and the optimizer live there; the collectors, the league's snapshots, the
+    checkpoints and the evaluations use the CPU copy, refreshed after every update. Only the CPU
+    update is bit-reproducible."""
     checkpoint_every: int = 200_000
     """Decisions learned from between ``step_<n>.zip`` checkpoints."""
     max_minutes: float = 0.0
@@ -398,6 +405,8 @@ class NativeConfig(RunConfig):
             fail("train.workers", "must be >= 0")
         if t.pipelined and t.workers < 1:
             fail("train.pipelined", "needs train.workers >= 1 (the workers collect during the update)")
+        if not re.fullmatch(r"cpu|cuda(:\d+)?", t.device):
+            fail("train.device", f"must be 'cpu', 'cuda' or 'cuda:N', not {t.device!r}")
         if t.update_dtype not in ("auto", "float32", "bfloat16"):
             fail("train.update_dtype", f"must be 'auto', 'float32' or 'bfloat16', not {t.update_dtype!r}")
         if t.max_minutes < 0:

@@ -18,7 +18,8 @@ settings (``config.py``: ``NativeConfig``), the games of a rollout on worker pro
 2. **Update** (``ppo_update``): clipped PPO on the rollout, advantages normalised per minibatch,
    entropy bonus over the legal actions only, global gradient clipping, optional early stop on
    approximate KL. With ``train.update_dtype`` bfloat16 the torso's forward pass runs under
-   autocast (the heads, hence the log-probabilities, stay float32).
+   autocast (the heads, hence the log-probabilities, stay float32). With ``train.device=cuda`` it
+   runs on the GPU, on the learner's copy of the network (``learner_copy``).
 3. **Loop** (``train_native``): per rollout, the learning rate is annealed, the collectors play
    ``train.rollout_decisions`` learning decisions, PPO updates on them, and the figures go to
    TensorBoard under ``runs/<run_name>`` (``losses/``, ``charts/``, ``game/``, ``eval/``). Every
@@ -30,6 +31,7 @@ settings (``config.py``: ``NativeConfig``), the games of a rollout on worker pro
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -46,7 +48,7 @@ from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.training.collect import Collectors, FinishedGame
-from island_fortress_env.training.config import NativeConfig, run_metadata
+from island_fortress_env.training.config import NativeConfig, fail, run_metadata
 from island_fortress_env.training.greedy_eval import (
     BEST,
     FINAL_EVAL_SEED,
@@ -193,12 +195,34 @@ def bfloat16_is_native(cpu: Any = torch.cpu) -> bool:
     return any(getattr(cpu, check, lambda: False)() for check in checks)
 
 
-def update_dtype(cfg: NativeConfig) -> str:
-    """``train.update_dtype`` with ``auto`` resolved for this CPU: the dtype of the update's torso."""
+def update_dtype(cfg: NativeConfig, device: str | None = None) -> str:
+    """``train.update_dtype`` with ``auto`` resolved for ``device`` (``train.device`` by default:
+    this CPU or that GPU): the dtype of the update's torso."""
     name = cfg.train.update_dtype
     if name == "auto":
+        if (device or cfg.train.device) != "cpu" and torch.cuda.is_available():
+            return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
         return "bfloat16" if bfloat16_is_native() else "float32"
     return name
+
+
+def check_device(device: str) -> None:
+    """``train.device``: the CPU, or a GPU that this torch can reach (a ``TrainConfigError``)."""
+    if device == "cpu":
+        return
+    if not torch.cuda.is_available():
+        fail("train.device", f"{device!r}: this torch sees no CUDA GPU here (use train.device=cpu)")
+    count = torch.cuda.device_count()
+    if (torch.device(device).index or 0) >= count:
+        fail("train.device", f"{device!r}: this machine has {count} CUDA GPU(s), cuda:0 to cuda:{count - 1}")
+
+
+def learner_copy(net: ActorCritic, device: str) -> ActorCritic:
+    """The network that the update trains: ``net`` itself on the CPU; on a GPU (``train.device``)
+    a copy there, whose weights go back to ``net`` after every update (``net`` is what the
+    collectors, the league, the checkpoints and the evaluations read)."""
+    check_device(device)
+    return net if device == "cpu" else copy.deepcopy(net).to(device)
 
 
 def ppo_update(
@@ -211,19 +235,22 @@ def ppo_update(
     """``ppo.n_epochs`` passes over ``rollout`` in minibatches drawn by ``rng``; the mean losses."""
     p = cfg.ppo
     net.train()
-    obs, masks, actions = (torch.from_numpy(a) for a in (rollout.obs, rollout.masks, rollout.actions))
+    device = next(net.parameters()).device  # the rollout goes where the network is
+    obs, masks, actions = (
+        torch.from_numpy(a).to(device) for a in (rollout.obs, rollout.masks, rollout.actions)
+    )
     old_logprobs, advantages, returns = (
-        torch.from_numpy(a) for a in (rollout.logprobs, rollout.advantages, rollout.returns)
+        torch.from_numpy(a).to(device) for a in (rollout.logprobs, rollout.advantages, rollout.returns)
     )
     n = len(rollout)
     bf16 = update_dtype(cfg) == "bfloat16"  # autocast: the torso in bfloat16, the heads in float32
     stats: dict[str, list[float]] = defaultdict(list)
     for _epoch in range(p.n_epochs):
-        order = rng.permutation(n)
+        order = torch.from_numpy(rng.permutation(n)).to(device)
         for start in range(0, n - p.minibatch_size + 1, p.minibatch_size):
-            idx = torch.from_numpy(order[start : start + p.minibatch_size])
+            idx = order[start : start + p.minibatch_size]
             mask = masks[idx]
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
                 logits, value = net(obs[idx], mask)
             logp_all = torch.log_softmax(logits, dim=-1)
             logp = logp_all.gather(1, actions[idx].unsqueeze(-1)).squeeze(-1)
@@ -374,7 +401,8 @@ def train_native(
     torch.set_num_threads(t.torch_threads)
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 999]))  # the minibatches' order
     net = ActorCritic(**network_kwargs(cfg))
-    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
+    learner = learner_copy(net, t.device)  # net itself, or its copy on the GPU
+    optimizer = torch.optim.Adam(learner.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
     progress = Progress()
     if resume:
         loaded, meta = load_same_network(resume, network_kwargs(cfg))
@@ -394,8 +422,10 @@ def train_native(
     if not resume and cfg.policy.init_from:
         net.load_state_dict(initial_weights(cfg.policy.init_from, network_kwargs(cfg)))
     if not resume and cfg.pretrain.games > 0:
-        report = warm_start(net, cfg, writer, bfloat16=update_dtype(cfg) == "bfloat16")
+        report = warm_start(net, cfg, writer, bfloat16=update_dtype(cfg, "cpu") == "bfloat16")  # on the CPU
         writer.add_scalar("pretrain/final_accuracy", report["epochs"][-1]["accuracy"], 0)
+    if learner is not net:  # the weights resumed, started from or imitated, to the GPU
+        learner.load_state_dict(net.state_dict())
 
     league = League.for_run(cfg, net, progress.decisions)
     collectors = Collectors(cfg, SeatTrajectories, standing=league.standing())
@@ -436,7 +466,9 @@ def train_native(
             collect_s = time.monotonic() - tick
 
             # update
-            stats = ppo_update(net, optimizer, rollout, cfg, rng)
+            stats = ppo_update(learner, optimizer, rollout, cfg, rng)
+            if learner is not net:
+                net.load_state_dict(learner.state_dict())
             update_s = time.monotonic() - tick - collect_s
             progress.loop_seconds += time.monotonic() - tick
             progress.updates += 1

@@ -192,10 +192,11 @@ def run_sb3(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def run_native(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from island_fortress_env.agents.checkpoint import CheckpointError
     from island_fortress_env.training.config import NativeConfig
-    from island_fortress_env.training.ppo import train_native, update_dtype
+    from island_fortress_env.training.ppo import check_device, train_native, update_dtype
 
     try:
         cfg = load_config(args.config or "configs/default.yaml", args.overrides, schema=NativeConfig)
+        check_device(cfg.train.device)
     except TrainConfigError as exc:
         parser.error(str(exc))
     if args.no_eval:
