@@ -222,3 +222,19 @@ def test_a_mixture_of_another_network_is_refused_before_training(tmp_path, capsy
     code, out, err = run_command(["exploit", spec, "--decisions", "100", "--out", str(tmp_path)], capsys)
     assert code == 2 and not out and len(err.strip().splitlines()) == 1
     assert not list(tmp_path.glob("checkpoints/*"))  # refused before any training
+
+
+# --------------------------------------------------------------------------- in the browser app
+
+
+def test_the_web_app_offers_a_mixture_for_the_seats_but_not_for_analysis(tmp_path):
+    pytest.importorskip("starlette")
+    from tests.web_client import client_for, play_through
+
+    spec = _mixture(tmp_path / "m.json", {"heuristic": 1, str(SHIPPED): 1})
+    with client_for(tmp_path / "games", agents=("random", spec, str(SHIPPED))) as client:
+        config = client.get("/api/config").json()
+        assert config["agents"] == ["random", spec, str(SHIPPED)]
+        assert config["checkpoints"] == [str(SHIPPED)]  # what the analysis reads: a checkpoint's policy
+        last = play_through(client, players=2, seat=0, seed=3, opponents=[spec])
+    assert last["view"]["terminal"] and last["record"]

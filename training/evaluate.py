@@ -52,9 +52,9 @@ from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
 from island_fortress_env.env.records import GameRecord, check_output_dir, save_unique
 from island_fortress_env.players import (
     AGENT_KINDS,
-    SEARCH_KINDS,
     AgentSpecError,
     check_agent_spec,
+    is_checkpoint,
     make_agent,
 )
 from island_fortress_env.players.arguments import (
@@ -199,7 +199,7 @@ def plays_in_core(spec: str) -> bool:
     Python engine's state."""
     if is_mixture(spec):
         return all(plays_in_core(member.spec) for member in read_mixture(spec))
-    return spec in AGENT_KINDS or spec.partition(":")[0] not in SEARCH_KINDS
+    return spec in AGENT_KINDS or is_checkpoint(spec)
 
 
 def make_core_agent(spec: str, seed: int | None) -> Any:

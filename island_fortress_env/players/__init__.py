@@ -21,7 +21,7 @@ from island_fortress_env.agents.checkpoint import (
 )
 from island_fortress_env.agents.heuristic import HeuristicAgent
 from island_fortress_env.players.ismcts import MCTSAgent, parse_simulations
-from island_fortress_env.players.mixture import MixtureAgent, is_mixture, read_mixture
+from island_fortress_env.players.mixture import MIXTURE_KIND, MixtureAgent, is_mixture, read_mixture
 from island_fortress_env.players.search import SearchAgent, parse_search_spec
 
 AGENT_KINDS = ("random", "heuristic")
@@ -32,6 +32,12 @@ SEARCH_KINDS = ("mcts", "search")
 
 class AgentSpecError(ValueError):
     """An AGENT argument that names no usable agent."""
+
+
+def is_checkpoint(spec: str) -> bool:
+    """Whether agent ``spec`` names a checkpoint file: not a built-in player, a search player or a
+    mixture."""
+    return spec not in AGENT_KINDS and spec.partition(":")[0] not in (*SEARCH_KINDS, MIXTURE_KIND)
 
 
 def check_agent_spec(spec: str) -> None:
@@ -116,5 +122,6 @@ __all__ = [
     "MixtureAgent",
     "RandomAgent",
     "check_agent_spec",
+    "is_checkpoint",
     "make_agent",
 ]

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.players import is_checkpoint
 from island_fortress_env.players.arguments import (
     CommandLineParser,
     non_negative_int,
@@ -56,7 +57,6 @@ from island_fortress_env.tools.exploit import (
     ExploitError,
     exploit,
     exploit_config,
-    is_checkpoint,
 )
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 

@@ -44,7 +44,7 @@ from starlette.staticfiles import StaticFiles
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.observation import ObservationEncoder
-from island_fortress_env.players import AGENT_KINDS, SEARCH_KINDS, check_agent_spec, make_agent
+from island_fortress_env.players import check_agent_spec, is_checkpoint, make_agent
 from island_fortress_env.views import narrate
 from island_fortress_env.views.rules_summary import rules_summary
 from island_fortress_env.web.analysis import MAX_ROLLOUTS, PLAYOUTS, Analyst
@@ -63,10 +63,6 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-
-
-def is_checkpoint(spec: str) -> bool:
-    return spec not in AGENT_KINDS and spec.partition(":")[0] not in SEARCH_KINDS
 
 
 async def read_body(request: Request, limit: int) -> bytes:
