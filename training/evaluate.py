@@ -54,7 +54,7 @@ from island_fortress_env.players import (
     AGENT_KINDS,
     AgentSpecError,
     check_agent_spec,
-    is_checkpoint,
+    checkpoint_path,
     make_agent,
 )
 from island_fortress_env.players.arguments import (
@@ -71,7 +71,7 @@ Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 
 def entry_names(specs: Sequence[str]) -> list[str]:
-    """One display name per AGENT argument: the spec (a checkpoint or a mixture by its file name), with
+    """One display name per AGENT argument: the spec (a checkpoint or a mixture by its file's name), with
     ``#2``, ``#3``... on repeats."""
 
     def numbered(label: Callable[[str], str]) -> list[str]:
@@ -83,8 +83,9 @@ def entry_names(specs: Sequence[str]) -> list[str]:
         return out
 
     def label(spec: str) -> str:
-        if is_mixture(spec):
-            return f"mixture:{Path(spec.partition(':')[2]).name}"
+        kind, _, path = spec.partition(":")
+        if is_mixture(spec) or checkpoint_path(spec) == path:  # mixture:FILE, sample:CHECKPOINT
+            return f"{kind}:{Path(path).name}"
         return spec if spec in AGENT_KINDS else Path(spec).name
 
     names = numbered(label)
@@ -199,7 +200,7 @@ def plays_in_core(spec: str) -> bool:
     Python engine's state."""
     if is_mixture(spec):
         return all(plays_in_core(member.spec) for member in read_mixture(spec))
-    return spec in AGENT_KINDS or is_checkpoint(spec)
+    return spec in AGENT_KINDS or checkpoint_path(spec) is not None
 
 
 def make_core_agent(spec: str, seed: int | None) -> Any:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from torch import nn
 
-from island_fortress_env.players import SEARCH_KINDS
+from island_fortress_env.players import SEARCH_KINDS, checkpoint_path
 from island_fortress_env.players.mixture import Member, is_mixture, read_mixture
 from island_fortress_env.training.config import LeagueSection, NativeConfig
 from island_fortress_env.training.weights import initial_weights, network_kwargs
@@ -155,8 +155,9 @@ class League:
             return league
         mixture = is_mixture(lg.opponent)
         for player in fixed_opponents(lg.opponent):
-            if fixed_opponent_kind(player.spec) is GameKind.SNAPSHOT:
-                weights = initial_weights(player.spec, network_kwargs(cfg))
+            path = checkpoint_path(player.spec)  # a checkpoint, greedy or sampled: played sampled
+            if path is not None:
+                weights = initial_weights(path, network_kwargs(cfg))
                 sid = league._keep(weights, step, member=player.spec if mixture else "")
                 league.weights[sid] = player.weight
         league.fixed = True

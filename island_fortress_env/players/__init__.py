@@ -1,6 +1,7 @@
-"""Every agent an agent spec names: ``random``, ``heuristic``, a checkpoint file, the search
-players built on an adapter (``mcts[:N]``, OpenSpiel's IS-MCTS over the OpenSpiel game) and
-mixtures of them (``mixture:FILE``, one member drawn per game: ``players/mixture.py``).
+"""Every agent an agent spec names: ``random``, ``heuristic``, a checkpoint file (greedy; as
+``sample:CHECKPOINT`` its actions drawn from the policy), the search players built on an adapter
+(``mcts[:N]``, OpenSpiel's IS-MCTS over the OpenSpiel game) and mixtures of them
+(``mixture:FILE``, one member drawn per game: ``players/mixture.py``).
 
     from island_fortress_env.players import make_agent
     agent = make_agent("heuristic", seed=0)
@@ -26,6 +27,7 @@ from island_fortress_env.players.search import SearchAgent, parse_search_spec
 
 AGENT_KINDS = ("random", "heuristic")
 SEARCH_KINDS = ("mcts", "search")
+SAMPLE_KIND = "sample"  # ``sample:CHECKPOINT``: the policy's actions sampled, not its greedy choice
 # ``mcts[:N]``: OpenSpiel's IS-MCTS, N simulations (needs the [openspiel] extra);
 # ``search[:CHECKPOINT][:N]``: MCTS guided by a checkpoint's policy and value (``players/search.py``).
 
@@ -35,14 +37,25 @@ class AgentSpecError(ValueError):
 
 
 def is_checkpoint(spec: str) -> bool:
-    """Whether agent ``spec`` names a checkpoint file: not a built-in player, a search player or a
-    mixture."""
-    return spec not in AGENT_KINDS and spec.partition(":")[0] not in (*SEARCH_KINDS, MIXTURE_KIND)
+    """Whether agent ``spec`` is a checkpoint file's path: not a built-in player, a search player,
+    a mixture or a sampled checkpoint."""
+    kind = spec.partition(":")[0]
+    return spec not in AGENT_KINDS and kind not in (*SEARCH_KINDS, MIXTURE_KIND, SAMPLE_KIND)
+
+
+def checkpoint_path(spec: str) -> str | None:
+    """The checkpoint file whose policy plays agent ``spec``: the checkpoint itself, greedy or
+    sampled (``sample:CHECKPOINT``); None for any other agent."""
+    kind, _, path = spec.partition(":")
+    if kind == SAMPLE_KIND:
+        return path if is_checkpoint(path) else None
+    return spec if is_checkpoint(spec) else None
 
 
 def check_agent_spec(spec: str) -> None:
     """Accept ``random``, ``heuristic``, ``mcts[:N]``, ``search[:CHECKPOINT][:N]``, a checkpoint
-    file whose metadata fits this environment or ``mixture:FILE`` of such agents; anything else
+    file whose metadata fits this environment (greedy, or sampled as ``sample:CHECKPOINT``) or
+    ``mixture:FILE`` of such agents; anything else
     raises ``AgentSpecError`` with one clear sentence."""
     if spec in AGENT_KINDS:
         return
@@ -58,6 +71,11 @@ def check_agent_spec(spec: str) -> None:
                 raise AgentSpecError(f"agent {spec!r}: member {error}") from None
         return
     kind, _, argument = spec.partition(":")
+    if kind == SAMPLE_KIND:
+        if not argument or not is_checkpoint(argument):
+            raise AgentSpecError(f"agent {spec!r}: expected sample:CHECKPOINT, the path to a checkpoint file")
+        check_agent_spec(argument)
+        return
     if kind == "search":
         try:
             path, _ = parse_search_spec(spec)
@@ -85,7 +103,9 @@ def check_agent_spec(spec: str) -> None:
         return
     path = Path(spec)
     if not path.is_file():
-        kinds = ", ".join((*AGENT_KINDS, "mcts[:N]", "search[:CHECKPOINT][:N]", "mixture:FILE"))
+        kinds = ", ".join(
+            (*AGENT_KINDS, "mcts[:N]", "search[:CHECKPOINT][:N]", "sample:CHECKPOINT", "mixture:FILE")
+        )
         what = "a directory, not a checkpoint file" if path.exists() else "no such file"
         raise AgentSpecError(
             f"unknown agent {spec!r}: expected one of {kinds} or the path to a checkpoint file (.zip), "
@@ -99,29 +119,36 @@ def check_agent_spec(spec: str) -> None:
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """``random``, ``heuristic``, ``mcts[:N]``, ``search[:CHECKPOINT][:N]``, a path to a trained
-    checkpoint (``.zip``) or ``mixture:FILE`` of them."""
+    checkpoint (``.zip``, greedy), ``sample:CHECKPOINT`` (its actions sampled) or ``mixture:FILE``
+    of them."""
     if is_mixture(spec):
         return MixtureAgent(read_mixture(spec), make_agent, seed=seed)
+    kind, _, argument = spec.partition(":")
+    if kind == SAMPLE_KIND:
+        name = f"{SAMPLE_KIND}:{Path(argument).stem}"
+        return CheckpointAgent(argument, seed=seed, deterministic=False, name=name)
     if spec == "random":
         return RandomAgent(seed=seed)
     if spec == "heuristic":
         return HeuristicAgent(seed=seed)
-    if spec.partition(":")[0] == "search":
+    if kind == "search":
         path, simulations = parse_search_spec(spec)
         return SearchAgent(path, simulations, seed=seed)
-    if spec.partition(":")[0] == "mcts":
-        return MCTSAgent(parse_simulations(spec.partition(":")[2]), seed=seed)
+    if kind == "mcts":
+        return MCTSAgent(parse_simulations(argument), seed=seed)
     return CheckpointAgent(spec, seed=seed)
 
 
 __all__ = [
     "AGENT_KINDS",
+    "SAMPLE_KIND",
     "SEARCH_KINDS",
     "Agent",
     "AgentSpecError",
     "MixtureAgent",
     "RandomAgent",
     "check_agent_spec",
+    "checkpoint_path",
     "is_checkpoint",
     "make_agent",
 ]
