@@ -22,7 +22,10 @@ The file that ``--out FILE`` writes is also the agent ``mixture:FILE``, which pl
 PSRO's next step, and any command that takes an AGENT plays it.
 
 Reproducible: table ``t`` game ``g`` is ``env.reset(seed=SEED + 100003 * t + g)`` with every
-agent re-seeded from ``(that seed, its index)``, so any game replays exactly.
+agent re-seeded from ``(that seed, its index)``, so any game replays exactly. A table whose agents
+all play in the C++ core (everything but the search players) plays its games there, the same games
+as the Python engine's; ``--workers N`` plays N tables at once, and the games are rated in table
+order whichever process played them, so the ladder is the same for any N.
 
     island-fortress tournament random heuristic checkpoints/policy-2-4p.zip --players 2 3 --games 12
     island-fortress tournament random heuristic mcts:50 --games 6 --out ladder.json --plot ladder.png
@@ -43,11 +46,15 @@ from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_COUNTS
 from island_fortress_env.players import check_agent_spec, make_agent
 from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
+from island_fortress_env.training.collect import mp_context
 from island_fortress_env.training.evaluate import (
     agent_seed,
     entry_names,
     final_ranks,
+    make_core_agent,
+    play_core_game,
     play_game,
+    plays_in_core,
     wilson_interval,
 )
 
@@ -72,6 +79,45 @@ class Entrant:
     by_size: dict[int, TableTotals] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class GameOutcome:
+    """What the ladder keeps of one finished game: who sat where (agent ``j`` of the table in seat
+    ``seat_of[j]``), and each seat's score and finishing position (1 = winner)."""
+
+    seat_of: tuple[int, ...]
+    winners: tuple[int, ...]
+    score: tuple[int, ...]
+    ranks: tuple[int, ...]
+
+
+def play_table(specs: Sequence[str], t: int, games: int, seed: int) -> list[GameOutcome]:
+    """The ``games`` games of table ``t`` between ``specs`` (one agent a seat, seats rotated),
+    in the C++ core when every agent plays there (the same games as the Python engine's)."""
+    n = len(specs)
+    env = island_fortress_v0.env(num_players=n)
+    in_core = env.unwrapped.backend == "core" and all(plays_in_core(spec) for spec in specs)
+    agents = [(make_core_agent if in_core else make_agent)(spec, None) for spec in specs]
+    outcomes = []
+    try:
+        for g in range(games):
+            game_seed = seed + TABLE_SEED_STRIDE * t + g
+            seat_of = [(i + g) % n for i in range(n)]
+            for i, agent in enumerate(agents):
+                agent.reset(seed=agent_seed(game_seed, 0, i))
+            if in_core:
+                state = play_core_game(env.unwrapped.game, agents, seat_of, game_seed)
+            else:
+                state = play_game(env, agents, seat_of, game_seed)
+            outcomes.append(
+                GameOutcome(
+                    tuple(seat_of), tuple(state.winners), tuple(state.score), tuple(final_ranks(state))
+                )
+            )
+    finally:
+        env.close()
+    return outcomes
+
+
 @dataclass
 class HeadToHead:
     """The 2-player tables' results: ``wins[i][j]`` is agent ``i``'s wins against agent ``j`` (a
@@ -84,9 +130,9 @@ class HeadToHead:
     def empty(cls, count: int) -> HeadToHead:
         return cls([[0.0] * count for _ in range(count)], [[0] * count for _ in range(count)])
 
-    def record(self, table: Sequence[int], seat_of: Sequence[int], state: Any) -> None:
-        winners = list(state.winners)
-        (i, j), (seat_i, seat_j) = table, seat_of
+    def record(self, table: Sequence[int], game: GameOutcome) -> None:
+        winners = list(game.winners)
+        (i, j), (seat_i, seat_j) = table, game.seat_of
         for me, other, seat in ((i, j, seat_i), (j, i, seat_j)):
             self.games[me][other] += 1
             self.wins[me][other] += win_share(winners, seat)
@@ -160,8 +206,10 @@ def tournament(
     games: int = 10,
     seed: int = 0,
     progress: bool = False,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """Play every table and rate every agent. Returns ``{"agents": [{"name", "spec", "mu",
+    """Play every table (on ``workers`` processes, a table each: the same result for any number)
+    and rate every agent. Returns ``{"agents": [{"name", "spec", "mu",
     "sigma", "ordinal", "tables": {"2": {"games", "wins", "win_rate", "ci95", "mean_score"}}}],
     "tables": [[names...], ...], "games_per_table", "seed", "sizes", "skipped_sizes"}``, the
     agents ordered by ``ordinal``, best first; with 2-player tables also ``head_to_head`` and
@@ -186,32 +234,28 @@ def tournament(
         from tqdm import tqdm
 
         bar = tqdm(total=len(tables) * games, desc="tournament", unit="game", file=sys.stderr, leave=False)
+    jobs = [([entrants[i].spec for i in table], t, games, seed) for t, table in enumerate(tables)]
+    pool = mp_context().Pool(min(workers, len(jobs))) if workers > 1 and len(jobs) > 1 else None
     try:
-        for t, table in enumerate(tables):
+        played = pool.imap(_play_table_job, jobs) if pool is not None else map(_play_table_job, jobs)
+        # the games rated in table order, whichever process played them: the same ratings
+        for table, outcomes in zip(tables, played, strict=True):
             n = len(table)
-            agents = [make_agent(entrants[i].spec) for i in table]
-            env = island_fortress_v0.env(num_players=n)
-            try:
-                for g in range(games):
-                    game_seed = seed + TABLE_SEED_STRIDE * t + g
-                    seat_of = [(i + g) % n for i in range(n)]
-                    for i, agent in enumerate(agents):
-                        agent.reset(seed=agent_seed(game_seed, 0, i))
-                    state = play_game(env, agents, seat_of, game_seed)
-                    _record(entrants, table, seat_of, state)
-                    if n == 2:
-                        head.record(table, seat_of, state)
-                    ranks = final_ranks(state)
-                    rated = model.rate(
-                        [[ratings[i]] for i in table], ranks=[ranks[seat_of[j]] for j in range(n)]
-                    )
-                    for j, i in enumerate(table):
-                        ratings[i] = rated[j][0]
-                    if bar is not None:
-                        bar.update(1)
-            finally:
-                env.close()
+            for game in outcomes:
+                _record(entrants, table, game)
+                if n == 2:
+                    head.record(table, game)
+                rated = model.rate(
+                    [[ratings[i]] for i in table], ranks=[game.ranks[game.seat_of[j]] for j in range(n)]
+                )
+                for j, i in enumerate(table):
+                    ratings[i] = rated[j][0]
+            if bar is not None:
+                bar.update(len(outcomes))
     finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
         if bar is not None:
             bar.close()
     rows = [_row(e, r) for e, r in zip(entrants, ratings, strict=True)]
@@ -229,13 +273,17 @@ def tournament(
     return result
 
 
-def _record(entrants: list[Entrant], table: Sequence[int], seat_of: Sequence[int], state: Any) -> None:
-    winners = list(state.winners)
+def _play_table_job(job: tuple[list[str], int, int, int]) -> list[GameOutcome]:
+    return play_table(*job)
+
+
+def _record(entrants: list[Entrant], table: Sequence[int], game: GameOutcome) -> None:
+    winners = list(game.winners)
     for j, i in enumerate(table):
         totals = entrants[i].by_size.setdefault(len(table), TableTotals())
-        seat = seat_of[j]
+        seat = game.seat_of[j]
         totals.games += 1
-        totals.score += state.score[seat]
+        totals.score += game.score[seat]
         totals.wins += win_share(winners, seat)
 
 
@@ -349,6 +397,10 @@ def build_parser() -> CommandLineParser:
     )  # fmt: skip
     parser.add_argument("--seed", type=non_negative_int, default=0, help="the first game's seed (default 0)")
     parser.add_argument(
+        "--workers", type=positive_int, default=1,
+        help="processes playing the tables at once (default 1; the same ladder for any number)",
+    )  # fmt: skip
+    parser.add_argument(
         "--out", type=Path, default=None,
         help="write the ladder as JSON to this file (also the agent mixture:FILE, the Nash mixture)",
     )  # fmt: skip
@@ -385,7 +437,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     for spec in args.agents:
         check_agent_spec(spec)  # an AgentSpecError is a user error: one line, exit 2
-    result = tournament(args.agents, sizes, args.games, args.seed, progress=not args.no_progress)
+    result = tournament(
+        args.agents, sizes, args.games, args.seed, progress=not args.no_progress, workers=args.workers
+    )
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=1) + "\n", "utf-8")
     if args.plot is not None:
