@@ -47,13 +47,24 @@ def test_the_weights_are_read_in_order_normalised_and_zero_weights_left_out(tmp_
 
 
 def test_a_tournaments_out_file_is_a_mixture_of_its_nash_equilibrium(tmp_path, capsys):
+    """The tournament names its agents for display (a checkpoint by its file name, a repeat with
+    ``#2``): the file's ``agents`` rows give each one's spec, and a repeat's weight joins its own."""
+    checkpoint = str(small_checkpoint(tmp_path / "sub" / "a.zip", seed=1))
     out = tmp_path / "ladder.json"
-    code, text, _ = run_command(
-        ["tournament", "random", "heuristic", "--games", "4", "--out", str(out), "--no-progress"], capsys
-    )
+    argv = ["tournament", "heuristic", "heuristic", checkpoint, "random", "--games", "4", "--out", str(out)]
+    code, text, _ = run_command([*argv, "--no-progress"], capsys)
     assert code == 0 and f"mixture:{out}" in text
-    nash = json.loads(out.read_text("utf-8"))["meta_nash"]["mixture"]
-    assert read_mixture(f"mixture:{out}") == tuple(Member(s, w) for s, w in nash.items())
+    result = json.loads(out.read_text("utf-8"))
+    spec_of = {row["name"]: row["spec"] for row in result["agents"]}
+    assert set(spec_of) == {"heuristic", "heuristic#2", "a.zip", "random"}
+    expected: dict[str, float] = {}
+    for name, weight in result["meta_nash"]["mixture"].items():
+        expected[spec_of[name]] = expected.get(spec_of[name], 0.0) + weight
+    members = read_mixture(f"mixture:{out}")
+    assert {m.spec: m.weight for m in members} == pytest.approx({s: w for s, w in expected.items() if w > 0})
+    check_agent_spec(f"mixture:{out}")
+    code, _, err = run_command(["evaluate", f"mixture:{out}", "heuristic", "--games", "2"], capsys)
+    assert code == 0, err
 
 
 @pytest.mark.parametrize(
@@ -69,6 +80,7 @@ def test_a_tournaments_out_file_is_a_mixture_of_its_nash_equilibrium(tmp_path, c
         ('{"mixture": {"heuristic": "1"}}', "must be a number"),
         ('{"mixture": {"heuristic": NaN}}', "must be a number"),
         ('{"mixture": {"heuristic": 0, "random": 0}}', "sum to 0"),
+        ('{"mixture": {"heuristic": 1e308, "random": 1e308}}', "more than a float holds"),
         ('{"mixture": {"mixture:other.json": 1}}', "not empty or another mixture"),
         ('{"mixture": {"": 1}}', "not empty or another mixture"),
         ('{"mixture": {"heuristik": 1}}', "member unknown agent 'heuristik'"),
@@ -114,21 +126,30 @@ def test_each_game_is_played_by_one_member_drawn_by_weight_and_the_seed_draws_th
 
 
 def test_the_drawn_member_plays_the_game(tmp_path):
-    """A mixture of the heuristic alone plays the heuristic's moves, move after move."""
+    """Game after game, each move is the one the member drawn for that game makes (a twin of it
+    with the same generator answers alike), and both members get games."""
+    import copy
+
     from island_fortress_env import island_fortress_v0
 
-    agent = make_agent(_mixture(tmp_path / "m.json", {"heuristic": 1, "random": 0}), seed=0)
-    assert isinstance(agent, MixtureAgent) and [a.name for a in agent.agents] == ["heuristic"]
-    heuristic = make_agent("heuristic")
+    agent = make_agent(_mixture(tmp_path / "m.json", {"heuristic": 1, "random": 1}), seed=0)
+    assert isinstance(agent, MixtureAgent) and [a.name for a in agent.agents] == ["heuristic", "random"]
     env = island_fortress_v0.env(num_players=2)
-    env.reset(seed=5)
-    for move in range(60):
-        obs, *_ = env.last()
-        state = env.unwrapped.game_state
-        agent.agents[0].rng, heuristic.rng = np.random.default_rng(move), np.random.default_rng(move)
-        action = agent.act(obs["observation"], obs["action_mask"], state)
-        assert action == heuristic.act(obs["observation"], obs["action_mask"], state)
-        env.step(action)
+    drawn = set()
+    for game in range(6):
+        env.reset(seed=game)
+        agent.reset(seed=game)
+        drawn.add(agent.current)
+        for _ in range(30):
+            obs, *_ = env.last()
+            state = env.unwrapped.game_state
+            member = agent.agents[agent.current]
+            twin = make_agent(member.name)
+            twin.rng = copy.deepcopy(member.rng)  # type: ignore[attr-defined]
+            action = agent.act(obs["observation"], obs["action_mask"], state)
+            assert action == twin.act(obs["observation"], obs["action_mask"], state)
+            env.step(action)
+    assert drawn == {0, 1}
 
 
 def test_a_mixture_plays_in_the_core_as_in_the_python_engine_and_is_named_by_its_file(tmp_path):
@@ -209,6 +230,7 @@ def test_a_best_response_to_a_mixture_plays_each_member_and_logs_how_often_it_fi
         spec, players=2, decisions=2000, seed=0, games=4, out=tmp_path, overrides=overrides
     )
     assert report["target"] == spec and report["from"] == "target"
+    assert report["target_mixture"] == {str(a): 0.5, "random": 0.5}  # as trained against
     assert report["training"]["games_vs_target"] > 0 and report["evaluation"]["games"] == 4
     scalars = read_scalars(report["tensorboard"])
     assert "league/ahead_of_member_0_a" in scalars and exploit.TAG in scalars
@@ -238,3 +260,19 @@ def test_the_web_app_offers_a_mixture_for_the_seats_but_not_for_analysis(tmp_pat
         assert config["checkpoints"] == [str(SHIPPED)]  # what the analysis reads: a checkpoint's policy
         last = play_through(client, players=2, seat=0, seed=3, opponents=[spec])
     assert last["view"]["terminal"] and last["record"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [
+        ("checkpoints/policy-2-4p.zip", "policy-2-4p"),
+        ("sample:checkpoints/policy-2-4p.zip", "sample:policy-2-4p"),
+        ("mixture:runs/meta.json", "mixture:meta.json"),
+        ("heuristic", "heuristic"),
+        ("search:64", "search:64"),
+    ],
+)
+def test_a_seat_in_the_web_app_is_named_by_its_kind_and_file(spec, name):
+    from island_fortress_env.web.games import spec_name
+
+    assert spec_name(spec) == name

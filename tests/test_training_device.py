@@ -38,7 +38,7 @@ def _config(tmp_path: Path, name: str, *overrides: str) -> NativeConfig:
     return cfg
 
 
-@pytest.mark.parametrize("device", ["gpu", "cuda:x", "CUDA", "cuda:-1", "mps"])
+@pytest.mark.parametrize("device", ["gpu", "cuda:x", "CUDA", "cuda:-1", "mps", "cuda:99999999999999999999"])
 def test_a_device_that_is_not_cpu_or_cuda_is_a_config_error(device):
     says = rf"train\.device: must be 'cpu', 'cuda' or 'cuda:N', not '{device}'"
     with pytest.raises(TrainConfigError, match=says):
@@ -57,9 +57,16 @@ def test_without_a_gpu_cuda_is_refused_with_one_line_and_exit_2(tmp_path, capsys
         check_device("cuda")
     cfg = load_config(None, ["train.device=cuda", "train.update_dtype=auto"], schema=NativeConfig)
     assert update_dtype(cfg) == update_dtype(cfg, "cpu")  # auto: nothing to ask a GPU that is not there
-    code, out, err = run_command(["train", "train.device=cuda", f"logging.runs_dir={tmp_path}"], capsys)
-    assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "train.device" in err
-    assert not list(tmp_path.iterdir())  # refused before any run began
+    shipped = str(Path(__file__).resolve().parents[1] / "checkpoints" / "policy-2-4p.zip")
+    for argv in (
+        ["train", "train.device=cuda", f"logging.runs_dir={tmp_path}"],
+        ["exploit", "random", "--decisions", "100", "--out", str(tmp_path), "train.device=cuda"],
+        ["psro", shipped, "--out", str(tmp_path), "train.device=cuda"],
+        ["psro", shipped, "--out", str(tmp_path), "--exploit-set", "train.device=cuda"],
+    ):
+        code, out, err = run_command(argv, capsys)
+        assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "train.device" in err, argv
+        assert not list(tmp_path.iterdir()), argv  # refused before any run began
 
 
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")

@@ -405,7 +405,7 @@ class NativeConfig(RunConfig):
             fail("train.workers", "must be >= 0")
         if t.pipelined and t.workers < 1:
             fail("train.pipelined", "needs train.workers >= 1 (the workers collect during the update)")
-        if not re.fullmatch(r"cpu|cuda(:\d+)?", t.device):
+        if not re.fullmatch(r"cpu|cuda(:\d{1,4})?", t.device):
             fail("train.device", f"must be 'cpu', 'cuda' or 'cuda:N', not {t.device!r}")
         if t.update_dtype not in ("auto", "float32", "bfloat16"):
             fail("train.update_dtype", f"must be 'auto', 'float32' or 'bfloat16', not {t.update_dtype!r}")

@@ -52,6 +52,7 @@ from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
 from island_fortress_env.env.records import GameRecord, check_output_dir, save_unique
 from island_fortress_env.players import (
     AGENT_KINDS,
+    AGENTS_HELP,
     AgentSpecError,
     check_agent_spec,
     checkpoint_path,
@@ -369,14 +370,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(
         prog="island-fortress evaluate",
         description="Play agents against each other (seats rotated) and report win rates.",
-        epilog="AGENT: random, heuristic or a checkpoint path. Example: "
+        epilog=f"AGENT: {AGENTS_HELP}. Example: "
         "island-fortress evaluate heuristic random random --games 60 --seed 0",
     )
     parser.add_argument(
         "agents",
         nargs="+",
         metavar="AGENT",
-        help="one per seat (2-4): random, heuristic, mcts[:N] or a checkpoint file",
+        help=f"one per seat (2-4): {AGENTS_HELP}",
     )
     parser.add_argument(
         "--games", type=positive_int, default=60,

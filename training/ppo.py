@@ -200,8 +200,11 @@ def update_dtype(cfg: NativeConfig, device: str | None = None) -> str:
     this CPU or that GPU): the dtype of the update's torso."""
     name = cfg.train.update_dtype
     if name == "auto":
-        if (device or cfg.train.device) != "cpu" and torch.cuda.is_available():
-            return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
+        gpu = device or cfg.train.device
+        if gpu != "cpu" and torch.cuda.is_available():
+            with torch.cuda.device(torch.device(gpu).index or 0):
+                native = torch.cuda.is_bf16_supported(including_emulation=False)
+            return "bfloat16" if native else "float32"
         return "bfloat16" if bfloat16_is_native() else "float32"
     return name
 
@@ -213,7 +216,7 @@ def check_device(device: str) -> None:
     if not torch.cuda.is_available():
         fail("train.device", f"{device!r}: this torch sees no CUDA GPU here (use train.device=cpu)")
     count = torch.cuda.device_count()
-    if (torch.device(device).index or 0) >= count:
+    if int(device.partition(":")[2] or 0) >= count:
         fail("train.device", f"{device!r}: this machine has {count} CUDA GPU(s), cuda:0 to cuda:{count - 1}")
 
 

@@ -30,6 +30,10 @@ SEARCH_KINDS = ("mcts", "search")
 SAMPLE_KIND = "sample"  # ``sample:CHECKPOINT``: the policy's actions sampled, not its greedy choice
 # ``mcts[:N]``: OpenSpiel's IS-MCTS, N simulations (needs the [openspiel] extra);
 # ``search[:CHECKPOINT][:N]``: MCTS guided by a checkpoint's policy and value (``players/search.py``).
+AGENTS_HELP = (  # every kind of agent spec, for the commands' --help
+    "random, heuristic, a checkpoint file (greedy) or sample:CHECKPOINT (its actions sampled), "
+    "search[:CHECKPOINT][:N], mcts[:N] or mixture:FILE"
+)
 
 
 class AgentSpecError(ValueError):
@@ -140,6 +144,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
 
 
 __all__ = [
+    "AGENTS_HELP",
     "AGENT_KINDS",
     "SAMPLE_KIND",
     "SEARCH_KINDS",

@@ -51,23 +51,32 @@ def mixture_path(spec: str) -> Path:
     return Path(path)
 
 
-def _weights(path: Path, data: Any) -> Mapping[str, Any]:
-    """The spec -> weight object of a mixture file's JSON ``data``."""
+def _weights(path: Path, data: Any) -> tuple[Mapping[str, Any], dict[str, str]]:
+    """The name -> weight object of a mixture file's JSON ``data``, and the spec each name stands
+    for where it is not a spec itself: a tournament's result names its agents by their display
+    names (``policy.zip``, ``heuristic#2``), and its ``agents`` rows give each name's spec."""
+    specs: dict[str, str] = {}
     if isinstance(data, dict) and isinstance(data.get("meta_nash"), dict):
-        data = data["meta_nash"]  # a tournament's result
+        rows = data.get("agents")
+        for row in rows if isinstance(rows, list) else []:
+            name, spec = (row.get("name"), row.get("spec")) if isinstance(row, dict) else (None, None)
+            if isinstance(name, str) and isinstance(spec, str):
+                specs[name] = spec
+        data = data["meta_nash"]
     weights = data.get("mixture") if isinstance(data, dict) else None
     if not isinstance(weights, dict) or not weights:
         raise ValueError(
             f"{str(path)!r} has no mixture: expected a JSON object whose 'mixture' "
             "(or 'meta_nash.mixture', as the tournament writes it) maps agent specs to weights"
         )
-    return weights
+    return weights, specs
 
 
 def read_mixture(spec: str) -> tuple[Member, ...]:
-    """The members of ``mixture:FILE`` with their normalised weights, in the file's order; a
-    ``ValueError`` that says what is wrong with the spec or the file. The members' own specs are
-    not checked here (``players.check_agent_spec`` does)."""
+    """The members of ``mixture:FILE`` with their normalised weights, in the file's order (the
+    weights of one agent entered twice added); a ``ValueError`` that says what is wrong with the
+    spec or the file. The members' own specs are not checked here (``players.check_agent_spec``
+    does)."""
     path = mixture_path(spec)
     if not path.is_file():
         what = "a directory, not a file" if path.exists() else "no such file"
@@ -76,18 +85,23 @@ def read_mixture(spec: str) -> tuple[Member, ...]:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{str(path)!r} is not a readable JSON file ({exc})") from None
-    weights = _weights(path, data)
-    for member, weight in weights.items():
+    weights, specs = _weights(path, data)
+    merged: dict[str, float] = {}
+    for name, weight in weights.items():
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
-            raise ValueError(f"member {member!r}: the weight must be a number, got {weight!r}")
+            raise ValueError(f"member {name!r}: the weight must be a number, got {weight!r}")
         if weight < 0:
-            raise ValueError(f"member {member!r}: the weight must be >= 0, got {weight!r}")
+            raise ValueError(f"member {name!r}: the weight must be >= 0, got {weight!r}")
+        member = specs.get(name, name)
         if not member or is_mixture(member):
             raise ValueError(f"member {member!r}: a member is an agent spec, not empty or another mixture")
-    total = float(sum(weights.values()))
+        merged[member] = merged.get(member, 0.0) + float(weight)
+    total = sum(merged.values())
     if total <= 0:
         raise ValueError(f"{str(path)!r}: the weights sum to 0; at least one must be > 0")
-    return tuple(Member(m, float(w) / total) for m, w in weights.items() if w > 0)
+    if not math.isfinite(total):
+        raise ValueError(f"{str(path)!r}: the weights sum to more than a float holds; scale them down")
+    return tuple(Member(m, w / total) for m, w in merged.items() if w > 0)
 
 
 class MixtureAgent:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.players import AGENTS_HELP
 from island_fortress_env.players.arguments import (
     CommandLineParser,
     agent_spec,
@@ -125,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=seed_value, default=7)
     demo.add_argument(
         "--agents", nargs="*", default=None, type=agent_spec,
-        help="one agent per seat: random, heuristic or a checkpoint path (default: heuristic)",
+        help=f"one agent per seat: {AGENTS_HELP} (default: heuristic)",
     )  # fmt: skip
     demo.add_argument("--verbose", action="store_true", help="print every decision, not only rounds")
     demo.set_defaults(func=_demo, parser=demo)
@@ -138,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--players", type=int, default=None, choices=PLAYER_COUNTS, help="default 3")
     play.add_argument(
         "--agents", nargs="+", default=None, type=agent_spec, metavar="AGENT",
-        help="the other players in seat order: random, heuristic or a checkpoint path (default: heuristic)",
+        help=f"the other players in seat order: {AGENTS_HELP} (default: heuristic)",
     )  # fmt: skip
     play.add_argument("--seat", type=non_negative_int, default=0, help="your seat (0 plays first; default 0)")
     play.add_argument("--seed", type=seed_value, default=None, help="env.reset seed (default: random)")
@@ -185,8 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-browser", action="store_true", help="do not open the page in a browser")
     serve.add_argument(
         "--agents", nargs="+", default=["random", "heuristic"], type=agent_spec, metavar="AGENT",
-        help="the agents offered for the seats: random, heuristic, mcts[:N] or checkpoint paths "
-        "(a checkpoint also serves the analysis; default: random heuristic)",
+        help=f"the agents offered for the seats: {AGENTS_HELP} "
+        "(a checkpoint file also serves the analysis; default: random heuristic)",
     )  # fmt: skip
     serve.add_argument(
         "--games", default="games", metavar="DIR",

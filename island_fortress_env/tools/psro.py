@@ -134,10 +134,14 @@ def check(s: Settings, name: str, out: Path) -> None:
         raise PsroError(f"--rounds must be >= 1, got {s.rounds}")
     if not s.players or any(n not in PLAYER_COUNTS for n in s.players):
         raise PsroError(f"--players must be among {list(PLAYER_COUNTS)}, got {s.players}")
+    from island_fortress_env.training.ppo import check_device
+
     minutes, decisions = exploit_budget(s)
     for n in s.players:
-        exploit_config(s.start, n, "target", s.seed, out, minutes, decisions, s.exploit_overrides)
+        cfg = exploit_config(s.start, n, "target", s.seed, out, minutes, decisions, s.exploit_overrides)
+        check_device(cfg.train.device)
     cfg = load_config(s.config, train_items(s, name, 1, s.start, [s.start], out), schema=NativeConfig)
+    check_device(cfg.train.device)
     if cfg.league.opponent:
         raise PsroError("the policy's runs play a league of members: league.opponent must stay empty")
     previous = read_report(out, name)

@@ -44,7 +44,7 @@ from typing import Any
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_COUNTS
-from island_fortress_env.players import check_agent_spec, make_agent
+from island_fortress_env.players import AGENTS_HELP, check_agent_spec, make_agent
 from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
 from island_fortress_env.training.collect import mp_context
 from island_fortress_env.training.evaluate import (
@@ -385,7 +385,7 @@ def build_parser() -> CommandLineParser:
     )
     parser.add_argument(
         "agents", nargs="+", metavar="AGENT",
-        help="random, heuristic, mcts[:N], search[:CHECKPOINT][:N], mixture:FILE or a checkpoint file",
+        help=AGENTS_HELP,
     )  # fmt: skip
     parser.add_argument(
         "--players", nargs="+", type=int, choices=PLAYER_COUNTS, default=[2], metavar="N",
