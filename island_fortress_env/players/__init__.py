@@ -59,8 +59,8 @@ def checkpoint_path(spec: str) -> str | None:
 def check_agent_spec(spec: str) -> None:
     """Accept ``random``, ``heuristic``, ``mcts[:N]``, ``search[:CHECKPOINT][:N]``, a checkpoint
     file whose metadata fits this environment (greedy, or sampled as ``sample:CHECKPOINT``) or
-    ``mixture:FILE`` of such agents; anything else
-    raises ``AgentSpecError`` with one clear sentence."""
+    ``mixture:FILE`` of such agents; anything else raises ``AgentSpecError`` with one clear
+    sentence."""
     if spec in AGENT_KINDS:
         return
     if is_mixture(spec):
