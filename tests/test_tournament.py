@@ -87,13 +87,13 @@ def test_same_seed_same_ladder_and_another_seed_other_games():
 def test_the_ladder_is_the_same_on_any_number_of_processes_and_in_the_core_as_in_python(monkeypatch):
     from pathlib import Path
 
-    from island_fortress_env.tools import tournament as tournament_mod
+    from island_fortress_env.training import evaluate as evaluate_mod
 
     shipped = str(Path(__file__).resolve().parents[1] / "checkpoints" / "policy-2-4p.zip")
     agents = ["random", "heuristic", shipped]
     one = tournament(agents, sizes=[2, 3], games=3, seed=4)
     assert tournament(agents, sizes=[2, 3], games=3, seed=4, workers=2) == one
-    monkeypatch.setattr(tournament_mod, "plays_in_core", lambda spec: False)  # the Python engine
+    monkeypatch.setattr(evaluate_mod, "plays_in_core", lambda spec: False)  # the Python engine
     assert tournament(agents, sizes=[2, 3], games=3, seed=4) == one
 
 

@@ -215,6 +215,29 @@ def make_core_agent(spec: str, seed: int | None) -> Any:
     return make_agent(spec, seed=seed)
 
 
+@dataclass
+class Table:
+    """The agents of one table (one per spec, in order) and where its games are played: the C++
+    core when the env's backend is the core and every agent plays there, else the env's own loop
+    (``backend="python"`` keeps every game in the reference engine)."""
+
+    env: Any
+    agents: list[Any]
+    in_core: bool
+
+    @classmethod
+    def seat(cls, env: Any, specs: Sequence[str], seeds: Sequence[int | None]) -> Table:
+        in_core = env.unwrapped.backend == "core" and all(plays_in_core(spec) for spec in specs)
+        make = make_core_agent if in_core else make_agent
+        return cls(env, [make(spec, seed) for spec, seed in zip(specs, seeds, strict=True)], in_core)
+
+    def play(self, seat_of: Sequence[int], seed: int, actions: list[int] | None = None) -> Any:
+        """The game ``env.reset(seed=seed)`` deals, agent ``i`` in seat ``seat_of[i]``: its final state."""
+        if self.in_core:
+            return play_core_game(self.env.unwrapped.game, self.agents, seat_of, seed, actions)
+        return play_game(self.env, self.agents, seat_of, seed, actions)
+
+
 def evaluate(
     agent_specs: Sequence[str],
     games: int,
@@ -252,10 +275,8 @@ def evaluate(
         save_dir = check_output_dir(save_games, "--save-games", create=True)
         tag = run_tag(seed)
     env = island_fortress_v0.env(num_players=k, **dict(env_options or {}))
-    # backend="python" keeps every game in the reference engine (the env's own loop).
-    in_core = env.unwrapped.backend == "core" and all(plays_in_core(spec) for spec in specs)
-    make = make_core_agent if in_core else make_agent
-    agents = [make(spec, seed=agent_seed(seed, 0, i)) for i, spec in enumerate(specs)]
+    table = Table.seat(env, specs, [agent_seed(seed, 0, i) for i in range(k)])
+    agents = table.agents
     rated = len(set(specs)) > 2
     if rated:
         from openskill.models import PlackettLuce
@@ -276,10 +297,7 @@ def evaluate(
             for i, agent in enumerate(agents):
                 agent.reset(seed=agent_seed(seed, g, i))
             taken: list[int] | None = [] if save_dir is not None else None
-            if in_core:
-                state = play_core_game(env.unwrapped.game, agents, seat_of, seed + g, taken)
-            else:
-                state = play_game(env, agents, seat_of, seed + g, taken)
+            state = table.play(seat_of, seed + g, taken)
             record_game(totals, seat_of, state)
             if save_dir is not None:
                 seat_names = [names[seat_of.index(seat)] for seat in range(k)]

@@ -44,17 +44,14 @@ from typing import Any
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_COUNTS
-from island_fortress_env.players import AGENTS_HELP, check_agent_spec, make_agent
+from island_fortress_env.players import AGENTS_HELP, check_agent_spec
 from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
 from island_fortress_env.training.collect import mp_context
 from island_fortress_env.training.evaluate import (
+    Table,
     agent_seed,
     entry_names,
     final_ranks,
-    make_core_agent,
-    play_core_game,
-    play_game,
-    plays_in_core,
     wilson_interval,
 )
 
@@ -94,27 +91,22 @@ def play_table(specs: Sequence[str], t: int, games: int, seed: int) -> list[Game
     """The ``games`` games of table ``t`` between ``specs`` (one agent a seat, seats rotated),
     in the C++ core when every agent plays there (the same games as the Python engine's)."""
     n = len(specs)
-    env = island_fortress_v0.env(num_players=n)
-    in_core = env.unwrapped.backend == "core" and all(plays_in_core(spec) for spec in specs)
-    agents = [(make_core_agent if in_core else make_agent)(spec, None) for spec in specs]
+    table = Table.seat(island_fortress_v0.env(num_players=n), specs, [None] * n)
     outcomes = []
     try:
         for g in range(games):
             game_seed = seed + TABLE_SEED_STRIDE * t + g
             seat_of = [(i + g) % n for i in range(n)]
-            for i, agent in enumerate(agents):
+            for i, agent in enumerate(table.agents):
                 agent.reset(seed=agent_seed(game_seed, 0, i))
-            if in_core:
-                state = play_core_game(env.unwrapped.game, agents, seat_of, game_seed)
-            else:
-                state = play_game(env, agents, seat_of, game_seed)
+            state = table.play(seat_of, game_seed)
             outcomes.append(
                 GameOutcome(
                     tuple(seat_of), tuple(state.winners), tuple(state.score), tuple(final_ranks(state))
                 )
             )
     finally:
-        env.close()
+        table.env.close()
     return outcomes
 
 
