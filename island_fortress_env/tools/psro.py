@@ -58,10 +58,16 @@ from island_fortress_env.tools.exploit import (
     exploit,
     exploit_config,
 )
+from island_fortress_env.tools.tournament import HeadToHead, TableJob, meta_game, play_tables
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 
 DEFAULT_CONFIG = "configs/policy-2-4p.yaml"
 REPORT = "psro.json"
+META_GAME = "meta-game.json"
+ANSWER_POLICY = "policy"  # each round's best responses answer the current policy
+ANSWER_NASH = "nash"  # ... the Nash mixture of the population's 2-player meta-game
+ANSWERS = (ANSWER_POLICY, ANSWER_NASH)
+DEFAULT_PAIRING_GAMES = 200
 
 
 class PsroError(ValueError):
@@ -84,6 +90,8 @@ class Settings:
     games: int | None
     overrides: list[str]
     exploit_overrides: list[str]
+    answer: str = ANSWER_POLICY
+    pairing_games: int = DEFAULT_PAIRING_GAMES
 
 
 def exploiter_run(name: str, k: int, players: int) -> str:
@@ -136,14 +144,21 @@ def check(s: Settings, name: str, out: Path) -> None:
         raise PsroError(f"--players must be among {list(PLAYER_COUNTS)}, got {s.players}")
     from island_fortress_env.training.ppo import check_device
 
+    if s.answer not in ANSWERS:
+        raise PsroError(f"--answer must be one of {list(ANSWERS)}, got {s.answer!r}")
+    if s.pairing_games < 1:
+        raise PsroError(f"--pairing-games must be >= 1, got {s.pairing_games}")
     minutes, decisions = exploit_budget(s)
     for n in s.players:
         cfg = exploit_config(s.start, n, "target", s.seed, out, minutes, decisions, s.exploit_overrides)
         check_device(cfg.train.device)
-    cfg = load_config(s.config, train_items(s, name, 1, s.start, [s.start], out), schema=NativeConfig)
-    check_device(cfg.train.device)
-    if cfg.league.opponent:
-        raise PsroError("the policy's runs play a league of members: league.opponent must stay empty")
+    if s.answer == ANSWER_NASH:
+        check_nash(s)
+    else:
+        cfg = load_config(s.config, train_items(s, name, 1, s.start, [s.start], out), schema=NativeConfig)
+        check_device(cfg.train.device)
+        if cfg.league.opponent:
+            raise PsroError("the policy's runs play a league of members: league.opponent must stay empty")
     previous = read_report(out, name)
     if previous is not None and not same_run(previous["settings"], asdict(s)):
         raise PsroError(
@@ -152,9 +167,93 @@ def check(s: Settings, name: str, out: Path) -> None:
         )
 
 
+def check_nash(s: Settings) -> None:
+    """``--answer nash`` trains no policy (each round's best response joins the population), and
+    its meta-game is the 2-player one."""
+    if s.players != [2]:
+        raise PsroError(f"--answer nash: the meta-game is 2-player; give --players 2, not {s.players}")
+    if s.train_minutes is not None or s.train_decisions is not None or s.overrides:
+        raise PsroError(
+            "--answer nash trains no policy between rounds (each best response joins the population): "
+            "drop --train-minutes, --train-decisions and the policy runs' overrides"
+        )
+
+
 def same_run(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two runs' settings differ at most in ``rounds`` (more rounds extend a run)."""
-    return {**a, "rounds": 0} == {**b, "rounds": 0}
+    """Whether two runs' settings differ at most in ``rounds`` (more rounds extend a run); a setting
+    a report predates is its default."""
+    defaults = {"answer": ANSWER_POLICY, "pairing_games": DEFAULT_PAIRING_GAMES}
+    return {**defaults, **a, "rounds": 0} == {**defaults, **b, "rounds": 0}
+
+
+@dataclass
+class MetaGame:
+    """The population's 2-player meta-game (``--answer nash``), grown one agent at a time: agent
+    ``k`` meets each earlier agent ``i`` for ``games`` games, seats rotated, as table
+    ``k (k - 1) / 2 + i`` of the tournament's seeding (``tournament.play_table``, in the C++ core
+    when both play there). A pairing's games do not depend on the agents after it, so a continued
+    run finds the same matrix."""
+
+    agents: list[str]
+    head: HeadToHead
+    games: int
+    seed: int
+
+    def add(self, spec: str, workers: int = 1, saved: MetaGame | None = None) -> None:
+        """Agent ``spec`` joins and meets every earlier agent (its results read from ``saved``, an
+        earlier run's meta-game, where that played the same pairings)."""
+        k = self.head.grow()
+        self.agents.append(spec)
+        if saved is not None and self.same_pairings(saved):
+            for i in range(k):
+                for a, b in ((i, k), (k, i)):
+                    self.head.wins[a][b] = saved.head.wins[a][b]
+                    self.head.games[a][b] = saved.head.games[a][b]
+            return
+        first = k * (k - 1) // 2  # the table of pairing (0, k)
+        jobs = [TableJob([self.agents[i], spec], first + i, self.games, self.seed) for i in range(k)]
+        for i, outcomes in enumerate(play_tables(jobs, workers)):
+            for game in outcomes:
+                self.head.record((i, k), game)
+
+    def same_pairings(self, saved: MetaGame) -> bool:
+        """Whether ``saved`` played the newest agent's pairings as this meta-game plays them."""
+        return saved.agents[: len(self.agents)] == self.agents and (saved.games, saved.seed) == (
+            self.games,
+            self.seed,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agents": self.agents, "games_per_pairing": self.games, "seed": self.seed,
+                "wins": self.head.wins, "games": self.head.games}  # fmt: skip
+
+    @classmethod
+    def read(cls, path: Path) -> MetaGame | None:
+        """An earlier run's meta-game, or None where there is none; a ``PsroError`` naming the file
+        where it cannot be used."""
+        if not path.is_file():
+            return None
+        data = read_json(path)
+        try:
+            agents, wins, games = list(data["agents"]), data["wins"], data["games"]
+            n = len(agents)
+            if not all(isinstance(a, str) for a in agents):
+                raise ValueError("the agents must be agent specs")
+            if len(wins) != n or len(games) != n or any(len(row) != n for row in [*wins, *games]):
+                raise ValueError(f"wins and games must be {n} x {n}, as many as the agents")
+            head = HeadToHead(
+                [[float(w) for w in row] for row in wins], [[int(g) for g in row] for row in games]
+            )
+            return cls(agents, head, int(data["games_per_pairing"]), int(data["seed"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PsroError(f"{path}: not a meta-game ({one_line(exc)})") from None
+
+    def solve(self, path: Path) -> tuple[str, dict[str, float]]:
+        """The meta-game's head-to-head matrix and Nash mixture written to ``path`` (the agent
+        ``mixture:PATH``); returns that agent spec and the mixture."""
+        solved = meta_game(self.agents, self.head)
+        path.write_text(json.dumps(solved, indent=1) + "\n", "utf-8")
+        return f"mixture:{path}", solved["meta_nash"]["mixture"]
 
 
 def read_report(out: Path, name: str) -> dict[str, Any] | None:
@@ -222,9 +321,10 @@ def measured(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def psro(s: Settings, name: str = "psro", out: str | Path = ".") -> dict[str, Any]:
+def psro(s: Settings, name: str = "psro", out: str | Path = ".", workers: int = 1) -> dict[str, Any]:
     """Run (or continue) ``s.rounds`` PSRO rounds from ``s.start``; returns the report (module doc),
-    also written to ``<out>/checkpoints/<name>/psro.json`` after every step."""
+    also written to ``<out>/checkpoints/<name>/psro.json`` after every step. ``workers``: processes
+    playing the meta-game's pairings at once (``--answer nash``; the same games for any number)."""
     from torch.utils.tensorboard import SummaryWriter
 
     out = Path(out)
@@ -234,9 +334,17 @@ def psro(s: Settings, name: str = "psro", out: str | Path = ".") -> dict[str, An
     path.parent.mkdir(parents=True, exist_ok=True)
     population = [s.start]
     current = s.start
+    saved = MetaGame.read(path.parent / META_GAME)
+    meta = MetaGame([], HeadToHead.empty(0), s.pairing_games, s.seed)
     with contextlib.closing(SummaryWriter(str(out / "runs" / name))) as writer:
         for k in range(1, s.rounds + 2):
             entry: dict[str, Any] = {"round": k - 1, "policy": current, "exploit": {}}
+            if s.answer == ANSWER_NASH:  # the population's equilibrium, its newest members met
+                for spec in population[len(meta.agents) :]:
+                    meta.add(spec, workers, saved)
+                    (path.parent / META_GAME).write_text(json.dumps(meta.to_json()) + "\n", "utf-8")
+                current, entry["mixture"] = meta.solve(path.parent / f"nash-{k - 1}.json")
+                entry["policy"] = current
             report["policies"].append(entry)
             for n in s.players:
                 found = measured(best_response(s, name, k, current, n, out))
@@ -253,6 +361,8 @@ def psro(s: Settings, name: str = "psro", out: str | Path = ".") -> dict[str, An
                       f"{100 * found['win_rate']:.1f}%", flush=True)  # fmt: skip
             if k > s.rounds:
                 break
+            if s.answer == ANSWER_NASH:  # no policy: the best response joined the population
+                continue
             entry["training"] = train_round(s, name, k, current, population, out)
             current = entry["training"]["policy"]
             population.append(current)
@@ -277,8 +387,21 @@ def format_report(report: dict[str, Any]) -> str:
             cells.append(f"{100 * f['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] "
                          f"({100 * f['exploitability']:+.1f})"
                          + (f", sampled {100 * sampled:.1f}%" if sampled is not None else ""))  # fmt: skip
-        lines.append(f"| {entry['round']} | {entry['policy']} | " + " | ".join(cells) + " |")
+        policy = entry["policy"]
+        if "mixture" in entry:  # --answer nash: the mixture's members and weights
+            members = ", ".join(f"{label(m)} {100 * p:.1f}%" for m, p in entry["mixture"].items())
+            policy += f" ({members})"
+        lines.append(f"| {entry['round']} | {policy} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def label(spec: str) -> str:
+    """A member's short name: a run's folder for its ``final.zip``, the file name for another
+    checkpoint, the spec itself otherwise."""
+    path = Path(spec)
+    if not is_checkpoint(spec):
+        return spec
+    return path.parent.name if path.name == "final.zip" and path.parent.name else path.name
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -297,8 +420,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="table sizes of the best responses (default 2)",
     )  # fmt: skip
     parser.add_argument(
-        "--config", default=DEFAULT_CONFIG, help=f"the policy's runs (default {DEFAULT_CONFIG})"
-    )
+        "--answer", choices=ANSWERS, default=ANSWER_POLICY,
+        help="what each round's best response answers: the current policy, which is then trained on "
+        "against the population (policy, the default), or the Nash mixture of the population's "
+        "2-player meta-game, with no policy runs (nash: PSRO proper)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--pairing-games", type=positive_int, default=DEFAULT_PAIRING_GAMES,
+        help=f"--answer nash: games of each pairing of the meta-game (default {DEFAULT_PAIRING_GAMES})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--workers", type=positive_int, default=1,
+        help="--answer nash: processes playing the meta-game's pairings at once (default 1)",
+    )  # fmt: skip
+    parser.add_argument("--config", default=None, help=f"the policy's runs (default {DEFAULT_CONFIG})")
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument(
         "--exploit-minutes", type=positive_float, default=None,
@@ -332,17 +467,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     settings = Settings(
-        args.start, args.rounds, list(args.players), args.config, args.exploit_minutes,
+        args.start, args.rounds, list(args.players), args.config or DEFAULT_CONFIG, args.exploit_minutes,
         args.exploit_decisions, args.train_minutes, args.train_decisions, args.seed, args.games,
-        list(args.overrides), list(args.exploit_set),
+        list(args.overrides), list(args.exploit_set), args.answer, args.pairing_games,
     )  # fmt: skip
     try:
+        if args.answer == ANSWER_NASH and args.config is not None:
+            raise PsroError("--answer nash trains no policy between rounds: drop --config")
         check(settings, args.name, Path(args.out))
     except (PsroError, ExploitError, TrainConfigError, CheckpointError) as exc:
         parser.error(one_line(exc))
     return print_report(
         "island-fortress psro",
-        lambda: psro(settings, args.name, args.out),
+        lambda: psro(settings, args.name, args.out, args.workers),
         format_report,
         args.json,
         (PsroError, ExploitError, TrainConfigError, CheckpointError, OSError),

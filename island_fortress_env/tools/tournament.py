@@ -36,7 +36,7 @@ from __future__ import annotations
 import itertools
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +121,16 @@ class HeadToHead:
     @classmethod
     def empty(cls, count: int) -> HeadToHead:
         return cls([[0.0] * count for _ in range(count)], [[0] * count for _ in range(count)])
+
+    def grow(self) -> int:
+        """One more agent, with no games yet; returns its index."""
+        for row in self.wins:
+            row.append(0.0)
+        for row_games in self.games:
+            row_games.append(0)
+        self.wins.append([0.0] * (len(self.wins) + 1))
+        self.games.append([0] * (len(self.games) + 1))
+        return len(self.wins) - 1
 
     def record(self, table: Sequence[int], game: GameOutcome) -> None:
         winners = list(game.winners)
@@ -226,12 +236,10 @@ def tournament(
         from tqdm import tqdm
 
         bar = tqdm(total=len(tables) * games, desc="tournament", unit="game", file=sys.stderr, leave=False)
-    jobs = [([entrants[i].spec for i in table], t, games, seed) for t, table in enumerate(tables)]
-    pool = mp_context().Pool(min(workers, len(jobs))) if workers > 1 and len(jobs) > 1 else None
+    jobs = [TableJob([entrants[i].spec for i in table], t, games, seed) for t, table in enumerate(tables)]
     try:
-        played = pool.imap(_play_table_job, jobs) if pool is not None else map(_play_table_job, jobs)
         # the games rated in table order, whichever process played them: the same ratings
-        for table, outcomes in zip(tables, played, strict=True):
+        for table, outcomes in zip(tables, play_tables(jobs, workers), strict=True):
             n = len(table)
             for game in outcomes:
                 _record(entrants, table, game)
@@ -245,9 +253,6 @@ def tournament(
             if bar is not None:
                 bar.update(len(outcomes))
     finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
         if bar is not None:
             bar.close()
     rows = [_row(e, r) for e, r in zip(entrants, ratings, strict=True)]
@@ -265,8 +270,28 @@ def tournament(
     return result
 
 
-def _play_table_job(job: tuple[list[str], int, int, int]) -> list[GameOutcome]:
-    return play_table(*job)
+@dataclass(frozen=True)
+class TableJob:
+    """One table to play: ``play_table``'s arguments."""
+
+    specs: list[str]
+    t: int
+    games: int
+    seed: int
+
+
+def _play_table_job(job: TableJob) -> list[GameOutcome]:
+    return play_table(job.specs, job.t, job.games, job.seed)
+
+
+def play_tables(jobs: Sequence[TableJob], workers: int = 1) -> Iterator[list[GameOutcome]]:
+    """Each job's games, in the jobs' order, played on ``workers`` processes (a table each) or in
+    this one: the same games for any number."""
+    if workers <= 1 or len(jobs) <= 1:
+        yield from map(_play_table_job, jobs)
+        return
+    with mp_context().Pool(min(workers, len(jobs))) as pool:
+        yield from pool.imap(_play_table_job, jobs)
 
 
 def _record(entrants: list[Entrant], table: Sequence[int], game: GameOutcome) -> None:
