@@ -8,13 +8,11 @@ extend the run; other settings under the same name, and every user error, are on
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
-from tiny_runs import run_command, small_checkpoint
+from tiny_runs import run_command, run_json, small_checkpoint
 
 from island_fortress_env.tools import cli, psro
 from island_fortress_env.training.plot_curves import read_scalars
@@ -54,11 +52,7 @@ def one_round(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("psro")
     start = _start(tmp / "start.zip")
     out = tmp / "out"
-    buffer = io.StringIO()  # module scope: no capsys, stdout captured by hand
-    with contextlib.redirect_stdout(buffer):
-        code = cli.main(["psro", *_argv(start, out, "--json")])
-    assert code == 0
-    return start, out, json.loads(buffer.getvalue().strip().splitlines()[-1])
+    return start, out, run_json(["psro", *_argv(start, out, "--json")])
 
 
 def test_a_round_measures_the_start_trains_against_the_population_and_measures_the_result(one_round):

@@ -9,17 +9,15 @@ settings that do not apply to it are one line and exit 2.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
 from test_psro import QUICK
-from tiny_runs import run_command, small_checkpoint
+from tiny_runs import run_command, run_json, small_checkpoint
 
 from island_fortress_env.players.mixture import read_mixture
-from island_fortress_env.tools import cli, psro
+from island_fortress_env.tools import psro
 from island_fortress_env.tools.tournament import HeadToHead, meta_nash, play_table
 
 
@@ -37,11 +35,7 @@ def two_rounds(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("psro-nash")
     start = small_checkpoint(tmp / "start.zip")
     out = tmp / "out"
-    buffer = io.StringIO()  # module scope: no capsys, stdout captured by hand
-    with contextlib.redirect_stdout(buffer):
-        code = cli.main(["psro", *_argv(start, out, "--rounds", "2", "--workers", "2", "--json")])
-    assert code == 0
-    return start, out, json.loads(buffer.getvalue().strip().splitlines()[-1])
+    return start, out, run_json(["psro", *_argv(start, out, "--rounds", "2", "--workers", "2", "--json")])
 
 
 def test_each_round_answers_the_nash_mixture_of_the_population_so_far(two_rounds):

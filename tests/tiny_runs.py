@@ -3,8 +3,12 @@ in-process as a test sees it (its exit status and what it printed)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -39,3 +43,13 @@ def run_command(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tupl
         code = int(exc.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def run_json(argv: Sequence[str]) -> dict[str, Any]:
+    """``island-fortress ARGV --json`` that must succeed: the JSON object it printed last. For a
+    module-scoped fixture, which has no ``capsys``: stdout is captured by hand."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = cli.main(list(argv))
+    assert code == 0
+    return json.loads(buffer.getvalue().strip().splitlines()[-1])

@@ -14,6 +14,14 @@ Policy-Space Response Oracles (Lanctot et al., 2017) with the project's own part
    league (``league.members``): START, every policy trained so far and every best response found so
    far: run ``<name>-round-<k>``, whose ``final.zip`` is the next current policy.
 
+With ``--answer nash`` (PSRO proper, at 2 players) a round trains no policy: its best response
+answers the **Nash mixture** of the population's 2-player meta-game and joins the population. The
+meta-game is grown one member at a time, each new member meeting every earlier one for
+``--pairing-games`` games as a tournament table (``MetaGame``, kept in
+``checkpoints/<name>/meta-game.json``), and round k's mixture is written to
+``checkpoints/<name>/nash-<k>.json``, the agent ``mixture:`` of that file: round 0's is START alone.
+The last round's mixture is the run's result, and its best response measures it.
+
 After round N, best responses to its policy measure it (``<name>-br<N+1>-<n>p``): the report has
 the approximate exploitability of START and of every round's policy, at every table size, each a
 lower bound at its budget (docs/STRENGTH.md). The ``section.key=value`` overrides after the options
