@@ -342,7 +342,7 @@ def psro(s: Settings, name: str = "psro", out: str | Path = ".", workers: int = 
     path.parent.mkdir(parents=True, exist_ok=True)
     population = [s.start]
     current = s.start
-    saved = MetaGame.read(path.parent / META_GAME)
+    saved = MetaGame.read(path.parent / META_GAME) if s.answer == ANSWER_NASH else None
     meta = MetaGame([], HeadToHead.empty(0), s.pairing_games, s.seed)
     with contextlib.closing(SummaryWriter(str(out / "runs" / name))) as writer:
         for k in range(1, s.rounds + 2):
