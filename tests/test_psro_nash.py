@@ -101,7 +101,7 @@ def test_the_text_report_names_each_mixtures_members(two_rounds):
     start, _out, report = two_rounds
     lines = psro.format_report(report).splitlines()
     assert len(lines) == 2 + len(report["policies"])
-    assert f"({start.name} 100.0%)" in lines[2]
+    assert f"({start.stem} 100.0%)" in lines[2]
     for line, entry in zip(lines[2:], report["policies"], strict=True):
         for member, p in entry["mixture"].items():
             assert f"{psro.label(member)} {100 * p:.1f}%" in line

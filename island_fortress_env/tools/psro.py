@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from island_fortress_env.engine.tables import PLAYER_COUNTS
-from island_fortress_env.players import is_checkpoint
+from island_fortress_env.players import checkpoint_path, is_checkpoint
 from island_fortress_env.players.arguments import (
     CommandLineParser,
     non_negative_int,
@@ -68,6 +68,7 @@ from island_fortress_env.tools.exploit import (
 )
 from island_fortress_env.tools.tournament import HeadToHead, TableJob, meta_game, play_tables
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
+from island_fortress_env.training.league import member_name
 
 DEFAULT_CONFIG = "configs/policy-2-4p.yaml"
 REPORT = "psro.json"
@@ -404,12 +405,11 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def label(spec: str) -> str:
-    """A member's short name: a run's folder for its ``final.zip``, the file name for another
-    checkpoint, the spec itself otherwise."""
-    path = Path(spec)
-    if not is_checkpoint(spec):
-        return spec
-    return path.parent.name if path.name == "final.zip" and path.parent.name else path.name
+    """A member's short name: its checkpoint named as the league names members in TensorBoard (a
+    run's folder for its ``final.zip``, else the file's stem; ``sample:`` kept), the spec itself
+    otherwise."""
+    path = checkpoint_path(spec)
+    return spec if path is None else spec.replace(path, member_name(path))
 
 
 def build_parser() -> argparse.ArgumentParser:
