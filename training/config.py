@@ -102,9 +102,12 @@ class RewardSection:
 
 @dataclass
 class PretrainSection:
-    """Behaviour-cloning warm start from heuristic games (0 games: none; ``training/pretrain.py``)."""
+    """Behaviour-cloning warm start from a teacher's games (0 games: none; ``training/pretrain.py``):
+    the heuristic by default, or any agent spec, such as a search player over the policy the run
+    starts from (expert iteration)."""
 
     games: int = 0
+    teacher: str = "heuristic"
     epochs: int = 4
     batch_size: int = 256
     learning_rate: float = 1.0e-3
@@ -118,6 +121,10 @@ class PretrainSection:
             fail("pretrain.tables", f"unknown table size(s) {unknown}; use {', '.join(TABLE_NAMES.values())}")
         if self.tables:  # empty: the run's own weights, checked with them
             check_table_weights("pretrain.tables", self.tables)
+        try:
+            check_agent_spec(self.teacher)
+        except AgentSpecError as exc:
+            fail("pretrain.teacher", str(exc))
 
     def table_weights(self, run_tables: TablesSection) -> dict[int, float]:
         """How the imitated games split between the table sizes: ``tables`` where given (a size
@@ -397,10 +404,11 @@ class NativeConfig(RunConfig):
             fail("league", "priority_power and floor must be >= 0")
         self.pretrain.check()
         t = self.train
-        for name in ("total_decisions", "rollout_decisions", "games_per_collector", "torch_threads",
-                     "checkpoint_every"):  # fmt: skip
+        for name in ("rollout_decisions", "games_per_collector", "torch_threads", "checkpoint_every"):
             if getattr(t, name) < 1:
                 fail(f"train.{name}", "must be >= 1")
+        if t.total_decisions < (0 if self.pretrain.games > 0 else 1):  # 0: a run that only imitates
+            fail("train.total_decisions", "must be >= 1 (or 0 with pretrain.games > 0: imitation only)")
         if t.workers < 0:
             fail("train.workers", "must be >= 0")
         if t.pipelined and t.workers < 1:

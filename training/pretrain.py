@@ -1,4 +1,4 @@
-"""Behaviour-cloning warm start: imitate the heuristic before PPO.
+"""Behaviour-cloning warm start: imitate a teacher (the heuristic, or a search player) before PPO.
 
 PPO from a random policy needs a long time to discover the long plans of this game (gather
 Workers and blocks for rounds, then build for row majorities). Imitating the rule-based
@@ -9,6 +9,11 @@ followed (final-score share + the win/loss outcome, in the same units as the PPO
 The heuristic's games are played in a batch of C++ core games (``island_fortress_env.vector``,
 every seat decided by ``heuristic_actions()``): thousands of games take seconds. Other teachers,
 or a machine where the core is not built, play them one at a time through the Python env.
+
+With ``pretrain.teacher`` a search player over the checkpoint the run starts from
+(``policy.init_from``), the warm start is one step of expert iteration (Anthony et al., 2017;
+AlphaZero's policy target): the network learns the moves its own search picks, and the values
+those games ended with.
 """
 
 from __future__ import annotations
@@ -329,11 +334,12 @@ def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, lear
 
 
 def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False) -> dict[str, Any]:
-    """The native trainer's warm start: ``cfg.pretrain.games`` heuristic games, split over the
-    table sizes in use by their ``tables`` weights and played on ``1 + train.workers`` threads of
-    the C++ core (else as many processes), then ``imitate`` on as many torch threads as there are
-    cores, up to that (no collector runs yet; ``bfloat16`` as the PPO update's dtype). Returns
-    ``imitate``'s report."""
+    """The native trainer's warm start: ``cfg.pretrain.games`` games of ``cfg.pretrain.teacher``,
+    split over the table sizes in use by their ``tables`` weights and played on ``1 +
+    train.workers`` threads of the C++ core (the heuristic) or as many processes (any other
+    teacher, or no core), then ``imitate`` on as many torch threads as there are cores, up to that
+    (no collector runs yet; ``bfloat16`` as the PPO update's dtype). Returns ``imitate``'s
+    report."""
     import torch
 
     pre = cfg.pretrain
@@ -341,19 +347,19 @@ def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False)
     total = sum(weights.values())
     processes = 1 + cfg.train.workers
     reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
-    in_core = core_available()
+    in_core = pre.teacher == "heuristic" and core_available()
     jobs = []  # (players, options, games, seed, teacher, *reward): each table size's games (split)
     for n in TABLE_SIZES:
         games = round(pre.games * weights[n] / total)
         seed = cfg.seed * 100_003 + 50_000 + 1000 * n
         if in_core and games:
-            jobs.append((n, dict(cfg.env.options), games, seed, "heuristic", *reward))
+            jobs.append((n, dict(cfg.env.options), games, seed, pre.teacher, *reward))
             continue
-        for part, chunk in enumerate(split(games, processes)):
-            jobs.append((n, dict(cfg.env.options), len(chunk), seed + 100 * part, "heuristic", *reward))
+        for chunk in split(games, processes):  # game g of the table dealt from seed + g, as in one part
+            jobs.append((n, dict(cfg.env.options), len(chunk), seed + chunk.start, pre.teacher, *reward))
     where = f"{processes} thread(s) of the C++ core" if in_core else f"{processes} process(es)"
     print(
-        f"imitation: playing {sum(j[2] for j in jobs)} heuristic games "
+        f"imitation: playing {sum(j[2] for j in jobs)} games of {pre.teacher} "
         f"at tables {sorted({j[0] for j in jobs})} in {where}",
         flush=True,
     )

@@ -126,7 +126,7 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
         model.set_logger(configure_logger(0, str(runs_dir), cfg.run_name, True))
         pre = cfg.pretrain
         data = collect_demonstrations(
-            cfg.env.num_players, cfg.env.options, pre.games, seed=cfg.seed + 50_000,
+            cfg.env.num_players, cfg.env.options, pre.games, seed=cfg.seed + 50_000, teacher=pre.teacher,
             reward_win=cfg.reward.win, reward_vp=cfg.reward.vp,
             reward_vp_relative=cfg.reward.vp_relative, progress=cfg.logging.progress_bar,
         )  # fmt: skip
