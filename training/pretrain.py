@@ -36,6 +36,12 @@ from island_fortress_env.training.shaping import score_gain_reward
 CORE_SLOTS = 64  # games a core batch of demonstrations plays at once
 
 
+def in_core(teacher: str) -> bool:
+    """Whether ``teacher``'s games are played in a C++ core batch: the heuristic's, where the core
+    is built; any other teacher's go through the Python env."""
+    return teacher == "heuristic" and core_available()
+
+
 def collect_demonstrations(
     num_players: int,
     env_options: dict,
@@ -55,7 +61,7 @@ def collect_demonstrations(
     seeded by ``seed``), other teachers' through the Python env (game ``g`` dealt from
     ``seed + g``)."""
     reward = (reward_win, reward_vp, reward_vp_relative)
-    if teacher == "heuristic" and core_available():
+    if in_core(teacher):
         return core_demonstrations(num_players, env_options, games, seed, *reward, threads=threads)
     from tqdm import tqdm
 
@@ -347,23 +353,23 @@ def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False)
     total = sum(weights.values())
     processes = 1 + cfg.train.workers
     reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
-    in_core = pre.teacher == "heuristic" and core_available()
+    batched = in_core(pre.teacher)
     jobs = []  # (players, options, games, seed, teacher, *reward): each table size's games (split)
     for n in TABLE_SIZES:
         games = round(pre.games * weights[n] / total)
         seed = cfg.seed * 100_003 + 50_000 + 1000 * n
-        if in_core and games:
+        if batched and games:
             jobs.append((n, dict(cfg.env.options), games, seed, pre.teacher, *reward))
             continue
         for chunk in split(games, processes):  # game g of the table dealt from seed + g, as in one part
             jobs.append((n, dict(cfg.env.options), len(chunk), seed + chunk.start, pre.teacher, *reward))
-    where = f"{processes} thread(s) of the C++ core" if in_core else f"{processes} process(es)"
+    where = f"{processes} thread(s) of the C++ core" if batched else f"{processes} process(es)"
     print(
         f"imitation: playing {sum(j[2] for j in jobs)} games of {pre.teacher} "
         f"at tables {sorted({j[0] for j in jobs})} in {where}",
         flush=True,
     )
-    if in_core:  # every table's observations gathered in one set of blocks, joined once
+    if batched:  # every table's observations gathered in one set of blocks, joined once
         obs, masks = demonstration_rows()
         parts = [play_core_demonstrations(*job[:4], *reward, processes, obs, masks) for job in jobs]
         data = {"obs": obs.join(), "masks": masks.join()}
