@@ -1,18 +1,24 @@
 """Favor cards: the deck file (loaded and validated) and pattern matching on the wall.
 
+A deck file is read as any file from a person is (``files``): a regular file of at most
+``MAX_DECK_BYTES``, JSON with bounded nesting and numbers; anything else is one ``DeckError``
+naming the file. ``deck_digest`` identifies a deck by its cards (``deck_content``, canonical
+JSON), so a game record can tell the deck it was played with from another.
+
 A pattern is stored as bit offsets from its bottom-left cell, so "where does card c match
 the player's unreinforced blocks" is one AND per marked cell over the whole wall.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
+from .files import FileRefused, parse_json, read_json
 from .tables import MAX_FAVOR_CARDS
 from .wall import LEVELS, STRIDE
 
@@ -45,6 +51,7 @@ REWARD_LIMITS: dict[str, int] = {
 }
 DECK_REWARD_LIMITS: dict[str, int] = {"income": 30, "petition": 30}
 PATTERN_SIZE = 3  # patterns were designed within a 3x3 grid
+MAX_DECK_BYTES = 2**20  # a deck file: 36 cards take a few KB
 _ALL_BITS = (1 << (LEVELS * STRIDE)) - 1
 
 
@@ -176,19 +183,42 @@ def parse_deck(data: Any, where: str = "favor deck") -> FavorDeck:
 
 
 def load_deck(path: str | os.PathLike[str] | None = None) -> FavorDeck:
-    """Load a deck file (UTF-8 JSON); ``None`` gives the shipped stand-in deck."""
+    """Load a deck file (UTF-8 JSON, at most ``MAX_DECK_BYTES``, a regular file); ``None`` gives
+    the shipped stand-in deck. Any problem is a ``DeckError`` naming the file."""
     if path is None:
         text = resources.files(__package__).joinpath("data/favor_deck.json").read_text("utf-8")
-        return parse_deck(json.loads(text), "stand-in favor deck")
+        return parse_deck(parse_json(text), "stand-in favor deck")
     where = f"favor deck {os.fspath(path)!r}"
     try:
-        text = Path(path).read_text("utf-8")
-    except OSError as exc:
-        raise DeckError(f"{where}: cannot be read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise DeckError(f"{where}: is not UTF-8 text (byte {exc.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DeckError(f"{where}: is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        data = read_json(path, MAX_DECK_BYTES)
+    except FileRefused as exc:
+        raise DeckError(f"{where}: {exc}") from None
     return parse_deck(data, where)
+
+
+def deck_content(deck: FavorDeck) -> dict[str, Any]:
+    """The deck as a deck file's JSON object, in one canonical form: its name, then every card's
+    name, pattern and the rewards it gives (``parse_deck`` of it is the same deck)."""
+    content: dict[str, Any] = {"name": deck.name}
+    if deck.stand_in:
+        content["stand_in"] = True
+    content["cards"] = [
+        {
+            "name": card.name,
+            "pattern": list(card.pattern),
+            "rewards": {kind: amount for kind, amount in card.rewards.items() if amount},
+        }
+        for card in deck.cards
+    ]
+    return content
+
+
+def canonical_json(value: Any) -> bytes:
+    """``value`` as JSON in one form: keys sorted, no spaces, non-ASCII characters escaped."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def deck_digest(deck: FavorDeck) -> str:
+    """The SHA-256 (hex) of the deck's cards in canonical JSON: the same for every file that
+    holds these cards (however it is laid out, whatever its name says), different for any other."""
+    return hashlib.sha256(canonical_json(deck_content(deck)["cards"])).hexdigest()

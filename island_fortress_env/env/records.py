@@ -3,7 +3,7 @@
 The game is deterministic given the rules options and the seed, so a record is just those
 plus the action ids in order, the agents' names and the final result::
 
-    {"format": "island-fortress-game-record", "version": 1, "action_table": "3f2a...",
+    {"format": "island-fortress-game-record", "version": 2, "action_table": "3f2a...",
      "rules": {"num_players": 3}, "seed": 12, "agents": ["heuristic", "random", "random"],
      "actions": [7, 9, 5, ...], "scores": [41, 18, 22], "winners": [0]}
 
@@ -13,15 +13,28 @@ from the standard game: only ``GameConfig`` fields, never an env option such as 
 ``action_table`` a digest of the action table, so a record made with another action encoding is
 refused instead of replayed wrongly.
 
+A game played with a favor deck file (the rules option ``favor_deck``, a path) also records the
+deck: ``"deck": {"sha256": ..., "content": {...}}``, the digest of its cards
+(``engine.favors.deck_digest``) and, when it is at most ``MAX_EMBEDDED_DECK_BYTES`` as canonical
+JSON (every real deck is), the deck itself. A replay reads the file at that path (with the deck
+file limits) and refuses it unless it holds the same cards; where no file has that path, the
+record's own copy is used. Either way the game is built from a private copy of the checked cards,
+never from a file that could change in between.
+
+Format versions: 2 (written) adds the optional ``deck``; 1 (read, never written) has no ``deck``,
+and a record of it naming a deck file replays against whatever that file holds now.
+
     from island_fortress_env.env import records
     record = records.load("game.json")        # parsed, checked and replayed: RecordError if not
     final = records.replay(record)            # the final engine state
     for state, action in record.steps(): ...  # every decision: the state and the action taken
     records.save(record, "copy.json")         # atomic; never writes over an existing file
 
-Reading is safe with any file: a record is at most ``MAX_RECORD_BYTES``, its JSON is parsed with
-bounded integers and nesting, and every field is checked (type, size, range) before the game is
-replayed; anything else is one ``RecordError`` naming the file and the field. ``load`` and
+Reading is safe with any file: only a regular file is read (a named pipe, a device or a directory
+is refused without waiting on it), a record is at most ``MAX_RECORD_BYTES``, its JSON is parsed
+with bounded integers and nesting (``engine.files``, the parser deck files use too; ``parse_json``
+here), and every field is checked (type, size, range) before the game is replayed; anything else
+is one ``RecordError`` naming the file and the field. ``load`` and
 ``replay`` refuse a record that does not replay (an illegal action, a game that ends early or late,
 other final scores) with a ``RecordError`` naming the step.
 
@@ -30,7 +43,7 @@ it to its name only if that name is free (``os.link``, atomic), so a reader neve
 record and two writers never replace each other's; ``save_unique`` picks the next free name
 (``NAME.json``, ``NAME-2.json``, ...). ``check_output_dir`` and ``check_output_file`` check a
 path before any work starts. ``printable`` escapes text from a record (agent names, paths)
-before it reaches a terminal.
+before it reaches a terminal, ``printable_lines`` a whole text but its line breaks.
 """
 
 from __future__ import annotations
@@ -41,13 +54,20 @@ import hashlib
 import json
 import os
 import secrets
+import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from island_fortress_env.engine import GameConfig, IllegalActionError
+from island_fortress_env.engine import DeckError, GameConfig, IllegalActionError, load_deck
+from island_fortress_env.engine import files as _files
 from island_fortress_env.engine.actions import ACTION_FAMILIES, NUM_ACTIONS
+from island_fortress_env.engine.favors import FavorDeck, canonical_json, deck_content, deck_digest, parse_deck
+from island_fortress_env.engine.files import FileRefused
+from island_fortress_env.engine.files import printable as printable  # text from a file, for a terminal
+from island_fortress_env.engine.files import printable_lines as printable_lines
 from island_fortress_env.engine.rng import SeedError, seed_state
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
 
@@ -55,16 +75,20 @@ if TYPE_CHECKING:
     from island_fortress_env.engine import State
 
 FORMAT = "island-fortress-game-record"
-VERSION = 1
+VERSION = 2  # the version written
+VERSIONS = (1, 2)  # the versions read
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a real record is a few KB
 MAX_ACTIONS = 100_000  # a real game has a few hundred decisions
 MAX_NAME_CHARS = 256  # an agent name
 MAX_TEXT_CHARS = 4096  # a text rules option (a deck file's path)
-MAX_INT_DIGITS = 20  # 2**64 has 20 digits: no field of a record needs more
+MAX_INT_DIGITS = _files.MAX_INT_DIGITS  # 2**64 has 20 digits: no field of a record needs more
+MAX_DEPTH = _files.MAX_DEPTH  # JSON nesting (a record with its deck needs 6 levels)
+MAX_EMBEDDED_DECK_BYTES = 64 * 1024  # a deck larger than this as canonical JSON is recorded by digest only
 INT64 = 2**63  # scores and integer rules options lie in [-2**63, 2**63)
 RULES_OPTIONS = frozenset(f.name for f in dataclasses.fields(GameConfig))
 FIELDS = ("format", "version", "action_table", "rules", "seed", "agents", "actions", "scores", "winners")
+OPTIONAL_FIELDS = {1: (), 2: ("deck",)}  # by format version
 
 
 class RecordError(ValueError):
@@ -75,12 +99,6 @@ def action_table_digest() -> str:
     """A short digest of the action table (every family's name, first id and size)."""
     table = json.dumps([(f.name, f.start, f.size) for f in ACTION_FAMILIES])
     return hashlib.sha256(table.encode()).hexdigest()[:16]
-
-
-def printable(text: object) -> str:
-    """``text`` safe for a terminal: every character that is not printable (control characters
-    such as ESC, bidirectional overrides, line breaks) written as its escape (``\x1b``)."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
 
 
 def initial_state(rules: dict[str, Any], seed: int) -> State:
@@ -108,6 +126,10 @@ class GameRecord:
     winners: tuple[int, ...]
     action_table: str = field(default_factory=action_table_digest)
     source: str = field(default="game record", compare=False)  # for error messages: the file
+    # The favor deck file's cards (rules option ``favor_deck``): their digest, and the deck itself
+    # (``deck_content``) when small; None for a game of the shipped deck or an old record.
+    deck_sha256: str | None = None
+    deck_content: dict[str, Any] | None = None
 
     @classmethod
     def from_game(
@@ -116,6 +138,9 @@ class GameRecord:
         """The record of a finished game played from ``env.reset(seed=seed)``."""
         if not final.is_terminal():
             raise RecordError("a game record is written at the end of a game; this game is not over")
+        digest, content = (
+            _deck_stamp(final.game.deck) if rules.get("favor_deck") is not None else (None, None)
+        )
         return cls(
             rules=dict(rules),
             seed=int(seed),
@@ -123,6 +148,8 @@ class GameRecord:
             agents=tuple(agents),
             scores=tuple(final.score),
             winners=tuple(final.winners),
+            deck_sha256=digest,
+            deck_content=content,
         )
 
     @property
@@ -130,7 +157,7 @@ class GameRecord:
         return int(self.rules.get("num_players", 3))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "format": FORMAT,
             "version": VERSION,
             "action_table": self.action_table,
@@ -141,6 +168,12 @@ class GameRecord:
             "scores": list(self.scores),
             "winners": list(self.winners),
         }
+        if self.deck_sha256 is not None:
+            deck: dict[str, Any] = {"sha256": self.deck_sha256}
+            if self.deck_content is not None:
+                deck["content"] = self.deck_content
+            data["deck"] = deck
+        return data
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "game record") -> GameRecord:
@@ -153,14 +186,17 @@ class GameRecord:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise fail(f'not an Island Fortress game record (no "format": "{FORMAT}")')
         version = data.get("version")
-        if not (_is_int(version) and version == VERSION):
-            raise fail(f"record format version {_shown(version)} is not supported (this is {VERSION})")
+        if not (_is_int(version) and version in VERSIONS):
+            raise fail(
+                f"record format version {_shown(version)} is not supported (this reads {list(VERSIONS)})"
+            )
         missing = sorted(set(FIELDS) - set(data))
         if missing:
             raise fail(f"missing field(s) {missing}")
-        extra = sorted(set(data) - set(FIELDS))
+        known = (*FIELDS, *OPTIONAL_FIELDS[version])
+        extra = sorted(set(data) - set(known))
         if extra:
-            raise fail(f"unknown field(s) {_shown(extra)}; a record has {list(FIELDS)}")
+            raise fail(f"unknown field(s) {_shown(extra)}; a version {version} record has {list(known)}")
         table = data["action_table"]
         if table != action_table_digest():
             raise fail(
@@ -196,6 +232,11 @@ class GameRecord:
         winners = ints("winners", 0, MAX_PLAYERS, MAX_PLAYERS)
         if len(set(winners)) != len(winners):
             raise fail(f"'winners' names a seat twice: {list(winners)}")
+        digest, content = (None, None)
+        if "deck" in data:
+            if rules.get("favor_deck") is None:
+                raise fail("'deck' is the record of a favor deck file, but the rules name none")
+            digest, content = _read_deck_stamp(data["deck"], fail)
         return cls(
             rules=rules,
             seed=seed,
@@ -205,18 +246,62 @@ class GameRecord:
             winners=winners,
             action_table=table,
             source=source,
+            deck_sha256=digest,
+            deck_content=content,
         )
 
     def initial_state(self) -> State:
         try:
-            state = initial_state(self.rules, self.seed)
-        except (ValueError, TypeError) as exc:  # ConfigError, DeckError, SeedError are ValueErrors
+            with self._checked_deck() as deck_file:
+                rules = self.rules if deck_file is None else {**self.rules, "favor_deck": deck_file}
+                state = initial_state(rules, self.seed)
+        except RecordError:
+            raise
+        except DeckError as exc:  # names the deck file
+            raise RecordError(f"{self.source}: {exc}") from None
+        except (ValueError, TypeError) as exc:  # ConfigError, SeedError are ValueErrors
             raise RecordError(f"{self.source}: rules {self.rules!r}: {exc}") from None
         if len(self.agents) != state.n:
             raise RecordError(f"{self.source}: {len(self.agents)} agent names for {state.n} players")
         if len(self.scores) != state.n:
             raise RecordError(f"{self.source}: {len(self.scores)} scores for {state.n} players")
         return state
+
+    @contextmanager
+    def _checked_deck(self) -> Iterator[str | None]:
+        """The deck file to build the game from: None (the rules' own ``favor_deck``, if any) for
+        a record without a deck digest; otherwise a private copy of the deck the game was played
+        with: the file at the recorded path, if there is one and it holds the same cards, or the
+        record's own copy where no file has that path. Removed when the game is built."""
+        if self.deck_sha256 is None:
+            yield None
+            return
+        path = str(self.rules["favor_deck"])
+        if self.deck_content is not None and not os.path.lexists(path):
+            deck = parse_deck(self.deck_content, f"{self.source}: 'deck'")
+        else:
+            deck = load_deck(path)  # every deck file limit; a DeckError names the file
+            found = deck_digest(deck)
+            if found != self.deck_sha256:
+                instead = (
+                    "; the record holds its own copy of that deck, used where no file has that path"
+                    if self.deck_content is not None
+                    else ""
+                )
+                raise RecordError(
+                    f"{self.source}: favor deck {path!r} is not the deck the game was played with "
+                    f"(its cards' sha256 is {found[:16]}..., the record's "
+                    f"{self.deck_sha256[:16]}...){instead}"
+                )
+        with tempfile.TemporaryDirectory(prefix="island-fortress-deck-") as folder:
+            copy = Path(folder) / "deck.json"
+            try:
+                copy.write_bytes(canonical_json(deck_content(deck)))
+            except OSError as exc:
+                raise RecordError(
+                    f"{self.source}: a copy of its favor deck cannot be written ({exc.strerror or exc})"
+                ) from None
+            yield str(copy)
 
     def steps(self) -> Iterator[tuple[State, int]]:
         """Replay: yield (state before the action, action) for every recorded action; the
@@ -260,6 +345,33 @@ def _valid_seed(value: Any) -> bool:
     except SeedError:
         return False
     return True
+
+
+def _deck_stamp(deck: FavorDeck) -> tuple[str, dict[str, Any] | None]:
+    """What a record keeps of a deck file: its cards' digest, and the deck when it is small."""
+    content = deck_content(deck)
+    return deck_digest(deck), content if len(canonical_json(content)) <= MAX_EMBEDDED_DECK_BYTES else None
+
+
+def _read_deck_stamp(stamp: Any, fail: Any) -> tuple[str, dict[str, Any] | None]:
+    """A record's ``deck`` field, checked: a digest, and a deck that has that digest if any."""
+    if not isinstance(stamp, dict):
+        raise fail("'deck' must be an object with 'sha256' (and 'content')")
+    extra = sorted(set(stamp) - {"sha256", "content"})
+    if extra:
+        raise fail(f"'deck': unknown field(s) {_shown(extra)}; it has 'sha256' and 'content'")
+    digest = stamp.get("sha256")
+    if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+        raise fail(f"'deck': 'sha256' must be 64 lower-case hex digits, not {_shown(digest)}")
+    if "content" not in stamp:
+        return digest, None
+    try:
+        deck = parse_deck(stamp["content"], "'deck': 'content'")
+    except DeckError as exc:
+        raise fail(str(exc)) from None
+    if deck_digest(deck) != digest:
+        raise fail("'deck': its content is not the deck of its sha256 digest")
+    return digest, deck_content(deck)
 
 
 def _shown(value: Any, limit: int = 60) -> str:
@@ -313,55 +425,35 @@ def dumps(record: GameRecord) -> str:
     return json.dumps(record.to_dict(), separators=(",", ":"))
 
 
-class _Refused(Exception):
-    """Raised inside the JSON parser's hooks: a number a record never holds."""
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise _Refused(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
-    return int(text)
-
-
-def _no_constant(name: str) -> float:
-    raise _Refused(f"{name} is not a JSON number")
+def parse_json(text: str, source: str = "game record") -> Any:
+    """The bounded JSON parser of records and deck files (``engine.files.parse_json``: nesting,
+    integer digits, no NaN or Infinity) for text of at most ``MAX_RECORD_BYTES`` characters; a
+    ``RecordError`` naming ``source`` otherwise."""
+    if len(text) > MAX_RECORD_BYTES:
+        raise RecordError(f"{source}: larger than {_files.size_text(MAX_RECORD_BYTES)}; not a game record")
+    try:
+        return _files.parse_json(text)
+    except FileRefused as exc:
+        raise RecordError(f"{source}: {exc}") from None
 
 
 def loads(text: str, source: str = "game record", check: bool = True) -> GameRecord:
     """Parse a record from JSON text; with ``check`` (default) replay it and refuse one that
     does not replay. Any problem is a ``RecordError`` naming ``source``."""
-    if len(text) > MAX_RECORD_BYTES:
-        raise RecordError(f"{source}: larger than {MAX_RECORD_BYTES // 2**20} MB; not a game record")
-    try:
-        data = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{source}: is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except _Refused as exc:
-        raise RecordError(f"{source}: is not a game record ({exc})") from None
-    except RecursionError:
-        raise RecordError(f"{source}: is not a game record (its JSON is nested too deeply)") from None
-    except ValueError as exc:  # e.g. Python's limit on the digits of an integer
-        raise RecordError(f"{source}: is not a game record ({printable(exc)})") from None
-    record = GameRecord.from_dict(data, source)
+    record = GameRecord.from_dict(parse_json(text, source), source)
     if check:
         replay(record)
     return record
 
 
 def load(path: str | Path, check: bool = True) -> GameRecord:
-    """Read a record; with ``check`` (default) replay it and refuse one that does not replay."""
+    """Read a record (a regular file of at most ``MAX_RECORD_BYTES``); with ``check`` (default)
+    replay it and refuse one that does not replay."""
     source = f"game record {str(path)!r}"
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_RECORD_BYTES + 1)
-    except OSError as exc:
-        raise RecordError(f"{source}: cannot be read ({exc.strerror or exc})") from None
-    if len(raw) > MAX_RECORD_BYTES:
-        raise RecordError(f"{source}: larger than {MAX_RECORD_BYTES // 2**20} MB; not a game record")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise RecordError(f"{source}: is not a text (UTF-8) file") from None
+        text = _files.read_text(path, MAX_RECORD_BYTES)
+    except FileRefused as exc:
+        raise RecordError(f"{source}: {exc}") from None
     return loads(text, source, check)
 
 

@@ -3,13 +3,15 @@
 Each seat is named one way throughout, "A (heuristic)"; what happens is told by
 ``views.narrate.Narrator`` (with ``verbose``, every decision and every event; otherwise the
 rounds, the petitions, the role cards played, the scores, Workers lost and the end), and the
-game closes with the final scores and where each seat's points came from.
+game closes with the final scores and where each seat's points came from. Everything is printed
+with its control characters escaped (``printable_lines``): an agent's name may come from a file.
 """
 
 from __future__ import annotations
 
 from island_fortress_env.engine.events import EventKind
 from island_fortress_env.env.aec import env as make_env
+from island_fortress_env.env.records import printable, printable_lines
 from island_fortress_env.players import make_agent
 from island_fortress_env.views.narrate import Narrator, describe_choice, final_score_lines, seat_name
 from island_fortress_env.views.text import render_text
@@ -32,6 +34,10 @@ SHOWN = frozenset(
 )
 
 
+def say(text: str = "") -> None:
+    print(printable_lines(text))
+
+
 def run_demo(
     players: int = 3, seed: int = 7, agents: list[str] | None = None, verbose: bool = False
 ) -> list[int]:
@@ -45,8 +51,8 @@ def run_demo(
         a: make_agent(spec, seed + i)
         for i, (a, spec) in enumerate(zip(env.possible_agents, specs, strict=True))
     }
-    names = tuple(seats[a].name for a in env.possible_agents)
-    print(
+    names = tuple(printable(seats[a].name) for a in env.possible_agents)
+    say(
         f"Island Fortress demo, {players} players, seed {seed}: "
         + ", ".join(seat_name(names, p) for p in range(players))
     )
@@ -61,8 +67,8 @@ def run_demo(
             if verbose or event.kind in SHOWN:
                 for line in lines:
                     if event.kind is EventKind.ROUND and "begins" in line.text:
-                        print()
-                    print(f"  {line.text}")
+                        say()
+                    say(f"  {line.text}")
         told = len(log)
 
     tell()
@@ -75,18 +81,18 @@ def run_demo(
         state = raw.game_state
         if state.round != last_round:
             if last_round:
-                print(f"\n{render_text(state, 0, names)}\n")
+                say(f"\n{render_text(state, 0, names)}\n")
             last_round = state.round
         action = seats[agent].act(obs["observation"], obs["action_mask"], state)
         if verbose:
             p = raw.agent_name_mapping[agent]
-            print(f"  {seat_name(names, p)} chooses: {describe_choice(state, action).label}")
+            say(f"  {seat_name(names, p)} chooses: {describe_choice(state, action).label}")
         env.step(action)
         tell()
     state = raw.game_state
-    print()
-    print(render_text(state, 0, names))
-    print()
-    print("\n".join(final_score_lines(state, names)))
+    say()
+    say(render_text(state, 0, names))
+    say()
+    say("\n".join(final_score_lines(state, names)))
     env.close()
     return state.score

@@ -42,6 +42,7 @@ from island_fortress_env.env.records import (
     check_output_file,
     dumps,
     printable,
+    printable_lines,
     save,
     save_unique,
 )
@@ -71,6 +72,12 @@ COMMANDS = (
     "'board' shows the table again, 'help' the rules, 'quit' stops."
 )
 _BOLD = frozenset({Tone.ROUND, Tone.END, Tone.PETITION})
+
+
+def say(console: Console, text: object = "", style: str | None = None, soft_wrap: bool | None = None) -> None:
+    """Print ``text`` as it is: never read as rich markup, and its control characters escaped
+    (``printable_lines``: a favor card's name, an agent's or a file's cannot drive the terminal)."""
+    console.print(printable_lines(text), markup=False, style=style, soft_wrap=soft_wrap)
 
 
 class QuitGame(Exception):
@@ -191,10 +198,10 @@ def play_game(
     names = tuple(specs)
     # Printed without markup, control characters escaped: a name is shown as it is.
     shown_names = tuple(YOU if p == seat else printable(name) for p, name in enumerate(specs))
-    console.print(f"Island Fortress, {n} players, seed {seed}. You are {seat_name((), seat)}.")
+    say(console, f"Island Fortress, {n} players, seed {seed}. You are {seat_name((), seat)}.")
     for p in range(n):
-        console.print(f"  {seat_name(shown_names, p)}", markup=False)
-    console.print(COMMANDS)
+        say(console, f"  {seat_name(shown_names, p)}")
+    say(console, COMMANDS)
     table_window = None
     if window:
         from island_fortress_env.views.picture import TableWindow
@@ -213,8 +220,8 @@ def play_game(
             lines = [Line(f"{seat_name(shown_names, mover or 0)}: {move}.", Tone.PLAIN, mover)]
         for line in lines:
             if line.tone is Tone.ROUND and line.text.startswith("Round") and "begins" in line.text:
-                console.print()
-            console.print(line.text, markup=False, style="bold" if line.tone in _BOLD else None)
+                say(console)
+            say(console, line.text, style="bold" if line.tone in _BOLD else None)
 
     taken: list[int] = []
     try:
@@ -239,10 +246,10 @@ def play_game(
             taken.append(action)
             env.step(action)
             if raw.game_state.is_terminal():
-                console.print("\n" + render_text(raw.game_state, 0, shown_names), markup=False)
+                say(console, "\n" + render_text(raw.game_state, 0, shown_names))
             tell(p, move)
     except QuitGame:
-        console.print("Game stopped; nothing saved.")
+        say(console, "Game stopped; nothing saved.")
         return None
     finally:
         if table_window is not None:
@@ -252,7 +259,7 @@ def play_game(
     rules = {"num_players": n, **raw.game.config.variants}  # the game's own options, nothing else
     record = GameRecord.from_game(rules, seed, taken, names, final)
     path = printable(save_game(record, save_path, console))
-    console.print(f"Game saved as {path} (replay it with: island-fortress replay {path})", markup=False)
+    say(console, f"Game saved as {path} (replay it with: island-fortress replay {path})")
     return record
 
 
@@ -265,12 +272,12 @@ def save_game(record: GameRecord, save_path: str | Path | None, console: Console
             return save_unique(record, default_record_path(record.seed))
         return save(record, save_path)
     except RecordError as exc:
-        console.print(f"{printable(exc)}; saving it in the temporary directory instead.", markup=False)
+        say(console, f"{printable(exc)}; saving it in the temporary directory instead.")
     try:
         return save_unique(record, Path(tempfile.gettempdir()) / default_record_path(record.seed).name)
     except RecordError:
-        console.print("The game record follows; keep it as a .json file:", markup=False)
-        console.print(dumps(record), markup=False, soft_wrap=True)
+        say(console, "The game record follows; keep it as a .json file:")
+        say(console, dumps(record), soft_wrap=True)
         raise
 
 
@@ -284,28 +291,28 @@ def _ask_person(
     who = seat_name(names, seat)
     if len(legal) == 1:
         cost = f" ({choices[0].cost})" if choices[0].cost else ""
-        console.print(f"{who}: the only choice, {choices[0].label}{cost}.", markup=False)
+        say(console, f"{who}: the only choice, {choices[0].label}{cost}.")
         return legal[0]
     labels = [c.label for c in choices]
     bids = bid_numbers(state, legal)
     numbers, what = bids if bids is not None else (list(range(1, len(legal) + 1)), "action")
 
     def show_board() -> None:
-        console.print("\n" + render_text(state, 0, names), markup=False)
-        console.print(private_view(state, seat), markup=False)
+        say(console, "\n" + render_text(state, 0, names))
+        say(console, private_view(state, seat))
 
     def show_actions() -> None:
-        console.print(f"\n{who} to decide: {state.decision_name()}", markup=False)
+        say(console, f"\n{who} to decide: {state.decision_name()}")
         if bids is not None:
-            console.print(f"  (type the {what}: {numbers[0]}-{numbers[-1]})")
+            say(console, f"  (type the {what}: {numbers[0]}-{numbers[-1]})")
         for number, choice in zip(numbers, choices, strict=True):
             cost = f": {choice.cost}" if choice.cost else ""
-            console.print(f"  {number:3d}. {choice.label}{cost}", markup=False)
+            say(console, f"  {number:3d}. {choice.label}{cost}")
         refused = refusals(state)
         if refused:
-            console.print("  Not possible now:")
+            say(console, "  Not possible now:")
             for r in refused:
-                console.print(f"       {r.label}: {r.reason}", markup=False)
+                say(console, f"       {r.label}: {r.reason}")
 
     show_board()
     show_actions()
@@ -322,9 +329,9 @@ def _ask_person(
             show_actions()
             continue
         if word in ("help", "?"):
-            console.print(rules_text(), markup=False)
+            say(console, rules_text())
             continue
         choice = parse_choice(entry, legal, labels, numbers, what)
         if choice.action is not None:
             return choice.action
-        console.print(choice.message, style="bold", markup=False)
+        say(console, choice.message, style="bold")

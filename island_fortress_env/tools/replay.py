@@ -31,6 +31,7 @@ from island_fortress_env.env.records import (
     check_output_file,
     load,
     printable,
+    printable_lines,
     states,
     temporary_path,
 )
@@ -188,6 +189,12 @@ def key_reader() -> Callable[[str], str]:
     return session.prompt
 
 
+def say(text: str, out: TextIO) -> None:
+    """Print ``text`` with its control characters escaped, its line breaks kept
+    (``printable_lines``): a favor card's name or an agent's cannot drive the terminal."""
+    print(printable_lines(text), file=out)
+
+
 def run_replay(
     path: str | Path,
     interactive: bool | None = None,
@@ -203,25 +210,25 @@ def run_replay(
     final = all_states[-1]
     told = tell(record, all_states)
     agents = ", ".join(seat_name(told.names, p) for p in range(record.num_players))
-    print(
+    say(
         f"{printable(path)}: {record.num_players} players ({agents}), seed {record.seed}, {total} decisions",
-        file=out,
+        out,
     )
     if interactive is None:
         interactive = sys.stdin.isatty()
     if not interactive:
         for i in range(1, total + 1):
-            print(f"\n{_step_text(record, all_states, told, i)}", file=out)
-        print(f"\n{_end_text(told, final)}", file=out)
+            say(f"\n{_step_text(record, all_states, told, i)}", out)
+        say(f"\n{_end_text(told, final)}", out)
         return record
     ask = ask or key_reader()
-    print(HELP, file=out)
+    say(HELP, out)
     i = 1
     while True:
         if i > total:
-            print(f"\n{_end_text(told, final)}", file=out)
+            say(f"\n{_end_text(told, final)}", out)
         else:
-            print(f"\n{_step_text(record, all_states, told, i)}", file=out)
+            say(f"\n{_step_text(record, all_states, told, i)}", out)
         try:
             key = ask(f"[{min(i, total)}/{total}] > ")
         except EOFError:
@@ -230,7 +237,7 @@ def run_replay(
         if move.step is None:
             return record
         if move.message:
-            print(move.message, file=out)
+            say(move.message, out)
         i = move.step
 
 

@@ -4,7 +4,9 @@ The wall is drawn with its coordinates: region, level L1-L4 and column C1-C5, th
 browser and ``narrate.cell_label`` use (R2-L3-C4). Seats are named as everywhere else
 ("B (heuristic)", or just "B" when no names are given), and the last events are told in words
 (``narrate.last_lines``). Public information only, so it is safe to show at any seat (favor
-hands appear as counts, sealed bids as "seals a petition bid").
+hands appear as counts, sealed bids as "seals a petition bid"). Every line is printable: control
+characters in a name (a favor card's from a deck file, an agent's) are shown as escapes
+(``engine.files.printable``), so the text cannot drive a terminal.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from island_fortress_env.engine.files import printable
 from island_fortress_env.engine.wall import COLUMNS_PER_REGION, STRIDE
 from island_fortress_env.views.narrate import last_lines, seat_name
 
@@ -123,4 +126,4 @@ def render_text(state: State, last_events: int = LAST_EVENTS, names: Sequence[st
         told = last_lines(state.log, names, state.game.deck.cards, last_events)
         if told:
             lines += ["", "  What happened last:", *("    " + line.text for line in told)]
-    return "\n".join(line.rstrip() for line in lines)
+    return "\n".join(printable(line.rstrip()) for line in lines)
