@@ -36,14 +36,18 @@ def serve(
     open_browser: bool = True,
 ) -> None:
     """Run the app until interrupted. Bound to ``host`` only (the loopback address by default);
-    on a loopback host, requests naming another host are refused (no DNS rebinding)."""
+    on a loopback host, requests naming another host are refused (no DNS rebinding). The API
+    answers the server's own page only (``web.app``); slow or many connections are bounded
+    (``web.serving``: deadlines for a request's headers and body, a connection limit)."""
     import uvicorn
+
+    from island_fortress_env.web.serving import server_config
 
     allowed = [*LOOPBACK, "[::1]"] if host in LOOPBACK else None
     app = create_app(agents=agents, games_dir=games_dir, allowed_hosts=allowed)
     url = url_of(host, port)
     print(f"Island Fortress at {url} (agents: {', '.join(agents)}; games in {games_dir}); Ctrl+C stops")
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    server = uvicorn.Server(server_config(app, host, port))
     if open_browser:
 
         def open_when_up() -> None:

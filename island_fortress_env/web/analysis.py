@@ -17,7 +17,9 @@ moves with the position more than with the draws), so an estimate repeats exactl
 
 Estimates run in one background thread (``Analyst``), a job per request of a list of
 positions; the browser polls the job and draws each point as it comes. A newer job for the
-same game and viewer cancels the older one. Requests of play are never queued behind it.
+same game and viewer cancels the older one. Requests of play are never queued behind it. One
+client (an address) has at most ``MAX_PENDING_PER_CLIENT`` jobs waiting or running; beyond it a
+new job is refused (429), so nobody fills the queue that others' analyses wait in.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.players import Agent, make_agent
 from island_fortress_env.views import narrate
-from island_fortress_env.web.errors import BadRequest, NotFound
+from island_fortress_env.web.errors import BadRequest, NotFound, TooMany, shown
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
@@ -48,6 +50,7 @@ PLAYOUTS = ("random", "heuristic")
 MAX_ROLLOUTS = 256
 MAX_POINTS = 600  # positions in one job
 KEPT_JOBS = 32
+MAX_PENDING_PER_CLIENT = 4  # jobs waiting or running for one client
 KEPT_ESTIMATES = 20_000
 TOP_ACTIONS = 6
 # The playout agents (heuristic) read the engine state, not the observation vector: none is made.
@@ -132,6 +135,11 @@ class Job:
     cancelled: bool = False
     started: float = field(default_factory=time.monotonic)
     seconds: float = 0.0
+    client: str = ""  # who asked (an address): the queue is shared fairly
+
+    @property
+    def pending(self) -> bool:
+        return not self.done and not self.cancelled
 
     def to_json(self) -> dict[str, Any]:
         method = f"{self.rollouts} {self.playout} playouts per position, " + (
@@ -182,17 +190,19 @@ class Analyst:
         viewer: int | None,
         playout: Any,
         rollouts: Any,
+        client: str = "",
     ) -> Job:
-        """Queue the estimates at ``steps`` (indexes into ``states``); see the module doc."""
+        """Queue the estimates at ``steps`` (indexes into ``states``) for ``client``; see the
+        module doc."""
         if playout not in PLAYOUTS:
-            raise BadRequest(f"'playout' must be one of {list(PLAYOUTS)}, not {playout!r}")
+            raise BadRequest(f"'playout' must be one of {list(PLAYOUTS)}, not {shown(playout)}")
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
-            raise BadRequest(f"'rollouts' must be an integer 1..{MAX_ROLLOUTS}, not {rollouts!r}")
+            raise BadRequest(f"'rollouts' must be an integer 1..{MAX_ROLLOUTS}, not {shown(rollouts)}")
         if not isinstance(steps, list) or not 1 <= len(steps) <= MAX_POINTS:
             raise BadRequest(f"'steps' must list 1..{MAX_POINTS} positions")
         for s in steps:
             if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < len(states):
-                raise BadRequest(f"step {s!r} is not a position of this game (0..{len(states) - 1})")
+                raise BadRequest(f"step {shown(s)} is not a position of this game (0..{len(states) - 1})")
         job = Job(
             id=secrets.token_urlsafe(9),
             source=f"{source}|{viewer}",
@@ -200,24 +210,37 @@ class Analyst:
             playout=playout,
             rollouts=rollouts,
             steps=tuple(dict.fromkeys(steps)),
+            client=client,
         )
         picked = {s: states[s] for s in job.steps}
         with self._lock:
+            waiting = [
+                j for j in self._jobs.values() if j.pending and j.client == client and j.source != job.source
+            ]
+            if len(waiting) >= MAX_PENDING_PER_CLIENT:
+                raise TooMany(
+                    f"{len(waiting)} analyses of yours are still running or waiting (at most "
+                    f"{MAX_PENDING_PER_CLIENT}); wait for one to finish"
+                )
             older = self._latest.get(job.source)
             if older is not None:
                 older.cancelled = True
             self._latest[job.source] = job
             self._jobs[job.id] = job
-            while len(self._jobs) > KEPT_JOBS:
-                _, old = self._jobs.popitem(last=False)
-                old.cancelled = True
+            while len(self._jobs) > KEPT_JOBS:  # the oldest finished job goes first
+                gone = self._jobs.pop(
+                    next((k for k, j in self._jobs.items() if not j.pending), next(iter(self._jobs)))
+                )
+                gone.cancelled = True
+                if self._latest.get(gone.source) is gone:
+                    del self._latest[gone.source]
         self._pool.submit(self._run, job, picked)
         return job
 
     def get(self, job_id: Any) -> Job:
         job = self._jobs.get(job_id) if isinstance(job_id, str) else None
         if job is None:
-            raise NotFound(f"no analysis {job_id!r}")
+            raise NotFound(f"no analysis {shown(job_id)}")
         return job
 
     def _run(self, job: Job, picked: dict[int, State]) -> None:
@@ -262,7 +285,7 @@ class Analyst:
         """A checkpoint offered by this server, loaded once."""
         if not isinstance(spec, str) or spec not in self.checkpoints:
             offered = ", ".join(self.checkpoints) or "none"
-            raise BadRequest(f"unknown checkpoint {spec!r}: this server offers {offered}")
+            raise BadRequest(f"unknown checkpoint {shown(spec)}: this server offers {offered}")
         with self._agent_lock:
             agent = self._agents.get(spec)
             if agent is None:

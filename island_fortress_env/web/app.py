@@ -4,7 +4,7 @@ Pages (one HTML page, its views chosen by the path): ``/`` (start a game, open a
 ``/play/ID``, ``/watch/ID``, ``/replay/NAME?step=K&seat=S`` (a link to share), ``/leaderboard``.
 
 API (JSON in and out; every refusal is a 4xx with ``{"error": "one sentence"}`` and changes
-nothing):
+nothing; a request body is parsed with bounds on its size, nesting and numbers, ``web.jsontext``):
 
 * ``GET /api/config``: the agents offered, the checkpoints for analysis, the rules summary.
 * ``POST /api/play`` {players, seat, opponents, [seed]} and ``POST /api/watch`` {agents, [seed]}:
@@ -20,11 +20,21 @@ nothing):
 * ``GET /api/analysis/JOB``: an analysis's points so far. ``GET /api/leaderboard``.
 
 Bots, replays and analyses run in worker threads, so the event loop keeps answering.
+
+**Same origin only.** The API answers the server's own page, not another site's: a request to
+``/api/`` whose ``Origin`` is not this server's (scheme and ``Host``), or whose
+``Sec-Fetch-Site`` is ``cross-site`` or ``same-site`` (another port of the same host), is refused
+with a 403, and a POST whose ``Content-Type`` is not ``application/json`` with a 415 (a body
+without one is read as JSON: command-line clients). A page elsewhere can then neither read the
+API nor make it act (a form or a ``text/plain`` post is what it could send without asking), and
+the page (``static/api.js``) sends every body as ``application/json`` from its own origin.
+Pages and their assets are answered to anyone (a shared ``/replay/...`` link opens from anywhere).
 """
 
 from __future__ import annotations
 
-import json
+import functools
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -36,25 +46,36 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.observation import ObservationEncoder
+from island_fortress_env.env.records import printable
 from island_fortress_env.players import check_agent_spec, is_checkpoint, make_agent
 from island_fortress_env.views import narrate
 from island_fortress_env.views.rules_summary import rules_summary
 from island_fortress_env.web.analysis import MAX_ROLLOUTS, PLAYOUTS, Analyst
-from island_fortress_env.web.errors import BadRequest, Forbidden, TooLarge, WebError
+from island_fortress_env.web.errors import (
+    BadRequest,
+    Forbidden,
+    TooLarge,
+    WebError,
+    WrongMediaType,
+    shown,
+)
 from island_fortress_env.web.games import MAX_MOVES_PER_REQUEST, GameTable, LiveGame, line_json
+from island_fortress_env.web.jsontext import Answer, FileRefused, parse
 from island_fortress_env.web.leaderboard import leaderboard
 from island_fortress_env.web.seatview import positions, seat_view
 from island_fortress_env.web.store import MAX_RECORD_BYTES, RecordStore
 
 MAX_JSON_BYTES = 64 * 1024  # every request body but an uploaded record
+INTEGER = re.compile(r"-?[0-9]{1,9}")  # a step, a seat, a count in a path or a query
+OWN_SITE = ("same-origin", "none")  # Sec-Fetch-Site of the page's own requests (none: typed in)
 STATIC = resources.files("island_fortress_env.web") / "static"
 # Nothing is loaded from anywhere but this server; no inline script.
 SECURITY_HEADERS = {
@@ -65,40 +86,88 @@ SECURITY_HEADERS = {
 }
 
 
+def check_same_origin(request: Request) -> None:
+    """Refuse a request another site's page makes (see the module doc): 403, or 415 for a
+    body that is not JSON."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site.lower() not in OWN_SITE:
+        raise Forbidden(f"the API answers this server's own page only; this request came from {shown(site)}")
+    origin = request.headers.get("origin")
+    if origin is not None:
+        own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+        if origin.lower() != own.lower():
+            raise Forbidden(
+                f"the API answers this server's own page only ({shown(own)}), not {shown(origin)}"
+            )
+    if request.method not in ("GET", "HEAD"):
+        media = request.headers.get("content-type")
+        if media is not None and media.partition(";")[0].strip().lower() != "application/json":
+            raise WrongMediaType(f"the request body must be sent as application/json, not {shown(media)}")
+
+
+def api(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """``handler`` answering the server's own page only (``check_same_origin`` first)."""
+
+    @functools.wraps(handler)
+    async def guarded(request: Request) -> Response:
+        check_same_origin(request)
+        return await handler(request)
+
+    return guarded
+
+
 async def read_body(request: Request, limit: int) -> bytes:
     """The request body, refused with a 413 beyond ``limit`` bytes."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise TooLarge(f"the request body is {declared} bytes; at most {limit} are accepted")
+    if (
+        declared is not None
+        and declared.isascii()
+        and declared.isdigit()
+        and (len(declared) > 18 or int(declared) > limit)
+    ):
+        size = int(declared) if len(declared) <= 18 else f"over {limit}"
+        raise TooLarge(f"the request body is {size} bytes; at most {limit} are accepted")
     chunks = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(f"the request body is over {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"the request body is over {limit} bytes; at most {limit} are accepted")
+            chunks.append(chunk)
+    except ClientDisconnect:  # the client went away (or was cut off, too slow): nobody reads this
+        raise BadRequest("the request body did not arrive in full") from None
     return b"".join(chunks)
 
 
 async def read_json(request: Request) -> dict[str, Any]:
     body = await read_body(request, MAX_JSON_BYTES)
     try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise BadRequest("the request body is not valid JSON") from None
+        data = parse(body or b"{}", MAX_JSON_BYTES)
+    except FileRefused as exc:
+        raise BadRequest(f"the request body {exc}") from None
     if not isinstance(data, dict):
         raise BadRequest("the request body must be a JSON object")
     return data
+
+
+def bounded_int(text: str, name: str) -> int:
+    """A step, seat or count from a path or a query: at most 9 digits, or a 400."""
+    if not INTEGER.fullmatch(text):
+        raise BadRequest(f"'{name}' must be an integer of at most 9 digits, not {shown(text)}")
+    return int(text)
 
 
 def int_param(request: Request, name: str, default: int | None = None) -> int | None:
     text = request.query_params.get(name)
     if text is None or text == "":
         return default
-    try:
-        return int(text)
-    except ValueError:
-        raise BadRequest(f"'{name}' must be an integer, not {text!r}") from None
+    return bounded_int(text, name)
+
+
+def client_of(request: Request) -> str:
+    """Who asks (an address), to share the analysis queue fairly."""
+    return request.client.host if request.client is not None else ""
 
 
 class WebApp:
@@ -119,7 +188,7 @@ class WebApp:
         return HTMLResponse(self.index_html, headers=SECURITY_HEADERS)
 
     async def config(self, request: Request) -> Response:
-        return JSONResponse(
+        return Answer(
             {
                 "agents": list(self.agents),
                 "checkpoints": list(self.analyst.checkpoints),
@@ -147,7 +216,7 @@ class WebApp:
         game = await run_in_threadpool(self.games.create, kind, body)
         out = game.snapshot(since=0)
         out["token"] = game.token
-        return JSONResponse(out, status_code=201)
+        return Answer(out, status_code=201)
 
     async def game_state(self, request: Request) -> Response:
         game = self._game(request, request.query_params.get("token"))
@@ -161,7 +230,7 @@ class WebApp:
             with game.lock:
                 return game.snapshot(since=min(since, len(game.actions)))
 
-        return JSONResponse(await run_in_threadpool(work))
+        return Answer(await run_in_threadpool(work))
 
     async def act(self, request: Request) -> Response:
         body = await read_json(request)
@@ -175,14 +244,14 @@ class WebApp:
                 self.games.finish(game)
                 return game.snapshot(since=before)
 
-        return JSONResponse(await run_in_threadpool(work))
+        return Answer(await run_in_threadpool(work))
 
     async def advance(self, request: Request) -> Response:
         body = await read_json(request)
         game = self._game(request, body.get("token"))
         limit = body.get("moves", 1)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_MOVES_PER_REQUEST:
-            raise BadRequest(f"'moves' must be an integer 1..{MAX_MOVES_PER_REQUEST}, not {limit!r}")
+            raise BadRequest(f"'moves' must be an integer 1..{MAX_MOVES_PER_REQUEST}, not {shown(limit)}")
 
         def work() -> dict[str, Any]:
             with game.lock:
@@ -191,7 +260,7 @@ class WebApp:
                 self.games.finish(game)
                 return game.snapshot(since=before)
 
-        return JSONResponse(await run_in_threadpool(work))
+        return Answer(await run_in_threadpool(work))
 
     async def game_analysis(self, request: Request) -> Response:
         body = await read_json(request)
@@ -205,8 +274,9 @@ class WebApp:
             game.seat,
             body.get("playout"),
             body.get("rollouts"),
+            client_of(request),
         )
-        return JSONResponse(job.to_json(), status_code=202)
+        return Answer(job.to_json(), status_code=202)
 
     async def game_policy(self, request: Request) -> Response:
         game = self._game(request, request.query_params.get("token"))
@@ -228,17 +298,17 @@ class WebApp:
                 "actions": actions,
             }
 
-        return JSONResponse(await run_in_threadpool(work))
+        return Answer(await run_in_threadpool(work))
 
     # ------------------------------------------------------------------ records
 
     async def records(self, request: Request) -> Response:
-        return JSONResponse({"records": await run_in_threadpool(self.store.list)})
+        return Answer(await run_in_threadpool(self.store.list))
 
     async def upload(self, request: Request) -> Response:
         data = await read_body(request, MAX_RECORD_BYTES)
         name = await run_in_threadpool(self.store.upload, data)
-        return JSONResponse({"name": name}, status_code=201)
+        return Answer({"name": name}, status_code=201)
 
     def _viewer(self, request: Request, players: int) -> int | None:
         seat = int_param(request, "seat")
@@ -253,7 +323,7 @@ class WebApp:
             replay.moves[i] if seat is None or seat == s.current_player() else replay.public[i]
             for i, s in enumerate(replay.states[:-1])
         ]
-        return JSONResponse(
+        return Answer(
             {
                 "name": replay.name,
                 "players": replay.record.num_players,
@@ -271,11 +341,11 @@ class WebApp:
     async def record_step(self, request: Request) -> Response:
         replay = await run_in_threadpool(self.store.open, request.path_params["name"])
         seat = self._viewer(request, replay.record.num_players)
-        step = int(request.path_params["step"])
+        step = bounded_int(request.path_params["step"], "step")
         if not 0 <= step <= replay.total:
             raise BadRequest(f"step {step} is not in this game (0..{replay.total})")
         view = await run_in_threadpool(seat_view, replay.states[step], seat, replay.names, False)
-        return JSONResponse({"step": step, "total": replay.total, "view": view})
+        return Answer({"step": step, "total": replay.total, "view": view})
 
     async def record_analysis(self, request: Request) -> Response:
         body = await read_json(request)
@@ -284,7 +354,7 @@ class WebApp:
         if seat is not None and (
             isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < replay.record.num_players
         ):
-            raise BadRequest(f"'seat' must be 0..{replay.record.num_players - 1} or null, not {seat!r}")
+            raise BadRequest(f"'seat' must be 0..{replay.record.num_players - 1} or null, not {shown(seat)}")
         job = self.analyst.start(
             f"record:{replay.name}:{hash((replay.record.seed, replay.record.actions))}",
             replay.states,
@@ -292,8 +362,9 @@ class WebApp:
             seat,
             body.get("playout"),
             body.get("rollouts"),
+            client_of(request),
         )
-        return JSONResponse(job.to_json(), status_code=202)
+        return Answer(job.to_json(), status_code=202)
 
     async def record_policy(self, request: Request) -> Response:
         replay = await run_in_threadpool(self.store.open, request.path_params["name"])
@@ -304,11 +375,11 @@ class WebApp:
         state = replay.states[step]
         checkpoint = request.query_params.get("checkpoint")
         if state.is_terminal():
-            return JSONResponse({"step": step, "seat": None, "actions": []})
+            return Answer({"step": step, "seat": None, "actions": []})
         encoder = ObservationEncoder(state.game)
         actions = await run_in_threadpool(self.analyst.top_actions, checkpoint, state, encoder)
         chosen = replay.record.actions[step] if step < replay.total else None
-        return JSONResponse(
+        return Answer(
             {
                 "step": step,
                 "seat": state.current_player(),
@@ -319,10 +390,10 @@ class WebApp:
         )
 
     async def analysis(self, request: Request) -> Response:
-        return JSONResponse(self.analyst.get(request.path_params["job"]).to_json())
+        return Answer(self.analyst.get(request.path_params["job"]).to_json())
 
     async def leaderboard(self, request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(leaderboard, self.store.root))
+        return Answer(await run_in_threadpool(leaderboard, self.store.root))
 
     def routes(self) -> list[Route | Mount]:
         return [
@@ -331,34 +402,34 @@ class WebApp:
             Route("/watch/{game_id}", self.page),
             Route("/replay/{name}", self.page),
             Route("/leaderboard", self.page),
-            Route("/api/config", self.config),
-            Route("/api/play", self.create, methods=["POST"]),
-            Route("/api/watch", self.create, methods=["POST"]),
-            Route("/api/games/{game_id}", self.game_state),
-            Route("/api/games/{game_id}/act", self.act, methods=["POST"]),
-            Route("/api/games/{game_id}/advance", self.advance, methods=["POST"]),
-            Route("/api/games/{game_id}/analysis", self.game_analysis, methods=["POST"]),
-            Route("/api/games/{game_id}/policy", self.game_policy),
-            Route("/api/records", self.records),
-            Route("/api/records", self.upload, methods=["POST"]),
-            Route("/api/records/{name}", self.record),
-            Route("/api/records/{name}/steps/{step:int}", self.record_step),
-            Route("/api/records/{name}/analysis", self.record_analysis, methods=["POST"]),
-            Route("/api/records/{name}/policy", self.record_policy),
-            Route("/api/analysis/{job}", self.analysis),
-            Route("/api/leaderboard", self.leaderboard),
+            Route("/api/config", api(self.config)),
+            Route("/api/play", api(self.create), methods=["POST"]),
+            Route("/api/watch", api(self.create), methods=["POST"]),
+            Route("/api/games/{game_id}", api(self.game_state)),
+            Route("/api/games/{game_id}/act", api(self.act), methods=["POST"]),
+            Route("/api/games/{game_id}/advance", api(self.advance), methods=["POST"]),
+            Route("/api/games/{game_id}/analysis", api(self.game_analysis), methods=["POST"]),
+            Route("/api/games/{game_id}/policy", api(self.game_policy)),
+            Route("/api/records", api(self.records)),
+            Route("/api/records", api(self.upload), methods=["POST"]),
+            Route("/api/records/{name}", api(self.record)),
+            Route("/api/records/{name}/steps/{step}", api(self.record_step)),
+            Route("/api/records/{name}/analysis", api(self.record_analysis), methods=["POST"]),
+            Route("/api/records/{name}/policy", api(self.record_policy)),
+            Route("/api/analysis/{job}", api(self.analysis)),
+            Route("/api/leaderboard", api(self.leaderboard)),
             Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
         ]
 
 
 async def _web_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, WebError)
-    return JSONResponse({"error": exc.message}, status_code=exc.status)
+    return Answer({"error": printable(exc.message)}, status_code=exc.status)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+    return Answer({"error": printable(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
 
 def create_app(

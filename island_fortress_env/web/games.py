@@ -35,7 +35,7 @@ from island_fortress_env.env.records import GameRecord
 from island_fortress_env.players import SAMPLE_KIND, Agent
 from island_fortress_env.players.mixture import MIXTURE_KIND
 from island_fortress_env.views import narrate
-from island_fortress_env.web.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable
+from island_fortress_env.web.errors import BadRequest, Conflict, Forbidden, NotFound, TooMany, shown
 from island_fortress_env.web.seatview import positions, seat_view
 
 if TYPE_CHECKING:
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 HUMAN = "human"  # the person's seat in a record's agent names, as `island-fortress play` writes it
 MAX_SEED = 2**32 - 1
-MAX_GAMES = 64  # live games kept; beyond it the least recently used finished (then any) is dropped
+MAX_GAMES = 64  # live games kept; see GameTable for which one a new game may replace
+IDLE_SECONDS = 30 * 60  # an unfinished game untouched this long may be dropped for a new one
 MAX_MOVES_PER_REQUEST = 200
 
 
@@ -126,7 +127,7 @@ class LiveGame:
             raise Forbidden(f"game {self.id}: agents play every seat; no seat is yours")
         if isinstance(seat, bool) or not isinstance(seat, int) or seat != self.seat:
             raise Forbidden(
-                f"seat {seat!r} is not yours: you play seat {self.seat} ({narrate.MARKS[self.seat]})"
+                f"seat {shown(seat)} is not yours: you play seat {self.seat} ({narrate.MARKS[self.seat]})"
             )
 
     # ------------------------------------------------------------------ moves
@@ -161,7 +162,7 @@ class LiveGame:
         if self.seat is None:
             raise Forbidden(f"game {self.id}: agents play every seat; there is no move of yours to make")
         if isinstance(action, bool) or not isinstance(action, int):
-            raise BadRequest(f"'action' must be an integer action id, not {action!r}")
+            raise BadRequest(f"'action' must be an integer action id, not {shown(action)}")
         if not 0 <= action < NUM_ACTIONS:
             raise BadRequest(f"there is no action {action}: action ids are 0..{NUM_ACTIONS - 1}")
         if self.over:
@@ -220,7 +221,9 @@ class LiveGame:
             "seat": move.seat,
             "text": move.text if own else move.public,
             "hidden": not own and move.text != move.public,  # the public words: a kept card, a bid
-            "auto": move.auto,
+            # Whether a move was the only legal choice can depend on the mover's hidden hand
+            # (which favor card to play): only the mover's own moves say so.
+            "auto": move.auto and own,
             "lines": [line_json(line) for line in move.lines],
             "cells": list(move.cells),
         }
@@ -254,7 +257,10 @@ class LiveGame:
 
 
 class GameTable:
-    """The live games of the server, by id (bounded: see ``MAX_GAMES``)."""
+    """The live games of the server, by id, at most ``MAX_GAMES``. A new game beyond it replaces
+    the least recently used finished game, else an unfinished one nobody has touched for
+    ``IDLE_SECONDS``; when every game is unfinished and in use it is refused (429), so nobody's
+    requests end another person's game."""
 
     def __init__(self, offered: Sequence[str], make_agent: Callable[[str, int], Agent], store: RecordStore):
         self.offered = tuple(offered)
@@ -266,14 +272,16 @@ class GameTable:
     def get(self, game_id: str, token: Any) -> LiveGame:
         game = self._games.get(game_id)
         if game is None:
-            raise NotFound(f"no game {game_id!r} on this server (it ended with the server, or never was)")
+            raise NotFound(
+                f"no game {shown(game_id)} on this server (it ended with the server, or never was)"
+            )
         game.check_token(token)
         game.touched = time.monotonic()
         return game
 
     def _check_agent(self, spec: Any) -> str:
         if not isinstance(spec, str) or spec not in self.offered:
-            raise BadRequest(f"unknown agent {spec!r}: this server offers {', '.join(self.offered)}")
+            raise BadRequest(f"unknown agent {shown(spec)}: this server offers {', '.join(self.offered)}")
         return spec
 
     def create(self, kind: str, body: dict[str, Any]) -> LiveGame:
@@ -282,10 +290,10 @@ class GameTable:
         if kind == "play":
             players = body.get("players")
             if isinstance(players, bool) or players not in PLAYER_COUNTS:
-                raise BadRequest(f"'players' must be one of {list(PLAYER_COUNTS)}, not {players!r}")
+                raise BadRequest(f"'players' must be one of {list(PLAYER_COUNTS)}, not {shown(players)}")
             seat = body.get("seat", 0)
             if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < players:
-                raise BadRequest(f"'seat' must be 0..{players - 1} for {players} players, not {seat!r}")
+                raise BadRequest(f"'seat' must be 0..{players - 1} for {players} players, not {shown(seat)}")
             opponents = body.get("opponents")
             if not isinstance(opponents, list) or len(opponents) != players - 1:
                 raise BadRequest(
@@ -304,11 +312,14 @@ class GameTable:
             person = None
         else:  # pragma: no cover - the routes name the kind
             raise NotFound(f"no kind of game {kind!r}")
+        with self._lock:  # refused before any work when there is no room (checked again below)
+            if len(self._games) >= MAX_GAMES:
+                self._victim()
         seed = body.get("seed")
         if seed is None:
             seed = secrets.randbelow(MAX_SEED + 1)
         elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-            raise BadRequest(f"'seed' must be an integer 0..{MAX_SEED} or absent, not {seed!r}")
+            raise BadRequest(f"'seed' must be an integer 0..{MAX_SEED} or absent, not {shown(seed)}")
         env = raw_env(num_players=len(specs))
         env.reset(seed=seed)
         state = env.game_state
@@ -334,10 +345,19 @@ class GameTable:
         return game
 
     def _drop_one(self) -> None:
-        idle = sorted(self._games.values(), key=lambda g: (not g.over, g.touched))
-        if not idle:  # pragma: no cover - MAX_GAMES > 0
-            raise Unavailable("too many games on this server")
-        del self._games[idle[0].id]
+        """Make room for a new game (see the class doc), or refuse it with a 429."""
+        del self._games[self._victim().id]
+
+    def _victim(self) -> LiveGame:
+        """The game a new one would replace (see the class doc), or a 429."""
+        now = time.monotonic()
+        droppable = [g for g in self._games.values() if g.over or now - g.touched >= IDLE_SECONDS]
+        if not droppable:
+            raise TooMany(
+                f"this server holds {MAX_GAMES} unfinished games in use; finish one, or try again "
+                f"when one has been left for {IDLE_SECONDS // 60} minutes"
+            )
+        return min(droppable, key=lambda g: (not g.over, g.touched))
 
     def finish(self, game: LiveGame) -> None:
         """Save a game that has just ended as a record (once)."""

@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     from island_fortress_env.web import create_app
+    from island_fortress_env.web.serving import server_config
 
     parser = argparse.ArgumentParser(prog="python -m island_fortress_env.web.latency", description=__doc__)
     parser.add_argument("--games", type=int, default=3)
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         )  # TCP: asyncio sets NODELAY
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        server = uvicorn.Server(server_config(app, "127.0.0.1", port))  # as `serve` runs it
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         thread.start()
         while not server.started:

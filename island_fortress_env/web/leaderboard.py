@@ -5,17 +5,24 @@ An evaluation result is ``{"agents": [{"name", "spec", "games", "wins", "win_rat
 [lo, hi], "mean_score", "seat_games"[, "rating": {"mu", "sigma", "ordinal"}]}, ...], "games",
 "seed", "players", "rated"}``. Save one with ``island-fortress evaluate A B C --json >
 DIR/eval-name.json``. Files that are game records are left to the replay list; a JSON file that
-is neither is reported with why it was skipped.
+is neither is reported with why it was skipped. Every file is read with the bounded parser
+(``web.jsontext``: a regular file, its size, depth, digits; ``NaN``, ``Infinity`` and ``1e400``
+refused) and every number shown must be finite, so a bad file is one note in ``skipped``, never
+a broken table.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from island_fortress_env.web.errors import shown
+from island_fortress_env.web.jsontext import FileRefused, read
+
 MAX_BYTES = 1 << 20
+MAX_TEXT = 256  # an agent's name or spec
+MAX_FILES = 500  # results read (in name order); the rest are counted in a note
 
 
 class NotAnEvaluation(ValueError):
@@ -23,9 +30,20 @@ class NotAnEvaluation(ValueError):
 
 
 def _number(value: Any, what: str, low: float = -math.inf, high: float = math.inf) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise NotAnEvaluation(f"{what} must be a number in [{low}, {high}], not {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        raise NotAnEvaluation(f"{what} must be a finite number in [{low}, {high}], not {shown(value)}")
     return float(value)
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise NotAnEvaluation(f"{what} must be a text of at most {MAX_TEXT} characters, not {shown(value)}")
+    return value
 
 
 def parse_evaluation(data: Any, source: str) -> dict[str, Any]:
@@ -34,7 +52,9 @@ def parse_evaluation(data: Any, source: str) -> dict[str, Any]:
         raise NotAnEvaluation(f"{source}: not an evaluation result (no 'agents' list)")
     players = data.get("players")
     if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 4:
-        raise NotAnEvaluation(f"{source}: 'players' must be 2-4, not {players!r}")
+        raise NotAnEvaluation(f"{source}: 'players' must be 2-4, not {shown(players)}")
+    if len(data["agents"]) != players:
+        raise NotAnEvaluation(f"{source}: {len(data['agents'])} agents for {players} players")
     games = int(_number(data.get("games"), f"{source}: 'games'", 1))
     agents = []
     for i, entry in enumerate(data["agents"]):
@@ -45,8 +65,8 @@ def parse_evaluation(data: Any, source: str) -> dict[str, Any]:
         if not isinstance(ci, list) or len(ci) != 2:
             raise NotAnEvaluation(f"{where}: 'ci95' must be [low, high]")
         row = {
-            "name": entry["name"],
-            "spec": str(entry.get("spec", entry["name"])),
+            "name": _text(entry["name"], f"{where}: 'name'"),
+            "spec": _text(entry.get("spec", entry["name"]), f"{where}: 'spec'"),
             "games": int(_number(entry.get("games"), f"{where}: 'games'", 0)),
             "wins": _number(entry.get("wins"), f"{where}: 'wins'", 0),
             "win_rate": _number(entry.get("win_rate"), f"{where}: 'win_rate'", 0, 1),
@@ -62,13 +82,14 @@ def parse_evaluation(data: Any, source: str) -> dict[str, Any]:
                 k: _number(rating.get(k), f"{where}: rating {k!r}") for k in ("mu", "sigma", "ordinal")
             }
         agents.append(row)
-    if len(agents) != players:
-        raise NotAnEvaluation(f"{source}: {len(agents)} agents for {players} players")
+    seed = data.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise NotAnEvaluation(f"{source}: 'seed' must be an integer or null, not {shown(seed)}")
     return {
         "file": source,
         "players": players,
         "games": games,
-        "seed": data.get("seed"),
+        "seed": seed,
         "rated": bool(data.get("rated", False)),
         "agents": agents,
     }
@@ -79,16 +100,12 @@ def leaderboard(root: Path) -> dict[str, Any]:
     rating when rated, else by win rate."""
     tables = []
     skipped = []
-    for path in sorted(root.glob("*.json")):
-        if not path.is_file():
-            continue
-        if path.stat().st_size > MAX_BYTES:
-            skipped.append({"file": path.name, "reason": f"larger than {MAX_BYTES} bytes"})
-            continue
+    paths = sorted(root.glob("*.json"))
+    for path in paths[:MAX_FILES]:
         try:
-            data = json.loads(path.read_text("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
-            skipped.append({"file": path.name, "reason": f"not readable JSON ({exc})"})
+            data = read(path, MAX_BYTES)
+        except FileRefused as exc:
+            skipped.append({"file": path.name, "reason": f"not readable JSON: it {exc}"})
             continue
         if isinstance(data, dict) and "format" in data:
             continue  # a game record: listed for replay
@@ -101,4 +118,6 @@ def leaderboard(root: Path) -> dict[str, Any]:
             key=lambda a: -(a["rating"]["ordinal"] if a["rating"] is not None else a["win_rate"])
         )
         tables.append(table)
+    if len(paths) > MAX_FILES:
+        skipped.append({"file": "", "reason": f"{len(paths) - MAX_FILES} more JSON files not read"})
     return {"tables": tables, "skipped": skipped}

@@ -5,6 +5,11 @@ named by its file name alone (letters, digits, ``.``, ``_``, ``-``, ending in ``
 always resolved inside the directory, so no request reaches a file elsewhere. An opened record
 is replayed once and kept (a few at a time) with every state, the public event log in words
 and what was chosen at each step.
+
+Any file may be in the directory: the listing reads each with the bounded parser
+(``web.jsontext``) and leaves out a file that is not a record, with a note for one that claims to
+be a record (a ``"format"``) or is not JSON within the bounds; a bad file never breaks the
+listing, and opening one is a 400.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from island_fortress_env.env.records import GameRecord, RecordError, load, save, states
+from island_fortress_env.env.records import GameRecord, RecordError, load, printable, save, states
 from island_fortress_env.views import narrate
-from island_fortress_env.web.errors import BadRequest, NotFound, TooLarge
+from island_fortress_env.web.errors import BadRequest, NotFound, TooLarge, shown
+from island_fortress_env.web.jsontext import FileRefused, parse, read
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
@@ -28,6 +34,10 @@ if TYPE_CHECKING:
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.json")
 MAX_RECORD_BYTES = 1 << 20  # a record is a few KB; an upload beyond 1 MiB is refused
 OPEN_RECORDS = 6  # replayed records kept in memory
+LISTED = 2000  # files read for the listing (newest first); the rest are counted in a note
+
+# A file's summary for the listing, or why it is left out (None: a JSON file of another kind).
+Header = tuple[dict[str, Any] | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -76,26 +86,26 @@ class RecordStore:
         root.mkdir(parents=True, exist_ok=True)
         self.root = root.resolve()
         self._open: OrderedDict[tuple[str, float, int], Replay] = OrderedDict()
-        self._headers: dict[str, tuple[float, int, dict[str, Any] | None]] = {}
+        self._headers: dict[str, tuple[float, int, Header]] = {}
         self._lock = threading.Lock()
 
     def path(self, name: Any) -> Path:
         """The file of record ``name``: a plain file name inside the directory, or a 400."""
         if not isinstance(name, str) or not NAME.fullmatch(name) or ".." in name:
             raise BadRequest(
-                f"bad record name {name!r}: a file name in the games directory "
+                f"bad record name {shown(name)}: a file name in the games directory "
                 "(letters, digits, '.', '_', '-', ending in .json), no folders"
             )
         path = (self.root / name).resolve()
         if path.parent != self.root:  # pragma: no cover - the pattern admits no separator
-            raise BadRequest(f"record {name!r} is outside the games directory")
+            raise BadRequest(f"record {shown(name)} is outside the games directory")
         return path
 
     def open(self, name: Any) -> Replay:
         """Record ``name`` replayed (cached while the file is unchanged)."""
         path = self.path(name)
         if not path.is_file():
-            raise NotFound(f"no record {name!r} in the games directory")
+            raise NotFound(f"no record {shown(name)} in the games directory")
         stat = path.stat()
         key = (path.name, stat.st_mtime, stat.st_size)
         with self._lock:
@@ -108,46 +118,74 @@ class RecordStore:
             replay = replay_record(path.name, record)
         except RecordError as exc:
             raise BadRequest(str(exc)) from None
+        except (ValueError, TypeError) as exc:  # rules options that no game accepts
+            raise BadRequest(f"record {path.name!r}: {printable(exc)}") from None
         with self._lock:
             self._open[key] = replay
             while len(self._open) > OPEN_RECORDS:
                 self._open.popitem(last=False)
         return replay
 
-    def header(self, path: Path) -> dict[str, Any] | None:
-        """A record file's summary without replaying it; None for a file that is not a record."""
+    def header(self, path: Path) -> Header:
+        """A record file's summary without replaying it, or why it is left out of the listing
+        (see the module doc)."""
         stat = path.stat()
         cached = self._headers.get(path.name)
         if cached is not None and cached[:2] == (stat.st_mtime, stat.st_size):
             return cached[2]
-        summary = None
-        if stat.st_size <= MAX_RECORD_BYTES:
-            try:
-                record = GameRecord.from_dict(json.loads(path.read_text("utf-8")), path.name)
-                summary = {
-                    "name": path.name,
-                    "players": record.num_players,
-                    "agents": list(record.agents),
-                    "scores": list(record.scores),
-                    "winners": list(record.winners),
-                    "decisions": len(record.actions),
-                    "modified": stat.st_mtime,
-                }
-            except (RecordError, ValueError, UnicodeDecodeError, OSError):
-                summary = None
-        self._headers[path.name] = (stat.st_mtime, stat.st_size, summary)
-        return summary
+        found: Header
+        try:
+            data = read(path, MAX_RECORD_BYTES)
+            if not isinstance(data, dict) or "format" not in data:
+                found = None, None  # another kind of JSON file (an evaluation result)
+            else:
+                record = GameRecord.from_dict(data, path.name)
+                found = (
+                    {
+                        "name": path.name,
+                        "players": record.num_players,
+                        "agents": list(record.agents),
+                        "scores": list(record.scores),
+                        "winners": list(record.winners),
+                        "decisions": len(record.actions),
+                        "modified": stat.st_mtime,
+                    },
+                    None,
+                )
+        except FileRefused as exc:
+            found = None, f"{path.name} {exc}"
+        except RecordError as exc:
+            found = None, str(exc)
+        with self._lock:
+            self._headers[path.name] = (stat.st_mtime, stat.st_size, found)
+        return found
 
-    def list(self) -> list[dict[str, Any]]:
-        """Every game record in the directory, newest first (other JSON files are left out)."""
-        out = []
+    def list(self) -> dict[str, Any]:
+        """Every game record in the directory, newest first, and the files left out with why
+        (``{"records": [...], "skipped": [{"file", "reason"}]}``; JSON files of other kinds are
+        left out without a note)."""
+        paths = []
         for path in self.root.glob("*.json"):
-            if NAME.fullmatch(path.name) and path.is_file():
-                summary = self.header(path)
-                if summary is not None:
-                    out.append(summary)
-        out.sort(key=lambda s: (-s["modified"], s["name"]))
-        return out
+            try:
+                if NAME.fullmatch(path.name) and path.is_file():
+                    paths.append((-path.stat().st_mtime, path.name, path))
+            except OSError:  # removed while listed
+                continue
+        paths.sort()
+        records = []
+        skipped = []
+        for _, _, path in paths[:LISTED]:
+            try:
+                summary, reason = self.header(path)
+            except OSError:  # removed while listed
+                continue
+            if summary is not None:
+                records.append(summary)
+            elif reason is not None:
+                skipped.append({"file": path.name, "reason": reason})
+        if len(paths) > LISTED:
+            skipped.append({"file": "", "reason": f"{len(paths) - LISTED} older files not read"})
+        return {"records": records, "skipped": skipped}
 
     def save(self, record: GameRecord, stem: str) -> str:
         """Write ``record`` as ``stem.json`` (``env.records.save``); returns the file name."""
@@ -161,13 +199,9 @@ class RecordStore:
         if len(data) > MAX_RECORD_BYTES:
             raise TooLarge(f"the record is {len(data)} bytes; at most {MAX_RECORD_BYTES} are accepted")
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadRequest("the upload is not a text (UTF-8) file") from None
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BadRequest(f"the upload is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raw = parse(data, MAX_RECORD_BYTES)
+        except FileRefused as exc:
+            raise BadRequest(f"the upload {exc}") from None
         try:
             record = GameRecord.from_dict(raw, "uploaded record")
             if record.rules.get("favor_deck") is not None:
@@ -178,7 +212,7 @@ class RecordStore:
         except RecordError as exc:
             raise BadRequest(str(exc)) from None
         except (ValueError, TypeError) as exc:  # rules options that no game accepts
-            raise BadRequest(f"uploaded record: {exc}") from None
+            raise BadRequest(f"uploaded record: {printable(exc)}") from None
         digest = hashlib.sha256(json.dumps(record.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
         name = f"upload-{digest}.json"
         if not self.path(name).exists():

@@ -144,11 +144,12 @@ class HomePage {
         h("div", { class: "form-row" }, h("label", { text: "table" }), wPlayers), wAgents, startWatch),
       h("section", { class: "card" }, h("h2", { text: "Replay" }),
         h("div", { class: "form-row" }, h("label", { text: "open a file" }), file), list)));
-    const { records } = await get("/api/records");
+    const { records, skipped } = await get("/api/records");
     if (this.disposed) return;
     clear(list);
+    const notes = (skipped || []).slice(0, 20).map((s) => h("p", { class: "muted", text: `${s.file} skipped: ${s.reason}` }));
     if (!records.length) {
-      list.append(h("p", { class: "muted", text: "No game records in the games directory yet." }));
+      list.append(h("p", { class: "muted", text: "No game records in the games directory yet." }), ...notes);
       return;
     }
     const table = h("table", { class: "list" }, h("tr", {}, h("th", { text: "game" }), h("th", { text: "agents" }),
@@ -158,7 +159,7 @@ class HomePage {
       const link = h("a", { href: `/replay/${encodeURIComponent(r.name)}`, "data-nav": true, text: r.name });
       table.append(h("tr", {}, h("td", {}, link), h("td", { text: agents }), h("td", { class: "num", text: r.scores.join(" / ") })));
     }
-    list.append(table);
+    list.append(table, ...notes);
   }
 }
 
