@@ -748,7 +748,7 @@ def load_model(
         with warnings.catch_warnings():  # SB3 and torch warnings: the error says what is wrong
             warnings.simplefilter("ignore")
             model = _sb3_model(settings, params, variables, device, env, tensorboard_log)
-    except (*TORCH_ERRORS, AssertionError) as exc:
+    except (*TORCH_ERRORS, AssertionError, OverflowError, MemoryError) as exc:  # settings out of range
         raise _fail(path, f"the SB3 model cannot be loaded ({_short(exc)})") from None
     return model, metadata
 
