@@ -17,7 +17,7 @@ from island_fortress_env.training.collect import CoreCollector, EnvCollector, sa
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 from island_fortress_env.training.greedy_eval import greedy_evaluation
 from island_fortress_env.training.league import GameKind, League
-from island_fortress_env.training.ppo import SeatTrajectories, gae
+from island_fortress_env.training.ppo import SeatTrajectories
 from island_fortress_env.training.weights import network_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_gae_matches_the_textbook_recursion():
         running = rewards[t] + GAMMA * next_v - values[t] + GAMMA * LAM * running
         expected.insert(0, running)
     assert got == pytest.approx(expected, abs=1e-6)
-    assert gae([], GAMMA, LAM).size == 0
+    assert SeatTrajectories().take(GAMMA, LAM).advantages.size == 0
 
 
 # ---------------------------------------------------------------- masks and real games
@@ -619,13 +619,13 @@ class _CreditLedger(SeatTrajectories):
         self.credited: dict = {}
         self.decisions: dict = {}
 
-    def act(self, key, *args) -> None:
-        super().act(key, *args)
-        self.decisions[key] = self.decisions.get(key, 0) + 1
+    def act_many(self, keys, *args) -> None:
+        super().act_many(keys, *args)
+        for key in keys:
+            self.decisions[key] = self.decisions.get(key, 0) + 1
 
     def reward(self, key, reward: float) -> None:
-        traj = self._seats.get(key)
-        if traj is not None and traj.pending is not None:
+        if self.has_pending(key):
             self.credited[key] = self.credited.get(key, 0.0) + reward
         super().reward(key, reward)
 

@@ -63,8 +63,8 @@ def check_eval_opponents(opponents: Sequence[str]) -> None:
 
 def check_network(cnn_channels: int, hidden: int) -> None:
     """The sizes of ``network.ActorCritic``'s torso (``policy.cnn_channels``, ``policy.hidden``)."""
-    if cnn_channels < 1 or hidden < 1:
-        fail("policy", "cnn_channels and hidden must be >= 1")
+    if cnn_channels < 0 or hidden < 1:
+        fail("policy", "cnn_channels must be >= 0 (0: a dense torso) and hidden >= 1")
 
 
 def check_table_weights(key: str, weights: Mapping[Any, Any]) -> None:
@@ -306,9 +306,9 @@ class NativeTrainSection:
 
 @dataclass
 class NativePolicySection:
-    cnn_channels: int = 32
-    """Channels of the torso's convolutions."""
-    hidden: int = 128
+    cnn_channels: int = 0
+    """Channels of the torso's convolutions; 0: a dense torso, no convolution (``network.Torso``)."""
+    hidden: int = 256
     """Width of the torso's and the heads' hidden layers."""
     head_activation: str = "relu"
     """``relu``, or ``tanh`` (SB3's heads: needed to start from an SB3 policy)."""

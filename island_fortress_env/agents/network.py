@@ -1,9 +1,14 @@
 """The one network definition: every trainer (native PPO, SB3, RLlib) builds its policy from it.
 
-``Torso`` reads the observation: a small CNN over the wall image (the observation's first block,
-12 planes of 4 levels x 20 columns; see ``island_fortress_env.observation.WALL_PLANES``) plus a
-dense layer over everything else (boards, decision context, cards). Convolutions see
-neighbouring cells, which is what rows, supports and favor patterns are made of.
+``Torso`` reads the observation, in one of two shapes:
+
+* ``cnn_channels=0`` (the native trainer's default ``policy.cnn_channels``): one dense layer over
+  the whole observation. On a CPU its update is several times cheaper than the convolutional
+  torso's, and per wall-clock second it learns more (docs/TRAINING.md, "The network").
+* ``cnn_channels > 0``: a small CNN over the wall image (the observation's first block, 12 planes
+  of 4 levels x 20 columns; see ``island_fortress_env.observation.WALL_PLANES``) plus a dense
+  layer over everything else (boards, decision context, cards). Convolutions see neighbouring
+  cells, which is what rows, supports and favor patterns are made of; the shipped policy has one.
 
 ``ActorCritic`` adds a policy head (one logit per action id) and a value head. Illegal actions
 are removed by ``masked_logits``: their logit becomes the dtype's most negative number, so a
@@ -22,10 +27,18 @@ WALL_SIZE = NUM_PLANES * GRID
 
 
 class Torso(nn.Module):
-    """Observation -> features (``2 * hidden`` floats)."""
+    """Observation -> features: ``hidden`` floats from the dense torso (``cnn_channels=0``),
+    ``2 * hidden`` from the convolutional one."""
 
     def __init__(self, obs_size: int = OBS_SIZE, cnn_channels: int = 32, hidden: int = 128) -> None:
         super().__init__()
+        if cnn_channels < 0 or hidden < 1:
+            raise ValueError(f"cnn_channels must be >= 0 and hidden >= 1, not {cnn_channels} and {hidden}")
+        self.wall: nn.Module | None = None
+        if cnn_channels == 0:
+            self.features_dim = hidden
+            self.board = nn.Sequential(nn.Linear(obs_size, hidden), nn.ReLU())
+            return
         assert WALL_START == 0, "the wall planes must open the observation"
         self.features_dim = 2 * hidden
         self.wall = nn.Sequential(
@@ -40,6 +53,8 @@ class Torso(nn.Module):
         self.board = nn.Sequential(nn.Linear(obs_size - WALL_SIZE, hidden), nn.ReLU())
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        if self.wall is None:
+            return self.board(obs)
         wall = obs[:, :WALL_SIZE].reshape(-1, NUM_PLANES, LEVELS, STRIDE)
         return torch.cat([self.wall(wall), self.board(obs[:, WALL_SIZE:])], dim=1)
 
