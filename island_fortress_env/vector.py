@@ -34,11 +34,30 @@ and ``heuristic_actions`` plays like ``HeuristicAgent(seed=that seed)`` at every
 seat per game, every other seat played by the heuristic or the random player in C++, so a
 single-agent vectorised trainer (CleanRL's ``ppo.py``, for one) runs on it unchanged, the legal
 actions in ``infos["action_mask"]``.
+
+Limits and threads:
+
+* ``threads`` is 1..``MAX_THREADS`` (256) and ``num_games`` 1..``MAX_GAMES``; anything else raises
+  ``ValueError`` (``TypeError`` for what is no integer, booleans included). A thread that cannot
+  start raises ``RuntimeError``.
+* ``num_games`` is checked against the memory available (``MemAvailable``, a cgroup's limit, an
+  address-space limit: the least) before anything is made: a batch needs ``game_bytes()`` a game
+  (about 8 KB, most of it the observation), and the heuristic player's caches about 55 KB more a
+  game, counted on the first ``heuristic_actions()`` (when the Gymnasium view is made, for its
+  heuristic opponent). Too little raises ``MemoryError`` naming the games, the bytes needed and the
+  bytes available.
+* A batch may be called from several threads: its calls take turns (one lock per batch, held for
+  the length of a call, so a call from a second thread waits for the first), and every call
+  leaves every game consistent. The arrays are the batch's own, rewritten by every call, so a
+  thread that reads them while another steps reads that other step's results: give each thread
+  its own batch to step games in parallel, or ``threads`` to one batch.
 """
 
 from __future__ import annotations
 
 import operator
+import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,9 +69,125 @@ from island_fortress_env.engine import rng, tables
 from island_fortress_env.engine.state import Game
 from island_fortress_env.env.observation import OBS_HIGH, OBS_LOW, OBS_SIZE
 
-__all__ = ["GymVectorEnv", "VectorEnv", "make", "make_gym"]
+__all__ = ["MAX_GAMES", "MAX_THREADS", "GymVectorEnv", "VectorEnv", "game_bytes", "make", "make_gym"]
 
 OPPONENTS = ("heuristic", "random")  # who plays the seats the learner does not
+MAX_THREADS = 256  # threads one batch may run on (the core's limit, kMaxThreads)
+MAX_GAMES = 2**31 - 1  # games one batch may hold (the core counts them in an int)
+# The bytes of a game's arrays here: obs, mask, player, rewards, done, the actions given to step,
+# the arrays random_actions, heuristic_actions and score_gains return, the games tuple and the
+# list of the core's games made for the batch.
+_ARRAY_BYTES = (
+    OBS_SIZE * 4 + A.NUM_ACTIONS + 4 + tables.MAX_PLAYERS * 4 + 1 + 8 + 8 + 8 + tables.MAX_PLAYERS * 8
+)
+_LIST_BYTES = 8 + 8 + 16
+
+
+def _count(value: Any, name: str, low: int, high: int) -> int:
+    """``value`` as an integer in low..high: ``TypeError`` for what is no integer (a bool
+    included), ``ValueError`` outside the range."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, not a bool ({value!r})")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {value!r}") from None
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be {low}..{high:,}, not {number}")
+    return number
+
+
+def _index(value: Any, size: int) -> int:
+    """``value`` as the index of a game of a batch of ``size``: ``TypeError`` for what is no
+    integer (a bool included), ``IndexError`` outside 0..size-1."""
+    if isinstance(value, bool):
+        raise TypeError(f"a game index must be an integer, not a bool ({value!r})")
+    try:
+        index = operator.index(value)
+    except TypeError:
+        raise TypeError(f"a game index must be an integer, not {value!r}") from None
+    if not 0 <= index < size:
+        raise IndexError(f"no game {index} in a batch of {size}")
+    return index
+
+
+def game_bytes() -> int:
+    """The memory one game of a batch needs (bytes): its arrays here and its slot in the core
+    (state, history, heuristic player), not the heuristic player's caches (``heuristic_bytes()``)."""
+    from island_fortress_env.core.state import _core
+
+    return _ARRAY_BYTES + _LIST_BYTES + int(_core.BATCH_GAME_BYTES)
+
+
+def heuristic_bytes() -> int:
+    """The memory the heuristic player's caches add to one game of a batch, on its first call."""
+    from island_fortress_env.core.state import _core
+
+    return int(_core.HEURISTIC_BYTES)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _proc_field(path: str, field: str) -> int | None:
+    """A ``Name:   123 kB`` field of a /proc file, in bytes."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _available_memory() -> int | None:
+    """The bytes of memory this process may still take: the least of the memory the system has
+    available, what its cgroup's limit leaves, and what its address-space limit leaves; None
+    where none of these can be read."""
+    found: list[int] = []
+    available = _proc_field("/proc/meminfo", "MemAvailable")
+    if available is None:
+        try:
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            available = None
+    if available is not None:
+        found.append(available)
+    for limit_path, usage_path in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),  # cgroup v2
+        ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+    ):
+        limit, usage = _read_int(limit_path), _read_int(usage_path)
+        if limit is not None and usage is not None and limit < 2**60:
+            found.append(max(limit - usage, 0))
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: no address-space limit to read
+        resource = None  # type: ignore[assignment]
+    if resource is not None:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        size = _proc_field("/proc/self/status", "VmSize")
+        if soft != resource.RLIM_INFINITY and size is not None:
+            found.append(max(soft - size, 0))
+    return min(found) if found else None
+
+
+def _check_memory(num_games: int, per_game: int, what: str) -> None:
+    """``MemoryError`` when ``num_games`` x ``per_game`` bytes exceed the memory available."""
+    available = _available_memory()
+    needed = num_games * per_game
+    if available is not None and needed > available:
+        raise MemoryError(
+            f"{what} for {num_games:,} games need about {needed:,} bytes ({per_game:,} a game), but "
+            f"{available:,} bytes of memory are available: make fewer games"
+        )
 
 
 class VectorEnv:
@@ -69,16 +204,12 @@ class VectorEnv:
         from island_fortress_env.core.state import OBS_SIZE, CoreState, _core, core_game
 
         self._CoreState = CoreState
-        num_games = operator.index(num_games)
-        if num_games < 1:
-            raise ValueError(f"num_games must be >= 1, not {num_games}")
-        counts = (num_players,) if isinstance(num_players, int) else tuple(num_players)
-        if not counts or any(n not in tables.PLAYER_COUNTS for n in counts):
-            raise ValueError(f"num_players must be one of {tables.PLAYER_COUNTS} or a sequence of them")
-        threads = operator.index(threads)
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, not {threads}")
+        num_games = _count(num_games, "num_games", 1, MAX_GAMES)
+        threads = _count(threads, "threads", 1, MAX_THREADS)
+        counts = _player_counts(num_players)
         self.seed = rng.seed_state(seed)
+        _check_memory(num_games, game_bytes(), "the arrays and games of a batch")
+        self.threads = threads
         self._options = options
         self._core_game = core_game
         by_size = {n: Game(num_players=n, **options) for n in dict.fromkeys(counts)}
@@ -94,15 +225,17 @@ class VectorEnv:
         self.player = np.zeros(num_games, dtype=np.int32)
         self.rewards = np.zeros((num_games, tables.MAX_PLAYERS), dtype=np.float32)
         self.done = np.zeros(num_games, dtype=np.bool_)
-        self._actions = np.zeros(num_games, dtype=np.int64)
         self._started = False
+        self._heuristic_checked = False  # the heuristic caches' memory was checked
+        self._lock = threading.Lock()  # one call at a time (the core batch holds its own too)
 
     def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A new game in every slot (the next episode of each); returns (obs, mask, player)."""
-        self._batch.reset(self.obs, self.mask, self.player, self.rewards, self.done)
-        self._started = True
-        self._start_next_games(range(self.num_games))
-        return self.obs, self.mask, self.player
+        with self._lock:
+            self._batch.reset(self.obs, self.mask, self.player, self.rewards, self.done)
+            self._started = True
+            self._start_next_games(range(self.num_games))
+            return self.obs, self.mask, self.player
 
     def step(
         self, actions: Any, games: Any = None
@@ -116,30 +249,40 @@ class VectorEnv:
         a = np.asarray(actions)
         if a.shape != (self.num_games,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} integers, not {a.dtype} {a.shape}")
-        np.copyto(self._actions, a, casting="unsafe")
-        if not np.array_equal(self._actions, a):
-            raise ValueError("actions must be ids in 0..NUM_ACTIONS-1")
-        self._batch.step(
-            self._actions, self.obs, self.mask, self.player, self.rewards, self.done, self._which(games)
-        )
-        if self._next_games:
-            self._start_next_games(np.flatnonzero(self.done))
-        return self.obs, self.mask, self.player, self.rewards, self.done
+        if a.dtype != np.int64 or not a.flags.c_contiguous:
+            converted = a.astype(np.int64)
+            if not np.array_equal(converted, a):
+                raise ValueError("actions must be ids in 0..NUM_ACTIONS-1")
+            a = converted
+        which = self._which(games)
+        with self._lock:
+            self._batch.step(a, self.obs, self.mask, self.player, self.rewards, self.done, which)
+            if self._next_games:
+                self._start_next_games(np.flatnonzero(self.done))
+            return self.obs, self.mask, self.player, self.rewards, self.done
 
     def random_actions(self, games: Any = None) -> np.ndarray:
         """A uniformly random legal action in every game (a new int64 array); with ``games``
         (bool[N]), only in the games where it is true: -1 elsewhere, and those games draw nothing."""
         self._require_started()
         out = np.empty(self.num_games, dtype=np.int64)
-        self._batch.random_actions(out, self._which(games))
+        which = self._which(games)
+        with self._lock:
+            self._batch.random_actions(out, which)
         return out
 
     def heuristic_actions(self, games: Any = None) -> np.ndarray:
         """The heuristic player's action in every game (a new int64 array); with ``games``
-        (bool[N]), only in the games where it is true (-1 elsewhere)."""
+        (bool[N]), only in the games where it is true (-1 elsewhere). The first call checks that
+        the memory available holds the player's caches (``MemoryError`` if not; nothing made)."""
         self._require_started()
         out = np.empty(self.num_games, dtype=np.int64)
-        self._batch.heuristic_actions(out, self._which(games))
+        which = self._which(games)
+        with self._lock:
+            if not self._heuristic_checked:
+                _check_memory(self.num_games, heuristic_bytes(), "the heuristic player's caches")
+                self._heuristic_checked = True
+            self._batch.heuristic_actions(out, which)
         return out
 
     def score_gains(self) -> np.ndarray:
@@ -147,22 +290,21 @@ class VectorEnv:
         in a game that ended on that step (``done``), those of its last move. Zero for absent seats
         and after ``reset()``. The score of seat ``s`` is the sum of its gains over the episode."""
         out = np.zeros((self.num_games, tables.MAX_PLAYERS), dtype=np.int64)
-        self._batch.score_gains(out)
+        with self._lock:
+            self._batch.score_gains(out)
         return out
 
     def set_players(self, index: int, num_players: int) -> None:
         """Game ``index``'s episodes from its next one on are tables of ``num_players`` (the episode
         under way keeps its own; ``games[index]`` changes when the next one starts)."""
-        index = operator.index(index)
-        if not 0 <= index < self.num_games:
-            raise IndexError(f"no game {index} in a batch of {self.num_games}")
-        if num_players not in tables.PLAYER_COUNTS:
-            raise ValueError(f"num_players must be one of {tables.PLAYER_COUNTS}, not {num_players!r}")
-        game = self._by_size.get(num_players)
-        if game is None:
-            game = self._by_size[num_players] = Game(num_players=num_players, **self._options)
-        self._batch.set_game(index, self._core_game(game))
-        self._next_games[index] = game
+        index = _index(index, self.num_games)
+        (num_players,) = _player_counts(num_players)
+        with self._lock:
+            game = self._by_size.get(num_players)
+            if game is None:
+                game = self._by_size[num_players] = Game(num_players=num_players, **self._options)
+            self._batch.set_game(index, self._core_game(game))
+            self._next_games[index] = game
 
     def _start_next_games(self, started: Any) -> None:
         """``games`` follows the games of ``started`` that began an episode of a table set by
@@ -186,27 +328,64 @@ class VectorEnv:
         """A copy of game ``index``'s state as a ``core.state.CoreState`` (batched games keep no
         event log, so its ``log`` holds no events)."""
         self._require_started()
-        index = operator.index(index)
-        if not 0 <= index < self.num_games:
-            raise IndexError(f"no game {index} in a batch of {self.num_games}")
+        index = _index(index, self.num_games)
         state = object.__new__(self._CoreState)
-        state._init(self.games[index], self._batch.state(index), [], 0)
+        with self._lock:
+            state._init(self.games[index], self._batch.state(index), [], 0)
         return state
 
     def game_seed(self, index: int, episode: int | None = None) -> int:
         """The seed of game ``index``'s episode ``episode`` (default: the one being played)."""
+        index = _index(index, self.num_games)
         if episode is None:
             self._require_started()
-            return int(self._batch.seed(index))
-        return int(self._core.game_seed(self.seed, index, episode))
+            with self._lock:
+                return int(self._batch.seed(index))
+        if isinstance(episode, bool):
+            raise TypeError(f"episode must be an integer, not a bool ({episode!r})")
+        try:
+            number = operator.index(episode)
+        except TypeError:
+            raise TypeError(f"episode must be an integer, not {episode!r}") from None
+        if not 0 <= number < 2**64:
+            raise ValueError(f"episode must be 0..2**64-1, not {number}")
+        return int(self._core.game_seed(self.seed, index, number))
 
     def episodes(self, index: int) -> int:
         """How many episodes game ``index`` has started."""
-        return int(self._batch.episode(index))
+        index = _index(index, self.num_games)
+        with self._lock:
+            return int(self._batch.episode(index))
 
     def _require_started(self) -> None:
         if not self._started:
             raise RuntimeError("call reset() first")
+
+
+def _player_counts(num_players: Any) -> tuple[int, ...]:
+    """``num_players`` (a table size or a sequence of them) as a tuple of table sizes."""
+    if isinstance(num_players, bool):
+        raise TypeError(f"num_players must be an integer or a sequence of them, not a bool ({num_players!r})")
+    try:
+        values: tuple[Any, ...] = (operator.index(num_players),)
+    except TypeError:
+        try:
+            values = tuple(num_players)
+        except TypeError:
+            raise TypeError(
+                f"num_players must be an integer or a sequence of them, not {num_players!r}"
+            ) from None
+    counts = []
+    for n in values:
+        if isinstance(n, bool):
+            raise TypeError(f"num_players must be integers, not a bool ({n!r})")
+        try:
+            counts.append(operator.index(n))
+        except TypeError:
+            raise TypeError(f"num_players must be integers, not {n!r}") from None
+    if not counts or any(n not in tables.PLAYER_COUNTS for n in counts):
+        raise ValueError(f"num_players must be one of {tables.PLAYER_COUNTS} or a sequence of them")
+    return tuple(counts)
 
 
 def make(
@@ -251,8 +430,15 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
     ) -> None:
         if opponent not in OPPONENTS:
             raise ValueError(f"opponent must be one of {OPPONENTS}, not {opponent!r}")
+        if opponent == "heuristic":  # the batch and the opponent's caches, counted before either is made
+            count = _count(num_envs, "num_games", 1, MAX_GAMES)
+            _check_memory(
+                count, game_bytes() + heuristic_bytes(), "a batch and its heuristic player's caches"
+            )
         self._make = lambda batch_seed: VectorEnv(num_envs, num_players, batch_seed, threads, **options)
         self._vec = self._make(seed)
+        self._vec._heuristic_checked = opponent == "heuristic"
+        self._lock = threading.Lock()  # one call at a time
         sizes = np.array([g.num_players for g in self._vec.games], dtype=np.int64)
         if learner_seat is not None:
             learner_seat = operator.index(learner_seat)
@@ -277,9 +463,13 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         if options:
             raise ValueError(f"GymVectorEnv.reset takes no options, got {sorted(options)}")
+        if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
+            raise ValueError(f"seed must be one integer for the whole batch, not {seed!r}")
+        with self._lock:
+            return self._reset(seed)
+
+    def _reset(self, seed: int | None) -> tuple[np.ndarray, dict[str, Any]]:
         if seed is not None:
-            if not isinstance(seed, int | np.integer) or isinstance(seed, bool):
-                raise ValueError(f"seed must be one integer for the whole batch, not {seed!r}")
             self._vec = self._make(int(seed))
         self._vec.reset()
         self._episode = np.array([self._vec.episodes(i) - 1 for i in range(self.num_envs)], dtype=np.int64)
@@ -289,6 +479,10 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
         return self._out(self._vec.obs), self._infos()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        with self._lock:
+            return self._step(actions)
+
+    def _step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         _, _, _, rewards, done = self._vec.step(actions)
         reward = rewards[self._all, self.seat].copy()
         terminated = done.copy()

@@ -7,10 +7,22 @@ never written: the state changes only through ``apply_action`` (a list field is 
 whose every write raises ``TypeError``). The event log is rebuilt as the engine's typed records
 (``engine.events``), illegal actions raise the engine's ``IllegalActionError`` with the same message,
 leaving the state unchanged, and ``redeal_unseen`` is ``engine.visibility.redeal_unseen`` in C++.
+
+Arguments are checked here, before the core sees them, and raise what the engine raises on the
+same arguments: an index that is no integer raises ``TypeError``, one out of range ``IndexError``
+(booleans index as 0 and 1, as in a list). Where the engine would take an index the core does not,
+it is refused: a negative one (a list reads it from the end, which the engine would log as seat
+-1), and ``with_block``'s player outside the table with ``governor=True`` (the engine does not
+check it there) raise ``IndexError``; ``redeal_unseen``'s seat must be an integer (``ValueError``).
+
+A ``CoreState`` pickles, copies (``copy.copy``) and deep-copies: a copy is the game (the engine's
+``Game``), the seed of its first state and its history (every action applied, and the
+``with_block`` and ``redeal_unseen`` that made it), played again in the core when unpickled.
 """
 
 from __future__ import annotations
 
+import operator
 import weakref
 from operator import attrgetter
 from typing import Any
@@ -235,20 +247,38 @@ class CoreState:
         return self._log[:]
 
     def with_block(self, cell: int, player: int, governor: bool = False) -> CoreState:
-        """A copy with a block put on ``cell`` as the rules put one (see ``engine.State.with_block``)."""
+        """A copy with a block put on ``cell`` as the rules put one (see ``engine.State.with_block``);
+        ``cell`` is 0..cells-1 and ``player`` a seat, else ``IndexError`` (``TypeError`` for what is
+        no integer), checked in the engine's order."""
+        n = self._s.n
+        c = _position(cell, len(self.geo.cell_bits), "cell")
+        governor = bool(governor)
+        if not governor:
+            _position(player, n, "player")
+        if c < 0:
+            raise IndexError(
+                f"cell {c}: the core takes cells 0..{len(self.geo.cell_bits) - 1}, not negative ones"
+            )
+        p = _position(player, n, "player")
+        if p < 0:
+            raise IndexError(f"player {p}: the core takes seats 0..{n - 1}, not negative ones")
         other = _new(CoreState)
-        other._init(self.game, self._s.with_block(cell, player, governor), self._log[:], self._log_offset)
+        other._init(self.game, self._s.with_block(c, p, governor), self._log[:], self._log_offset)
         return other
 
     def redeal_unseen(self, seat: int, seed: int) -> CoreState:
         """A copy ``seat`` cannot tell from this state, what it cannot see drawn again from
         ``seed`` (``engine.visibility.redeal_unseen``, in C++, the same draws)."""
-        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self._s.n:
-            raise ValueError(f"seat must be 0..{self._s.n - 1}, not {seat!r}")
+        n = self._s.n
+        if not 0 <= seat < n:  # the engine's check (TypeError for what does not compare with a seat)
+            raise ValueError(f"seat must be 0..{n - 1}, not {seat!r}")
+        gen = rng.seed_state(seed)  # SeedError, as the engine checks the seed next
+        try:
+            seat = operator.index(seat)
+        except TypeError:
+            raise ValueError(f"seat must be an integer 0..{n - 1}, not {seat!r}") from None
         other = _new(CoreState)
-        other._init(
-            self.game, self._s.redeal_unseen(seat, rng.seed_state(seed)), self._log[:], self._log_offset
-        )
+        other._init(self.game, self._s.redeal_unseen(seat, gen), self._log[:], self._log_offset)
         return other
 
     def blocks_built(self, player: int) -> int:
@@ -256,6 +286,8 @@ class CoreState:
 
     def owner_at(self, bit: int) -> int | None:
         """Seat owning the block at ``bit``, ``GOVERNOR_OWNER``, or None if empty."""
+        if type(bit) is int and bit >= _WALL_BITS:  # no cell there (nor a 2**bit integer made)
+            return None
         b = 1 << bit
         if not self._s.occ & b:
             return None
@@ -289,7 +321,12 @@ class CoreState:
 
     def encode(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """The observation of ``seat`` (``observation.ObservationEncoder.encode``'s bytes),
-        written into ``out`` (float32[OBS_SIZE]) or a new array."""
+        written into ``out`` (float32[OBS_SIZE]) or a new array; a seat outside 0..n-1 raises
+        ``IndexError`` (``TypeError`` for what is no integer)."""
+        if type(seat) is not int or not 0 <= seat < self._s.n:
+            seat = _position(seat, self._s.n, "seat")
+            if seat < 0:
+                raise IndexError(f"seat {seat}: the core takes seats 0..{self._s.n - 1}, not negative ones")
         if out is None:  # an array made here needs no checking
             out = _empty(OBS_SIZE, _FLOAT32)
             self._s.encode(seat, out)
@@ -332,6 +369,18 @@ class CoreState:
 
     def __repr__(self) -> str:
         return f"CoreState(round {self._s.round}, player {self._s.current}, '{self.decision_name()}')"
+
+    # ------------------------------------------------------------------ copies and pickles
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its game, the seed of its first state and its history (``_rebuild``)."""
+        return (_rebuild, (self.game, self._s.seed, self._s.history(), self._s.logging))
+
+    def __copy__(self) -> CoreState:
+        return self.clone()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CoreState:
+        return self.clone()  # the game is shared, as clone shares it: no state ever changes it
 
     # ------------------------------------------------------------------ the fields (read-only)
 
@@ -393,6 +442,35 @@ class CoreState:
     wall_completer = _field("wall_completer")
     winners = _field("winners")
     bid_digits_left = _field("bid_digits_left")
+
+
+_WALL_BITS = 128  # no wall has a cell at bit 128 or above (the core's bit sets are 128 bits)
+
+
+def _position(value: Any, size: int, what: str) -> int:
+    """``value`` as an index into a list of ``size`` (negative ones counting from the end), with
+    the list's errors: ``TypeError`` for what is no integer, ``IndexError`` out of range."""
+    try:
+        index = int(operator.index(value))
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, not {type(value).__name__}") from None
+    if not -size <= index < size:
+        raise IndexError(f"{what} {index} out of range: 0..{size - 1}")
+    return index
+
+
+def _rebuild(game: Any, seed: Any, history: Any, logging: Any) -> CoreState:
+    """The ``CoreState`` that ``history`` (``CoreState.__reduce__``'s bytes) makes from the first
+    state of ``game`` seeded by ``seed``; a history that is no legal play of that game raises
+    ``ValueError`` naming its first bad entry."""
+    if not isinstance(game, Game):
+        raise TypeError(f"a CoreState is rebuilt from an engine Game, not {type(game).__name__}")
+    if not isinstance(history, bytes):
+        raise TypeError(f"a CoreState's history is bytes, not {type(history).__name__}")
+    state = _new(CoreState)
+    s = _core.State.replay(core_game(game), rng.seed_state(seed), history, bool(logging))
+    state._init(game, s, [], 0)
+    return state
 
 
 def _checked(out: np.ndarray, dtype: Any, size: int) -> np.ndarray:

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 #include <utility>
 
 #include "rng.h"
@@ -101,16 +105,41 @@ bool SpinUntil(const Done& done) {
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this, i] { Work(i); });
+  if (threads < 1 || threads > kMaxThreads)
+    throw std::invalid_argument("threads must be 1.." + std::to_string(kMaxThreads) + ", not " +
+                                std::to_string(threads));
+  workers_.reserve(static_cast<size_t>(threads - 1));
+  for (int i = 1; i < threads; ++i) {
+    try {
+      workers_.emplace_back([this, i] { Work(i); });
+    } catch (const std::system_error& e) {
+      Stop();  // the started workers end and join: none is left running or joinable
+      throw std::runtime_error("could not start thread " + std::to_string(i + 1) + " of " +
+                               std::to_string(threads) + " for the batch (" + e.what() +
+                               "): ask for fewer threads");
+    }
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { Stop(); }
+
+void ThreadPool::Stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true);
   }
   start_.notify_all();
   for (std::thread& t : workers_) t.join();
+  workers_.clear();
+}
+
+void ThreadPool::Run(int part) {
+  try {
+    (*task_)(Begin(n_, part), Begin(n_, part + 1));
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (!error_) error_ = std::current_exception();
+  }
 }
 
 void ThreadPool::Work(int index) {
@@ -126,8 +155,7 @@ void ThreadPool::Work(int index) {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
-    const int parts = size();
-    (*task_)(n_ * index / parts, n_ * (index + 1) / parts);
+    Run(index);
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mutex_);  // the caller is either before its wait or in it
       done_.notify_one();
@@ -142,47 +170,66 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int, int)>& f) {
   }
   task_ = &f;
   n_ = n;
+  error_ = nullptr;
   pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     generation_.fetch_add(1, std::memory_order_release);
   }
   start_.notify_all();
-  f(0, n / size());
+  Run(0);
   const auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
   if (!SpinUntil(finished)) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, finished);
   }
+  task_ = nullptr;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
+
+// ----------------------------------------------------------------------------- Batch
+
+size_t Batch::GameBytes() {
+  // The slot's vectors, the state and its memoised legal actions, an episode's action history
+  // (about 700 actions at most), the heuristic player, and one heap block's bookkeeping each.
+  constexpr size_t kHistory = 700 * sizeof(int16_t);
+  constexpr size_t kBlocks = 4 * 32;
+  return sizeof(std::shared_ptr<const Game>) * 2 + sizeof(std::unique_ptr<State>) + sizeof(State) +
+         64 * sizeof(int) + kHistory + 3 * sizeof(uint64_t) + sizeof(Heuristic) +
+         sizeof(std::array<int64_t, kMaxPlayers>) + kBlocks;
+}
+
+size_t Batch::HeuristicBytes() { return Heuristic::CacheBytes(); }
 
 Batch::Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads)
     : batch_seed_(seed), pool_(threads) {
-  // Each game slot holds its own copy of its configuration, so threads never share a reference count.
-  copies_.resize(games.size());
-  for (size_t k = 0; k < games.size(); ++k) {
-    games_.push_back(std::make_shared<const Game>(*games[k]));
-    copies_[k].emplace_back(games[k], games_.back());
-  }
-  const size_t n = games_.size();
-  states_.resize(n);
-  seeds_.assign(n, 0);
-  episodes_.assign(n, 0);
-  choosers_.assign(n, 0);
-  heuristics_.assign(n, Heuristic(Pcg64()));
-  gains_.assign(n, std::array<int64_t, kMaxPlayers>{});
+  if (games.size() > static_cast<size_t>(INT_MAX)) throw std::invalid_argument("a batch holds at most INT_MAX games");
+  for (const auto& game : games)
+    if (!game) throw std::invalid_argument("a batch's games must not be None");
+  const int n = static_cast<int>(games.size());
+  copies_.resize(static_cast<size_t>(pool_.size()));
+  games_.reserve(games.size());
+  for (int k = 0; k < n; ++k) games_.push_back(CopyFor(pool_.PartOf(n, k), games[static_cast<size_t>(k)]));
+  const auto size = static_cast<size_t>(n);
+  states_.resize(size);
+  seeds_.assign(size, 0);
+  episodes_.assign(size, 0);
+  choosers_.assign(size, 0);
+  heuristics_.assign(size, Heuristic(Pcg64()));
+  gains_.assign(size, std::array<int64_t, kMaxPlayers>{});
+}
+
+const std::shared_ptr<const Game>& Batch::CopyFor(int part, const std::shared_ptr<const Game>& game) {
+  auto& copies = copies_[static_cast<size_t>(part)];
+  auto found = copies.find(game.get());
+  if (found == copies.end())
+    found = copies.emplace(game.get(), std::make_pair(game, std::make_shared<const Game>(*game))).first;
+  return found->second.second;
 }
 
 void Batch::SetGame(int i, const std::shared_ptr<const Game>& game) {
-  auto& copies = copies_[static_cast<size_t>(i)];
-  for (const auto& [given, copy] : copies) {
-    if (given == game) {
-      games_[static_cast<size_t>(i)] = copy;
-      return;
-    }
-  }
-  copies.emplace_back(game, std::make_shared<const Game>(*game));
-  games_[static_cast<size_t>(i)] = copies.back().second;
+  if (!game) throw std::invalid_argument("a batch's games must not be None");
+  games_[static_cast<size_t>(i)] = CopyFor(pool_.PartOf(size(), i), game);
 }
 
 void Batch::ScoreGains(int64_t* out) const {
@@ -217,11 +264,12 @@ void Batch::Reset(const BatchOutput& out) {
     for (int i = begin; i < end; ++i) {
       StartEpisode(i);
       Write(i, out);
-      if (out.rewards) std::fill(out.rewards + i * kMaxPlayers, out.rewards + (i + 1) * kMaxPlayers, 0.0F);
+      if (out.rewards) std::fill_n(out.rewards + static_cast<size_t>(i) * kMaxPlayers, kMaxPlayers, 0.0F);
       if (out.done) out.done[i] = 0;
       gains_[static_cast<size_t>(i)].fill(0);
     }
   });
+  started_ = true;
 }
 
 int Batch::FirstIllegal(const int64_t* actions, const uint8_t* which) const {
@@ -234,7 +282,7 @@ void Batch::Step(const int64_t* actions, const BatchOutput& out, const uint8_t* 
   pool_.ParallelFor(size(), [&](int begin, int end) {
     for (int i = begin; i < end; ++i) {
       std::array<int64_t, kMaxPlayers>& gains = gains_[static_cast<size_t>(i)];
-      float* rewards = out.rewards + i * kMaxPlayers;
+      float* rewards = out.rewards + static_cast<size_t>(i) * kMaxPlayers;
       std::fill(rewards, rewards + kMaxPlayers, 0.0F);
       if (which && !which[i]) {  // this game waits: its outputs stay as they are
         gains.fill(0);

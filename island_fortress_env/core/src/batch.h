@@ -1,17 +1,21 @@
 // N games stepped together (EnvPool's shape): one call applies one action in every game, writes
 // every game's next observation, mask, player to move, rewards and done flag into caller-owned
 // buffers, and starts a new game wherever one ended. The games are split over a small pool of
-// threads; the caller may release the GIL around every call.
+// threads; the caller may release the GIL around every call, and must let one call in at a time:
+// the bindings hold the batch's mutex() around each.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -27,22 +31,41 @@ Pcg64 NumpyDefaultRng(uint64_t seed);
 // The seed of episode `episode` of game `index` in a batch seeded with `batch_seed`.
 uint64_t GameSeed(uint64_t batch_seed, uint64_t index, uint64_t episode);
 
+// The most threads a batch runs on (its caller's included): more than any machine it serves has
+// cores to give one batch, few enough that a mistaken count fails at once instead of starting
+// thousands of threads.
+inline constexpr int kMaxThreads = 256;
+
 // Runs f(begin, end) over [0, n) split among a fixed set of threads (the caller's included).
 // A batch call lasts some tens of microseconds, about what waking a sleeping thread costs, so
 // the threads first spin for a short while (kSpin) on the task counter and the pending count and
 // only then sleep on the condition variables: back-to-back calls never wait for a wake-up, and an
-// idle pool costs no CPU.
+// idle pool costs no CPU. One ParallelFor at a time (the batch's lock sees to it).
 class ThreadPool {
  public:
+  // Starts threads - 1 workers (threads in 1..kMaxThreads, else std::invalid_argument); a worker
+  // that cannot start stops the ones started and throws std::runtime_error.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
+  // An exception thrown by f on any thread is rethrown here once every part has finished (the
+  // first one thrown; the other parts ran to their end).
   void ParallelFor(int n, const std::function<void(int, int)>& f);
   int size() const { return static_cast<int>(workers_.size()) + 1; }
+  // The part of [0, n) that thread `part` runs: [Begin(n, part), Begin(n, part + 1)).
+  int Begin(int n, int part) const {
+    return static_cast<int>(static_cast<int64_t>(n) * part / size());
+  }
+  // The thread whose part of [0, n) holds item i.
+  int PartOf(int n, int i) const {
+    return static_cast<int>((static_cast<int64_t>(i + 1) * size() - 1) / n);
+  }
 
  private:
   void Work(int index);
+  void Run(int part);  // this thread's part of the task, its exception kept
+  void Stop();         // stops and joins the workers
 
   std::vector<std::thread> workers_;         // the threads beside the caller's
   std::mutex mutex_;                         // the sleepers' lock (changes of generation_, stop_)
@@ -53,6 +76,8 @@ class ThreadPool {
   std::atomic<uint64_t> generation_{0};      // counts posted tasks (publishes task_ and n_)
   std::atomic<int> pending_{0};              // workers still on the task
   std::atomic<bool> stop_{false};            // the pool is being destroyed
+  std::mutex error_mutex_;                   // guards error_
+  std::exception_ptr error_;                 // the first exception a part of the task threw
 };
 
 // The buffers one call writes: obs[N][kObsSize], mask[N][kNumActions], player[N],
@@ -67,10 +92,21 @@ struct BatchOutput {
 
 class Batch {
  public:
-  // One game per entry of `games` (table sizes may differ), seeded from `seed`.
+  // One game per entry of `games` (table sizes may differ; none null, at most INT_MAX of them),
+  // seeded from `seed`, on `threads` threads (1..kMaxThreads): else std::invalid_argument.
   Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads);
 
+  // Held around every call by the caller: the methods below are not safe to call concurrently.
+  std::mutex& mutex() const { return mutex_; }
+  // Bytes of memory one game of a batch holds (its slot, its state, its heuristic player and
+  // their allocations, an episode's action history), and those its heuristic player's caches
+  // add on its first decision: estimates from the types' sizes, for a check before allocating.
+  static size_t GameBytes();
+  static size_t HeuristicBytes();
+
   int size() const { return static_cast<int>(states_.size()); }
+  // Whether Reset has run: the methods below that read the games need it.
+  bool started() const { return started_; }
   // Starts a new episode in every game.
   void Reset(const BatchOutput& out);
   // The index of the first game where actions[i] is illegal, or -1; with `which`, only the games
@@ -99,11 +135,19 @@ class Batch {
   void StartEpisode(int i);
   void Write(int i, const BatchOutput& out) const;
 
+  // The copy of `game` that the games of thread `part` play (made on first use).
+  const std::shared_ptr<const Game>& CopyFor(int part, const std::shared_ptr<const Game>& game);
+
+  mutable std::mutex mutex_;                        // one call at a time (see mutex())
   std::vector<std::shared_ptr<const Game>> games_;  // each game's configuration (of its next episodes)
-  // Each game's copies of the configurations it was given, by the one given: kept for the
-  // batch's life, so a configuration's address (what the heuristic caches by) is never reused.
-  std::vector<std::vector<std::pair<std::shared_ptr<const Game>, std::shared_ptr<const Game>>>> copies_;
+  // Each thread's copies of the configurations it was given, by the one given: the games a
+  // thread steps share one copy (threads never share a reference count, and a game slot holds
+  // no configuration of its own). Kept for the batch's life, so a configuration's address (what
+  // the heuristic caches by) is never reused.
+  std::vector<std::unordered_map<const Game*, std::pair<std::shared_ptr<const Game>, std::shared_ptr<const Game>>>>
+      copies_;
   uint64_t batch_seed_;                             // every episode's seed derives from it
+  bool started_ = false;                            // a Reset has finished: every game has a state
   std::vector<std::unique_ptr<State>> states_;      // the games being played
   std::vector<uint64_t> seeds_;                     // each game's episode seed
   std::vector<uint64_t> episodes_;                  // each game's episode count

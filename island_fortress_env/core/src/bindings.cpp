@@ -10,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -131,6 +132,45 @@ Out* CheckedBuffer(nb::ndarray<nb::c_contig, nb::device::cpu>& a, size_t size, c
   return static_cast<Out*>(a.data());
 }
 
+// A state's history (State::history) as bytes: each entry's two bytes, little-endian.
+nb::bytes HistoryBytes(const std::vector<int16_t>& history) {
+  std::string out(history.size() * 2, '\0');
+  for (size_t i = 0; i < history.size(); ++i) {
+    const auto word = static_cast<uint16_t>(history[i]);
+    out[2 * i] = static_cast<char>(word & 0xFF);
+    out[2 * i + 1] = static_cast<char>(word >> 8);
+  }
+  return nb::bytes(out.data(), out.size());
+}
+
+std::vector<int16_t> HistoryFromBytes(const nb::bytes& data) {
+  const auto* bytes = static_cast<const unsigned char*>(data.data());
+  const size_t size = data.size();
+  if (size % 2) throw std::invalid_argument("not a history of this game: an odd number of bytes");
+  std::vector<int16_t> history(size / 2);
+  for (size_t i = 0; i < history.size(); ++i)
+    history[i] = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8));
+  return history;
+}
+
+// Holds a batch's lock for the length of a call. A call that finds another thread inside the
+// batch waits for it with the GIL released (that thread may need the GIL to finish its call); the
+// GIL is taken again before this lock is given up, so nobody waits for the lock while holding it.
+// `started`: the call reads the games, so the batch must have been reset.
+class BatchLock {
+ public:
+  explicit BatchLock(const Batch& b, bool started = false) : lock_(b.mutex(), std::try_to_lock) {
+    if (!lock_.owns_lock()) {
+      nb::gil_scoped_release release;
+      lock_.lock();
+    }
+    if (started && !b.started()) throw std::runtime_error("reset the batch before this call");
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
 BatchOutput Outputs(const Batch& b, Buffer& obs, Buffer& mask, Buffer& player, Buffer& rewards, Buffer& done) {
   const auto n = static_cast<size_t>(b.size());
   return BatchOutput{CheckedBuffer<float>(obs, n * kObsSize, "obs"), CheckedBuffer<uint8_t>(mask, n * kNumActions, "mask"),
@@ -210,7 +250,19 @@ NB_MODULE(_core, m) {
         const auto r = s.Returns();
         return std::vector<double>(r.begin(), r.begin() + s.n());
       })
-      .def("with_block", &State::WithBlock, "cell"_a, "player"_a, "governor"_a)
+      .def("with_block", [](const State& s, int cell, int player, bool governor) {
+        if (cell < 0 || cell >= s.game().geometry().num_cells) throw std::out_of_range("no such cell on this wall");
+        if (player < 0 || player >= s.n()) throw std::out_of_range("no such seat at this table");
+        return s.WithBlock(cell, player, governor);
+      }, "cell"_a, "player"_a, "governor"_a)
+      .def_prop_ro("seed", &State::seed, "The seed of the game's first state.")
+      .def("history", [](const State& s) { return HistoryBytes(s.history()); },
+           "What made this state from the game's first state (State::history), as little-endian 16-bit words.")
+      .def_static("replay", [](std::shared_ptr<const Game> game, uint64_t seed, const nb::bytes& history, bool logging) {
+        if (!game) throw std::invalid_argument("replay needs a game");
+        return State::Replay(std::move(game), seed, HistoryFromBytes(history), logging);
+      }, "game"_a, "seed"_a, "history"_a, "logging"_a,
+      "The state `history` (as history() gives it) makes from the first state of `game` and `seed`.")
       .def("redeal_unseen", [](const State& s, int seat, uint64_t seed) {
         if (seat < 0 || seat >= s.n()) throw std::out_of_range("seat out of range");
         return s.RedealUnseen(seat, seed);
@@ -333,19 +385,27 @@ NB_MODULE(_core, m) {
                      h.set_rng(MakePcg64(std::get<0>(w), std::get<1>(w), std::get<2>(w), std::get<3>(w)));
                    });
 
+  // Every method that reads or writes the games holds the batch's lock (BatchLock): calls from
+  // several threads take turns, whichever releases the GIL.
   nb::class_<Batch>(m, "Batch")
       .def(nb::init<std::vector<std::shared_ptr<const Game>>, uint64_t, int>(), "games"_a, "seed"_a, "threads"_a)
       .def_prop_ro("size", &Batch::size)
       .def("reset", [](Batch& b, Buffer obs, Buffer mask, Buffer player, Buffer rewards, Buffer done) {
         const BatchOutput out = Outputs(b, obs, mask, player, rewards, done);
+        BatchLock lock(b);
         nb::gil_scoped_release release;
         b.Reset(out);
       }, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a)
       .def("step", [](Batch& b, Buffer actions, Buffer obs, Buffer mask, Buffer player, Buffer rewards, Buffer done,
                       std::optional<Buffer> which) {
-        const auto* a = CheckedBuffer<int64_t>(actions, static_cast<size_t>(b.size()), "actions");
+        const auto* given = CheckedBuffer<int64_t>(actions, static_cast<size_t>(b.size()), "actions");
         const BatchOutput out = Outputs(b, obs, mask, player, rewards, done);
         const uint8_t* w = which ? CheckedBuffer<uint8_t>(*which, static_cast<size_t>(b.size()), "which") : nullptr;
+        // The actions checked are the ones applied: a copy, which no other thread can write to
+        // between the check and the step.
+        const std::vector<int64_t> copy(given, given + b.size());
+        const int64_t* a = copy.data();
+        BatchLock lock(b, true);
         const int bad = b.FirstIllegal(a, w);
         if (bad >= 0)
           throw std::invalid_argument("illegal action " + std::to_string(a[bad]) + " in game " + std::to_string(bad));
@@ -357,34 +417,45 @@ NB_MODULE(_core, m) {
       .def("random_actions", [](Batch& b, Buffer out, std::optional<Buffer> which) {
         auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()), "out");
         const uint8_t* w = which ? CheckedBuffer<uint8_t>(*which, static_cast<size_t>(b.size()), "which") : nullptr;
+        BatchLock lock(b, true);
         nb::gil_scoped_release release;
         b.RandomActions(o, w);
       }, "out"_a, "which"_a = nb::none(), "A random legal action per game (only where which[i], -1 elsewhere).")
       .def("heuristic_actions", [](Batch& b, Buffer out, std::optional<Buffer> which) {
         auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()), "out");
         const uint8_t* w = which ? CheckedBuffer<uint8_t>(*which, static_cast<size_t>(b.size()), "which") : nullptr;
+        BatchLock lock(b, true);
         nb::gil_scoped_release release;
         b.HeuristicActions(o, w);
       }, "out"_a, "which"_a = nb::none(), "The heuristic's action per game (only where which[i], -1 elsewhere).")
       .def("set_game", [](Batch& b, int i, const std::shared_ptr<const Game>& game) {
         if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        BatchLock lock(b);
         b.SetGame(i, game);
       }, "index"_a, "game"_a, "Game i's episodes from its next one on are of `game`.")
       .def("score_gains", [](const Batch& b, Buffer out) {
-        b.ScoreGains(CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()) * kMaxPlayers, "out"));
+        auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()) * kMaxPlayers, "out");
+        BatchLock lock(b);
+        b.ScoreGains(o);
       }, "out"_a, "Every seat's points scored on the last step, per game.")
       .def("state", [](const Batch& b, int i) {
         if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        BatchLock lock(b, true);
         return State(b.state(i));
       }, "index"_a, "A copy of game i's state (batched games keep no event log).")
       .def("seed", [](const Batch& b, int i) {
         if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        BatchLock lock(b);
         return b.seed(i);
       }, "index"_a)
       .def("episode", [](const Batch& b, int i) {
         if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        BatchLock lock(b);
         return b.episode(i);
       }, "index"_a);
+  m.attr("MAX_THREADS") = kMaxThreads;
+  m.attr("BATCH_GAME_BYTES") = Batch::GameBytes();
+  m.attr("HEURISTIC_BYTES") = Batch::HeuristicBytes();
   m.def("set_field_list_type", [](nb::handle type) {
     if (!PyType_Check(type.ptr()) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()), &PyList_Type))
       throw nb::type_error("the field list type must be a subclass of list");

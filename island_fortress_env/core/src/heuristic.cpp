@@ -80,6 +80,15 @@ uint64_t Mix(uint64_t h, Bits b) {
 }
 }  // namespace
 
+size_t Heuristic::CacheBytes() {
+  constexpr size_t kBlock = 32;  // a heap block's bookkeeping
+  constexpr size_t kOpportunities = 64;  // Opportunity's values one decision keeps, at most about
+  return kWallCacheSize * sizeof(WallEntry) + kHandCacheSize * sizeof(HandEntry) +
+         kDrawCacheSize * sizeof(DrawEntry) +
+         (kMaxRegions * 3 + 3) * sizeof(std::tuple<uint64_t, double, int>) + kMaxFavorCards * sizeof(Bits) +
+         kOpportunities * (sizeof(std::pair<const OppKey, double>) + 4 * sizeof(void*) + kBlock) + 5 * kBlock;
+}
+
 void Heuristic::Prepare(const Game& game) {
   if (info_.game == &game) return;
   const WallGeometry& geo = game.geometry();

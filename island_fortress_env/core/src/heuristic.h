@@ -48,6 +48,8 @@ class Heuristic {
   int ActWith(const State& state, const NumpyBitGen& numpy);
   const Pcg64& rng() const { return rng_; }
   void set_rng(Pcg64 rng) { rng_ = rng; }
+  // Bytes of the caches and tables a player allocates on its first decision (at most).
+  static size_t CacheBytes();
 
  private:
   // The constants of one game configuration (heuristic.py's _GameInfo).

@@ -3,6 +3,8 @@
 #include "state.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "rng.h"
@@ -13,7 +15,7 @@ namespace {
 constexpr size_t kLegalReserve = 64;  // legal actions a decision rarely exceeds
 }  // namespace
 
-State::State(std::shared_ptr<const Game> game, uint64_t seed) : StateData(std::move(game), seed) {
+State::State(std::shared_ptr<const Game> game, uint64_t seed) : StateData(std::move(game), seed), seed_(seed) {
   const Totals& totals = game_->totals();
   sup_jade_ = totals.jade;
   sup_treasure_ = totals.treasure;
@@ -44,8 +46,7 @@ bool State::IsLegal(int64_t action) const {
 
 bool State::ApplyAction(int64_t action) {
   if (!IsLegal(action)) return false;
-  legal_valid_ = false;
-  Apply(static_cast<int>(action));
+  ApplyLegalAction(static_cast<int>(action));
   return true;
 }
 
@@ -67,6 +68,12 @@ State State::WithBlock(int cell, int player, bool governor) const {
   // A copy with the log when this state records one (the engine's with_block keeps it), else a
   // look-ahead copy.
   State other = logging_ ? State(*this) : State(*this, kLookAhead);
+  if (recording_) {
+    if (!logging_) other.history_ = history_;
+    other.recording_ = true;
+    other.history_.insert(other.history_.end(), {kHistoryWithBlock, static_cast<int16_t>(cell),
+                                                 static_cast<int16_t>(player), static_cast<int16_t>(governor)});
+  }
   const int bit = geo_->cell_bits[cell];
   if (!governor) other.blocks_[player] -= 1;
   other.PlaceBlock(player, bit, governor);
@@ -118,7 +125,50 @@ State State::RedealUnseen(int seat, uint64_t seed) const {
   }
   other.rng_ = rng::NextU64(gen);  // the future shuffles and tie-breaks differ too (E24)
   other.legal_valid_ = false;      // another player's legal choices depend on the redealt cards
+  if (recording_) {
+    other.history_.insert(other.history_.end(), {kHistoryRedeal, static_cast<int16_t>(seat)});
+    for (int shift = 0; shift < 64; shift += 16)
+      other.history_.push_back(static_cast<int16_t>(static_cast<uint16_t>(seed >> shift)));
+  }
   return other;
+}
+
+State State::Replay(std::shared_ptr<const Game> game, uint64_t seed, const std::vector<int16_t>& history,
+                    bool logging) {
+  State s(std::move(game), seed);
+  s.set_logging(logging);
+  const size_t size = history.size();
+  const auto fail = [&](size_t at, const std::string& why) {
+    throw std::invalid_argument("not a history of this game: entry " + std::to_string(at) + " of " +
+                                std::to_string(size) + ": " + why);
+  };
+  for (size_t i = 0; i < size;) {
+    const int entry = history[i];
+    if (entry >= 0) {
+      if (!s.ApplyAction(entry)) fail(i, "action " + std::to_string(entry) + " is not legal there");
+      i += 1;
+    } else if (entry == kHistoryWithBlock) {
+      if (size - i < 4) fail(i, "a with_block cut short");
+      const int cell = history[i + 1], player = history[i + 2], governor = history[i + 3];
+      if (cell < 0 || cell >= s.geo_->num_cells || player < 0 || player >= s.n_ || governor < 0 || governor > 1)
+        fail(i, "with_block(" + std::to_string(cell) + ", " + std::to_string(player) + ", " +
+                    std::to_string(governor) + ") is off the wall or the table");
+      s = s.WithBlock(cell, player, governor != 0);
+      i += 4;
+    } else if (entry == kHistoryRedeal) {
+      if (size - i < 6) fail(i, "a redeal cut short");
+      const int seat = history[i + 1];
+      if (seat < 0 || seat >= s.n_) fail(i, "a redeal for seat " + std::to_string(seat));
+      uint64_t redeal_seed = 0;
+      for (int k = 0; k < 4; ++k)
+        redeal_seed |= static_cast<uint64_t>(static_cast<uint16_t>(history[i + 2 + static_cast<size_t>(k)])) << (16 * k);
+      s = s.RedealUnseen(seat, redeal_seed);
+      i += 6;
+    } else {
+      fail(i, "no operation " + std::to_string(entry));
+    }
+  }
+  return s;
 }
 
 void State::ComputeLegal(std::vector<int>& out) const {

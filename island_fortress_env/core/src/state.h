@@ -149,8 +149,23 @@ class State : private StateData {
   // A copy of `other` for an agent's look-ahead: the same game fields, no event log (and none
   // recorded), the legal actions computed again when asked.
   enum LookAhead { kLookAhead };
-  State(const State& other, LookAhead) : StateData(other), logging_(false) {}
+  State(const State& other, LookAhead) : StateData(other), logging_(false), recording_(false), seed_(other.seed_) {}
   State(std::shared_ptr<const Game> game, uint64_t seed);
+
+  // What made a state from the first state of its game and seed, oldest first, one entry per
+  // action applied (its id) and, for a copy made by WithBlock or RedealUnseen, the operation and
+  // its arguments: kHistoryWithBlock, cell, player, governor; or kHistoryRedeal, seat and the
+  // seed's four 16-bit words, lowest first. Replay makes the state again from it (to pickle a
+  // state as its game, seed and history). Look-ahead copies record none.
+  static constexpr int16_t kHistoryWithBlock = -1;
+  static constexpr int16_t kHistoryRedeal = -2;
+  const std::vector<int16_t>& history() const { return history_; }
+  uint64_t seed() const { return seed_; }  // the seed of the game's first state
+  // The state `history` makes from the first state of `game` and `seed`, recording events when
+  // `logging`; std::invalid_argument naming the first entry that is no legal step from the
+  // state before it (an illegal action, an index out of range, an unknown or cut-short operation).
+  static State Replay(std::shared_ptr<const Game> game, uint64_t seed, const std::vector<int16_t>& history,
+                      bool logging);
 
   // --- the public API (engine/state.py)
   int CurrentPlayer() const { return current_; }
@@ -164,12 +179,14 @@ class State : private StateData {
   // choices it was offered): no check.
   void ApplyLegalAction(int action) {
     legal_valid_ = false;
+    if (recording_) history_.push_back(static_cast<int16_t>(action));
     Apply(action);
   }
   // Zero-sum win/loss returns at the end; zeros before.
   std::array<double, kMaxPlayers> Returns() const;
   // A copy of this state with a block put on `cell` as the rules put one, scoring what it
-  // completes (for an agent's look-ahead; the pending decision stays this state's).
+  // completes (for an agent's look-ahead; the pending decision stays this state's). `cell` is a
+  // cell of the wall and `player` a seat (the caller checks them).
   State WithBlock(int cell, int player, bool governor) const;
   // A copy that `seat` cannot tell from this state, everything `seat` cannot see drawn again from
   // the SplitMix64 generator seeded by `seed` (engine/visibility.py's redeal_unseen: C13, E3, E25):
@@ -368,6 +385,9 @@ class State : private StateData {
   void StartOp(int op, int p);
 
   bool logging_ = true;                            // whether events are recorded
+  bool recording_ = true;                          // whether history_ is recorded
+  uint64_t seed_ = 0;                              // the seed of the game's first state
+  std::vector<int16_t> history_;                   // what made this state from that one (history())
   std::vector<int64_t> log_;                       // the event log: [kind, count, fields...] records
   mutable std::vector<int> legal_;                 // the memoised legal actions
   mutable bool legal_valid_ = false;               // whether legal_ is for the pending decision
