@@ -18,6 +18,7 @@ from tests.web_client import client_for, heuristic_record, live_game, play_throu
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = ROOT / "checkpoints" / "policy-2-4p.zip"
+JSON = {"Content-Type": "application/json"}  # what the page sends with every body
 
 
 @pytest.fixture
@@ -194,9 +195,9 @@ def test_a_bad_new_game_is_refused(client, body, words):
 def test_malformed_and_oversized_bodies_are_refused(client):
     snap = start(client, seat=0)
     url = f"/api/games/{snap['id']}/act"
-    assert "not valid JSON" in error(client.post(url, content=b"{not json"), 400)
-    assert "JSON object" in error(client.post(url, content=b"[1, 2]"), 400)
-    assert "at most" in error(client.post(url, content=b"{" + b" " * 70_000 + b"}"), 413)
+    assert "not valid JSON" in error(client.post(url, headers=JSON, content=b"{not json"), 400)
+    assert "JSON object" in error(client.post(url, headers=JSON, content=b"[1, 2]"), 400)
+    assert "at most" in error(client.post(url, headers=JSON, content=b"{" + b" " * 70_000 + b"}"), 413)
     assert "'watch'" not in error(client.post("/api/watch", json={"agents": ["random"]}), 400)
     assert client.get("/api/config").status_code == 200
 
@@ -204,31 +205,37 @@ def test_malformed_and_oversized_bodies_are_refused(client):
 def test_record_uploads_are_checked(client, tmp_path):
     record = heuristic_record(players=2, seed=1)
     good = json.dumps(record.to_dict()).encode()
-    assert "not valid JSON" in error(client.post("/api/records", content=b"{oops"), 400)
-    assert "not a text" in error(client.post("/api/records", content=b"\xff\xfe\x00"), 400)
+    assert "not valid JSON" in error(client.post("/api/records", headers=JSON, content=b"{oops"), 400)
+    assert "not a text" in error(client.post("/api/records", headers=JSON, content=b"\xff\xfe\x00"), 400)
     assert "not an Island Fortress game record" in error(
-        client.post("/api/records", content=b'{"a": 1}'), 400
+        client.post("/api/records", headers=JSON, content=b'{"a": 1}'), 400
     )
     broken = record.to_dict()
     broken["actions"][5] = 379
-    assert "does not replay" in error(client.post("/api/records", content=json.dumps(broken).encode()), 400)
+    assert "does not replay" in error(
+        client.post("/api/records", headers=JSON, content=json.dumps(broken).encode()), 400
+    )
     wrong_score = record.to_dict()
     wrong_score["scores"][0] += 1
     assert "the record says" in error(
-        client.post("/api/records", content=json.dumps(wrong_score).encode()), 400
+        client.post("/api/records", headers=JSON, content=json.dumps(wrong_score).encode()), 400
     )
     deck = record.to_dict()
     deck["rules"]["favor_deck"] = "/etc/passwd"
-    assert "favor deck" in error(client.post("/api/records", content=json.dumps(deck).encode()), 400)
+    assert "favor deck" in error(
+        client.post("/api/records", headers=JSON, content=json.dumps(deck).encode()), 400
+    )
     bad_rules = record.to_dict()
     bad_rules["rules"]["num_players"] = 9
-    error(client.post("/api/records", content=json.dumps(bad_rules).encode()), 400)
-    assert "at most" in error(client.post("/api/records", content=b" " * (MAX_RECORD_BYTES + 1)), 413)
+    error(client.post("/api/records", headers=JSON, content=json.dumps(bad_rules).encode()), 400)
+    assert "at most" in error(
+        client.post("/api/records", headers=JSON, content=b" " * (MAX_RECORD_BYTES + 1)), 413
+    )
     assert client.get("/api/records").json()["records"] == []
-    response = client.post("/api/records", content=good)
+    response = client.post("/api/records", headers=JSON, content=good)
     assert response.status_code == 201
     name = response.json()["name"]
-    assert client.post("/api/records", content=good).json()["name"] == name  # the same file
+    assert client.post("/api/records", headers=JSON, content=good).json()["name"] == name  # the same file
     assert [r["name"] for r in client.get("/api/records").json()["records"]] == [name]
     assert load(tmp_path / "games" / name) == record
 

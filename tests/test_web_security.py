@@ -303,6 +303,7 @@ def test_a_fuzz_of_every_route_gets_no_5xx(client, data):
         ({"Content-Type": "text/plain", "Origin": OWN, "Sec-Fetch-Site": "same-origin"}, 415),
         ({"Content-Type": "application/x-www-form-urlencoded"}, 415),
         ({"Content-Type": "multipart/form-data; boundary=x"}, 415),
+        ({}, 415),  # no Content-Type: a blob without a type, sent by another page's fetch
     ],
 )
 def test_requests_another_site_could_send_are_refused(client, games_dir, headers, status):

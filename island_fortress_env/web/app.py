@@ -24,8 +24,8 @@ Bots, replays and analyses run in worker threads, so the event loop keeps answer
 **Same origin only.** The API answers the server's own page, not another site's: a request to
 ``/api/`` whose ``Origin`` is not this server's (scheme and ``Host``), or whose
 ``Sec-Fetch-Site`` is ``cross-site`` or ``same-site`` (another port of the same host), is refused
-with a 403, and a POST whose ``Content-Type`` is not ``application/json`` with a 415 (a body
-without one is read as JSON: command-line clients). A page elsewhere can then neither read the
+with a 403, and a POST whose ``Content-Type`` is not ``application/json`` (or that names none)
+with a 415. A page elsewhere can then neither read the
 API nor make it act (a form or a ``text/plain`` post is what it could send without asking), and
 the page (``static/api.js``) sends every body as ``application/json`` from its own origin.
 Pages and their assets are answered to anyone (a shared ``/replay/...`` link opens from anywhere).
@@ -101,8 +101,9 @@ def check_same_origin(request: Request) -> None:
             )
     if request.method not in ("GET", "HEAD"):
         media = request.headers.get("content-type")
-        if media is not None and media.partition(";")[0].strip().lower() != "application/json":
-            raise WrongMediaType(f"the request body must be sent as application/json, not {shown(media)}")
+        if media is None or media.partition(";")[0].strip().lower() != "application/json":
+            sent = "without a Content-Type" if media is None else shown(media)
+            raise WrongMediaType(f"the request body must be sent as application/json, not {sent}")
 
 
 def api(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
