@@ -42,10 +42,10 @@ Limits and threads:
   start raises ``RuntimeError``.
 * ``num_games`` is checked against the memory available (``MemAvailable``, a cgroup's limit, an
   address-space limit: the least) before anything is made: a batch needs ``game_bytes()`` a game
-  (about 8 KB, most of it the observation), and the heuristic player's caches about 55 KB more a
-  game, counted on the first ``heuristic_actions()`` (when the Gymnasium view is made, for its
-  heuristic opponent). Too little raises ``MemoryError`` naming the games, the bytes needed and the
-  bytes available.
+  (about 10 KB, half of it the observation), and the heuristic player's caches about 60 KB more a
+  game (``heuristic_bytes()``), counted on the first ``heuristic_actions()`` (when the Gymnasium
+  view is made, for its heuristic opponent). Too little raises ``MemoryError`` naming the games,
+  the bytes needed and the bytes available.
 * A batch may be called from several threads: its calls take turns (one lock per batch, held for
   the length of a call, so a call from a second thread waits for the first), and every call
   leaves every game consistent. The arrays are the batch's own, rewritten by every call, so a
@@ -69,7 +69,16 @@ from island_fortress_env.engine import rng, tables
 from island_fortress_env.engine.state import Game
 from island_fortress_env.env.observation import OBS_HIGH, OBS_LOW, OBS_SIZE
 
-__all__ = ["MAX_GAMES", "MAX_THREADS", "GymVectorEnv", "VectorEnv", "game_bytes", "make", "make_gym"]
+__all__ = [
+    "MAX_GAMES",
+    "MAX_THREADS",
+    "GymVectorEnv",
+    "VectorEnv",
+    "game_bytes",
+    "heuristic_bytes",
+    "make",
+    "make_gym",
+]
 
 OPPONENTS = ("heuristic", "random")  # who plays the seats the learner does not
 MAX_THREADS = 256  # threads one batch may run on (the core's limit, kMaxThreads)
