@@ -176,13 +176,13 @@ def test_row_blocks_join_what_was_appended_across_blocks_and_free_them(monkeypat
 
 def test_jade_spent_counts_every_payment():
     state = sc.action_phase_state(num_players=3, seed=0, holder=0)
-    spent_before = jade_spent(state.log, 0)  # the round-1 bid of 1 Jade
+    (spent_before,) = jade_spent(state.log, [0])  # the round-1 bid of 1 Jade
     assert spent_before == 1
     sc.set_player(state, 0, jade=20, laborers=10, convicts=10, blocks=4)
     jade0 = state.jade[0]
     sc.do(state, sc.role(A.OP_RECRUIT), A.RECRUIT_COUNT + 2)  # 3 Laborers for 2 Jade
     assert jade0 - state.jade[0] == 2
-    assert jade_spent(state.log, 0) == spent_before + 2
+    assert jade_spent(state.log, [0, 1]) == [spent_before + 2, jade_spent(state.log, [1])[0]]
 
 
 def test_score_components_group_the_score_events():
@@ -197,10 +197,11 @@ def test_score_components_group_the_score_events():
         score(0, -3, ScoreReason.FEWEST_TREASURE),
         score(1, 9, ScoreReason.ROW),
     ]
-    comps = score_components(log, 0)
+    comps, other = score_components(log, [0, 1])
     assert comps["rows"] == 3 and comps["towers"] == 5 and comps["favors"] == 2
     assert comps["levels"] == 1 and comps["end_bonus"] == -3
     assert sum(comps.values()) == 8
+    assert other["rows"] == 9 and sum(other.values()) == 9
 
 
 # ---------------------------------------------------------------- configs

@@ -1,17 +1,26 @@
-"""Training throughput: the SB3 path and the native trainer on the same game for the same wall time.
+"""Training throughput and a learning race: the native trainer's default against its previous
+default and against the SB3 path, on the same game.
 
-    python -m training.bench_training --seconds 180
+    python -m island_fortress_env.training.bench_training --seconds 150
+    python -m island_fortress_env.training.bench_training --race 4 --games 96
 
-Both learn the 3-player game from scratch with the same network, PPO epochs and learning rate
-(those of ``configs/default.yaml``), without imitation or evaluation; each runs in its own process,
-one after the other, for ``--seconds`` of training. Reported per trainer:
-**decisions learned from per second** (decisions that went into a finished PPO update, over the
-time spent collecting and updating: SB3 counts the learner's steps of every trained rollout, the
-native trainer every learning seat's decisions) and CPU utilisation (CPU time of the trainer's
-process tree, workers included, read from ``/proc`` / wall time of the whole run / cores). The SB3
-path is ``configs/sb3.yaml`` with its opponents set to snapshots of the learner; the native one is
-``configs/default.yaml`` with every table at 3 players and every seat learning. On a machine shared
-with other work the figures move with the load: repeat with ``--repeat``.
+**Throughput** (``--seconds``): three trainers learn the 3-player game from scratch by self-play,
+without imitation or evaluation, each in its own process, one after the other, for ``--seconds``
+of training: SB3 ``MaskablePPO`` (``configs/sb3.yaml``, its opponents snapshots of the learner,
+the native default's network and learning rate), the native trainer with its previous default
+(``PREVIOUS_DEFAULT``: the convolutional torso, two epochs) and with ``configs/default.yaml``.
+Reported per trainer: **decisions learned from per second** (decisions that went into a finished
+PPO update, over the time spent collecting and updating: SB3 counts the learner's steps of every
+trained rollout, the native trainer every learning seat's decisions), CPU utilisation (CPU time
+of the trainer's process tree, workers included, read from ``/proc`` / wall time of the whole
+run / cores) and decisions per CPU-second; then the ratios of the default to the other two.
+
+**Learning race** (``--race MINUTES``): ``configs/default.yaml`` as ``make train`` runs it, and the
+same with ``PREVIOUS_DEFAULT``, each for the same ``MINUTES`` of wall-clock training (imitation
+included, the learning rate annealed over the minutes), one after the other; then each policy's
+greedy evaluation against the heuristic at 2, 3 and 4 players on the same deals (``--games`` per
+table, seats rotated). On a machine shared with other work the figures move with the load:
+repeat with ``--repeat``.
 """
 
 from __future__ import annotations
@@ -24,9 +33,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -79,6 +90,16 @@ class TreeCPU:
     @property
     def seconds(self) -> float:
         return sum(self.seen.values()) - self.start
+
+
+# The native trainer's default before the dense torso: what its speed and strength are compared to.
+PREVIOUS_DEFAULT = (
+    "policy.cnn_channels=32",
+    "policy.hidden=256",
+    "ppo.n_epochs=2",
+    "ppo.learning_rate=5e-5",
+    "train.games_per_collector=32",
+)
 
 
 def run_sb3(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[str, Any]:
@@ -197,61 +218,152 @@ def run_native(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[s
     }
 
 
-RUNNERS = {"sb3": run_sb3, "native": run_native}
+def race_leg(minutes: float, workdir: str, overrides: Sequence[str], games: int, seed: int) -> dict[str, Any]:
+    """``configs/default.yaml`` (with ``overrides``) trained for ``minutes``, then its greedy
+    evaluation against the heuristic at every table size."""
+    from island_fortress_env.agents.checkpoint import load_policy, read_metadata
+    from island_fortress_env.training.config import NativeConfig, load_config
+    from island_fortress_env.training.greedy_eval import FINAL_EVAL_SEED, greedy_evaluation
+    from island_fortress_env.training.ppo import train_native
+    from island_fortress_env.training.weights import network_kwargs
+
+    cfg = load_config(
+        ROOT / "configs" / "default.yaml",
+        [
+            f"seed={seed}",
+            "eval.every=0",
+            "eval.final_games=0",
+            "logging.progress_bar=false",
+            "train.total_decisions=1000000000",
+            "train.checkpoint_every=1000000000",
+            f"train.max_minutes={minutes}",
+            "ppo.anneal_over=minutes",
+            f"logging.runs_dir={workdir}/runs",
+            f"logging.checkpoints_dir={workdir}/ckpt",
+            "run_name=race",
+            *overrides,
+        ],
+        schema=NativeConfig,
+    )
+    final = train_native(cfg)
+    net, _ = load_policy(final)
+    result = greedy_evaluation(
+        net, network_kwargs(cfg), games, cfg.seed + FINAL_EVAL_SEED, ["heuristic"], cfg.env.options,
+        1 + cfg.train.workers,
+    )  # fmt: skip
+    return {"decisions": read_metadata(final)["num_timesteps"], **result}
 
 
-def _child(name: str, seconds: float, overrides: Sequence[str], queue: Any) -> None:
+RUNNERS: dict[str, Callable[..., dict[str, Any]]] = {"sb3": run_sb3, "native": run_native, "race": race_leg}
+
+
+def _child(name: str, args: Sequence[Any], queue: Any) -> None:
     with tempfile.TemporaryDirectory() as workdir:
-        queue.put(RUNNERS[name](seconds, workdir, overrides))
+        queue.put(RUNNERS[name](args[0], workdir, *args[1:]))
+
+
+def in_fresh_process(name: str, *args: Any) -> dict[str, Any]:
+    """``RUNNERS[name](args[0], workdir, *args[1:])`` in a fresh process (a temporary workdir);
+    a process that dies is a ``RuntimeError``, never a wait."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(name, args, queue))
+    proc.start()
+    while True:
+        try:
+            result = queue.get(timeout=5)
+            break
+        except Exception:  # queue.Empty: is the process still there?
+            if not proc.is_alive():
+                raise RuntimeError(f"the {name} run died (exit code {proc.exitcode})") from None
+    proc.join()
+    return result
 
 
 def measure(name: str, seconds: float, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """One trainer in a fresh process; its figures, with rate and utilisation added."""
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(name, seconds, list(overrides), queue))
-    proc.start()
-    result = queue.get()
-    proc.join()
+    result = in_fresh_process(name, seconds, list(overrides))
     cores = os.cpu_count() or 1
     result["decisions_per_second"] = result["decisions"] / result["wall_s"]
     result["cpu_utilisation"] = result["cpu_s"] / result["run_s"] / cores
+    result["decisions_per_cpu_second"] = result["decisions"] / max(result["cpu_s"], 1e-9)
     result["cores"] = cores
     return result
 
 
+THROUGHPUT = (  # (name, runner, overrides)
+    ("sb3", "sb3", ()),
+    ("native, previous default", "native", PREVIOUS_DEFAULT),
+    ("native, default", "native", ()),
+)
+
+
+def throughput(args: argparse.Namespace) -> dict[str, Any]:
+    results = []
+    for _ in range(args.repeat):
+        for name, runner, overrides in THROUGHPUT:
+            extra = args.sb3 if runner == "sb3" else args.native
+            r = {"name": name, **measure(runner, args.seconds, [*overrides, *extra])}
+            results.append(r)
+            if not args.json:
+                print(
+                    f"{name:<26} {r['trainer']:<48} {r['decisions']:>9} decisions in {r['wall_s']:6.1f} s = "
+                    f"{r['decisions_per_second']:7.0f} decisions/s, CPU {100 * r['cpu_utilisation']:5.1f}% "
+                    f"of {r['cores']} cores, {r['decisions_per_cpu_second']:6.0f} per CPU-second",
+                    flush=True,
+                )
+    rate = {
+        name: float(np.mean([r["decisions_per_second"] for r in results if r["name"] == name]))
+        for name, _, _ in THROUGHPUT
+    }
+    ratios = {
+        "default / previous default": rate["native, default"] / rate["native, previous default"],
+        "default / sb3": rate["native, default"] / rate["sb3"],
+    }
+    if not args.json:
+        for key, value in ratios.items():
+            print(f"decisions learned from per second, {key}: {value:.1f}x")
+    return {"results": results, "ratios": ratios}
+
+
+def race(args: argparse.Namespace) -> dict[str, Any]:
+    legs = []
+    for seed in range(args.repeat):
+        for name, overrides in (("previous default", PREVIOUS_DEFAULT), ("default", ())):
+            leg = in_fresh_process("race", args.race, [*overrides, *args.native], args.games, seed)
+            legs.append({"name": name, "seed": seed, **leg})
+            if not args.json:
+                rates = " / ".join(f"{100 * leg[f'win_rate_vs_heuristic_{n}p']:.1f}%" for n in (2, 3, 4))
+                print(
+                    f"{name:<17} seed {seed}: {leg['decisions']:>9} decisions in {args.race} min, "
+                    f"against the heuristic at 2 / 3 / 4 players {rates}",
+                    flush=True,
+                )
+    return {"race": legs}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m training.bench_training", description=__doc__.split("\n")[0]
+        prog="python -m island_fortress_env.training.bench_training", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--seconds", type=float, default=180.0, help="training wall time per trainer")
+    parser.add_argument("--seconds", type=float, default=150.0, help="training wall time per trainer")
+    parser.add_argument(
+        "--race", type=float, default=0.0, metavar="MINUTES",
+        help="run the learning race instead: MINUTES of training per trainer, then an evaluation",
+    )  # fmt: skip
+    parser.add_argument("--games", type=int, default=96, help="race: evaluation games per table size")
     parser.add_argument("--repeat", type=int, default=1, help="measure each trainer this many times")
     parser.add_argument("--sb3", nargs="*", default=[], metavar="KEY=VALUE", help="SB3 config overrides")
     parser.add_argument(
-        "--native", nargs="*", default=[], metavar="KEY=VALUE", help="native config overrides"
+        "--native", nargs="*", default=[], metavar="KEY=VALUE", help="native config overrides (both)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.repeat < 1:
-        parser.error("--seconds must be > 0 and --repeat >= 1")
-    results = []
-    for _ in range(args.repeat):
-        for name, overrides in (("sb3", args.sb3), ("native", args.native)):
-            results.append({"name": name, **measure(name, args.seconds, overrides)})
-            if not args.json:
-                r = results[-1]
-                print(
-                    f"{r['trainer']:<48} {r['decisions']:>9} decisions in {r['wall_s']:6.1f} s = "
-                    f"{r['decisions_per_second']:7.0f} decisions/s, CPU {100 * r['cpu_utilisation']:5.1f}% "
-                    f"of {r['cores']} cores",
-                    flush=True,
-                )
-    rate = {n: [r["decisions_per_second"] for r in results if r["name"] == n] for n in RUNNERS}
-    speedup = (sum(rate["native"]) / len(rate["native"])) / (sum(rate["sb3"]) / len(rate["sb3"]))
+    if args.seconds <= 0 or args.repeat < 1 or args.race < 0 or args.games < 1:
+        parser.error("--seconds must be > 0, --race >= 0, --repeat and --games >= 1")
+    out = race(args) if args.race else throughput(args)
     if args.json:
-        print(json.dumps({"results": results, "speedup": speedup}))
-    else:
-        print(f"native / sb3 decisions learned from per second: {speedup:.1f}x")
+        print(json.dumps(out))
     return 0
 
 

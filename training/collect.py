@@ -100,10 +100,7 @@ def sample_actions(
 def replay(game: Any, seed: int, actions: Sequence[int]) -> Any:
     """The core state of game ``game`` (an ``engine.Game``) dealt from ``seed`` after ``actions``,
     with its event log: a batched game (which keeps no log) as it ended."""
-    state = core.new_initial_state(game, seed)
-    for action in actions:
-        state.apply_action(action)
-    return state
+    return core.replay(game, seed, actions)
 
 
 @dataclass
@@ -220,7 +217,7 @@ class Collector:
         """Keep the figures of ``game``, which ended in ``state``."""
         from island_fortress_env.training.evaluate import final_ranks
 
-        figures = [game_figures(state, s) for s in game.learners]
+        figures = game_figures(state, game.learners)
         ahead = None
         if game.kind is not GameKind.SELF_PLAY:
             ranks = final_ranks(state)

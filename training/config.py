@@ -112,10 +112,13 @@ class PretrainSection:
     batch_size: int = 256
     learning_rate: float = 1.0e-3
     tables: dict = field(default_factory=dict)  # {two: w, three: w, four: w}; empty: the run's
+    max_share: float = 1.0  # of train.max_minutes (native trainer): the fit stops there, PPO gets the rest
 
     def check(self) -> None:
         if self.games < 0 or self.epochs < 1 or self.batch_size < 1 or self.learning_rate <= 0:
             fail("pretrain", "games must be >= 0, epochs and batch_size >= 1, learning_rate > 0")
+        if not 0 < self.max_share <= 1:
+            fail("pretrain.max_share", f"must be in (0, 1], not {self.max_share}")
         unknown = sorted(set(self.tables) - set(TABLE_NAMES.values()))
         if unknown:
             fail("pretrain.tables", f"unknown table size(s) {unknown}; use {', '.join(TABLE_NAMES.values())}")

@@ -34,38 +34,46 @@ SCORE_COMPONENTS: dict[ScoreReason, str] = {
 }
 
 
-def score_components(log: Sequence[Event], seat: int) -> dict[str, int]:
-    out = dict.fromkeys(sorted(set(SCORE_COMPONENTS.values())), 0)
+def score_components(log: Sequence[Event], seats: Sequence[int]) -> list[dict[str, int]]:
+    """Each of ``seats``' points by component, in one pass over ``log``."""
+    out = {seat: dict.fromkeys(sorted(set(SCORE_COMPONENTS.values())), 0) for seat in seats}
     for event in log:
-        if isinstance(event, Score) and event.player == seat:
-            out[SCORE_COMPONENTS[event.reason]] += event.points
-    return out
+        if isinstance(event, Score) and event.player in out:
+            out[event.player][SCORE_COMPONENTS[event.reason]] += event.points
+    return [out[seat] for seat in seats]
 
 
-def jade_spent(log: Sequence[Event], seat: int) -> int:
-    """Jade paid to the treasury: petition bids, purchases, double builds, repeats, buybacks."""
-    spent = 0
+def jade_spent(log: Sequence[Event], seats: Sequence[int]) -> list[int]:
+    """The Jade each of ``seats`` paid to the treasury (petition bids, purchases, double builds,
+    repeats, buybacks), in one pass over ``log``."""
+    spent = dict.fromkeys(seats, 0)
     for event in log:
         if isinstance(event, Petition):
-            if event.winner == seat:
-                spent += event.bids[seat]
+            if event.winner in spent:
+                spent[event.winner] += event.bids[event.winner]
         elif isinstance(event, (Recruited, Bought, Build, Role)):
-            if event.player == seat:
-                spent += event.cost
-        elif isinstance(event, Buyback) and event.player == seat and not event.chip:
-            spent += tables.TASKMASTER_BUYBACK_COST  # the Taskmaster's, not a chip
-    return spent
+            if event.player in spent:
+                spent[event.player] += event.cost
+        elif isinstance(event, Buyback) and event.player in spent and not event.chip:
+            spent[event.player] += tables.TASKMASTER_BUYBACK_COST  # the Taskmaster's, not a chip
+    return [spent[seat] for seat in seats]
 
 
-def game_figures(state: Any, seat: int) -> dict[str, Any]:
-    """The figures of a finished game logged for ``seat`` (both trainers read them here only):
-    win share, final score and its components, rounds, Jade spent, favors played, blocks built."""
-    return {
-        "win": scoring.win_share(state.winners, seat),
-        "score": state.score[seat],
-        "components": score_components(state.log, seat),
-        "rounds": state.round,
-        "jade_spent": jade_spent(state.log, seat),
-        "favors_played": state.favor_played[seat].bit_count(),
-        "blocks_built": state.blocks_built(seat),
-    }
+def game_figures(state: Any, seats: Sequence[int]) -> list[dict[str, Any]]:
+    """The figures of a finished game logged for each of ``seats`` (both trainers read them here
+    only): win share, final score and its components, rounds, Jade spent, favors played, blocks
+    built. The event log is read once for all of them."""
+    log = state.log
+    per_seat = zip(seats, score_components(log, seats), jade_spent(log, seats), strict=True)
+    return [
+        {
+            "win": scoring.win_share(state.winners, seat),
+            "score": state.score[seat],
+            "components": components,
+            "rounds": state.round,
+            "jade_spent": jade,
+            "favors_played": state.favor_played[seat].bit_count(),
+            "blocks_built": state.blocks_built(seat),
+        }
+        for seat, components, jade in per_seat
+    ]

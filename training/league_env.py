@@ -167,4 +167,4 @@ class LeagueEnv(gym.Env):
 
     def _episode_stats(self) -> dict[str, Any]:
         return {"opponent": self.opponent_kind, "length": self._steps,
-                **game_figures(self.aec.game_state, self.learner_seat)}  # fmt: skip
+                **game_figures(self.aec.game_state, [self.learner_seat])[0]}  # fmt: skip

@@ -15,8 +15,9 @@ from island_fortress_env.agents.network import Torso
 
 class IslandFortressExtractor(BaseFeaturesExtractor):
     def __init__(self, observation_space: spaces.Box, cnn_channels: int = 32, hidden: int = 128) -> None:
-        super().__init__(observation_space, features_dim=2 * hidden)
-        self.torso = Torso(int(observation_space.shape[0]), cnn_channels, hidden)
+        torso = Torso(int(observation_space.shape[0]), cnn_channels, hidden)
+        super().__init__(observation_space, features_dim=torso.features_dim)
+        self.torso = torso
         self._register_load_state_dict_pre_hook(_torso_keys)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:

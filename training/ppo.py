@@ -343,7 +343,9 @@ def ppo_update(
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - p.clip_coef, 1 + p.clip_coef)).mean()
             v_loss = 0.5 * ((value - returns[idx]) ** 2).mean()
-            probs = logp_all.exp()
+            # softmax, not logp_all.exp(): exp of the masked actions' huge negative
+            # log-probabilities takes a slow path, ten times the cost of the whole softmax
+            probs = torch.softmax(logits, dim=-1)
             entropy = -(probs * torch.where(mask, logp_all, torch.zeros_like(logp_all))).sum(-1).mean()
             loss = pg_loss - p.ent_coef * entropy + p.vf_coef * v_loss
             optimizer.zero_grad()
@@ -482,7 +484,8 @@ def train_native(
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 999]))  # the minibatches' order
     net = ActorCritic(**network_kwargs(cfg))
     learner = learner_copy(net, t.device)  # net itself, or its copy on the GPU
-    optimizer = torch.optim.Adam(learner.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
+    # fused: one kernel per step for all the parameters (several times cheaper on a CPU)
+    optimizer = torch.optim.Adam(learner.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5, fused=True)
     progress = Progress()
     if resume:
         loaded, meta = load_same_network(resume, network_kwargs(cfg))
@@ -501,12 +504,23 @@ def train_native(
     progress.leg_start = time.monotonic()
     if not resume and cfg.policy.init_from:
         net.load_state_dict(initial_weights(cfg.policy.init_from, network_kwargs(cfg)))
+    phases: dict[str, str] = {}  # what each phase of this leg got, for the summary
     if not resume and cfg.pretrain.games > 0:
-        report = warm_start(net, cfg, writer, bfloat16=update_dtype(cfg, "cpu") == "bfloat16")  # on the CPU
+        # The imitation may take pretrain.max_share of train.max_minutes: PPO gets the rest.
+        share = 60 * t.max_minutes * cfg.pretrain.max_share
+        deadline = progress.leg_start + share if t.max_minutes else None
+        bf16 = update_dtype(cfg, "cpu") == "bfloat16"
+        report = warm_start(net, cfg, writer, bfloat16=bf16, deadline=deadline)  # on the CPU
         writer.add_scalar("pretrain/final_accuracy", report["epochs"][-1]["accuracy"], 0)
+        cut = f" (stopped at its share of train.max_minutes, {share:.0f} s)" * report["stopped_early"]
+        phases["imitation"] = (
+            f"{report['games']:,} games, {report['fitted']:,} of {report['samples']:,} decisions "
+            f"fitted, {report['seconds']:.0f} s{cut}"
+        )
     if learner is not net:  # the weights resumed, started from or imitated, to the GPU
         learner.load_state_dict(net.state_dict())
 
+    decisions_before = progress.decisions
     league = League.for_run(cfg, net, progress.decisions)
     collectors = Collectors(cfg, SeatTrajectories, standing=league.standing())
     next_snapshot = progress.decisions + cfg.league.snapshot_every
@@ -609,6 +623,11 @@ def train_native(
     finally:
         bar.close()
         collectors.close()
+    learned = progress.decisions - decisions_before
+    phases["PPO"] = (
+        f"{learned:,} decisions in {progress.loop_seconds:.0f} s "
+        f"({learned / max(progress.loop_seconds, 1e-9):,.0f} decisions/s, {progress.updates} updates)"
+    )
 
     final = run.save("final.zip")
     run.save("latest.zip")
@@ -626,12 +645,18 @@ def train_native(
         )
     if cfg.eval.final_games > 0:
         # Other deals than the periodic evaluations': the kept policy was not chosen on these.
+        tick = time.monotonic()
         result = run.evaluate(kept_net, cfg.eval.final_games, FINAL_EVAL_SEED)
+        took = time.monotonic() - tick
+        phases["final evaluation"] = f"{cfg.eval.final_games} games per table and opponent, {took:.0f} s"
         for key, value in result.items():
             writer.add_scalar(f"final_eval/{key}", value, progress.decisions)
         games = cfg.eval.final_games
         print(f"\nfinal greedy evaluation of {kept.name} ({games} games per table, seats rotated):")
         for key, value in result.items():
             print(f"  {key:<28} {value:.3f}")
+    print(f"\nthis run's phases ({progress.leg_seconds() / 60:.1f} min in all):")
+    for phase, got in phases.items():
+        print(f"  {phase:<17} {got}")
     writer.close()
     return kept

@@ -19,6 +19,7 @@ those games ended with.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -253,12 +254,14 @@ def _fit(
     seed: int,
     progress: bool,
     bfloat16: bool = False,
+    deadline: float | None = None,
 ) -> dict[str, Any]:
     """The imitation loop shared by both trainers: masked cross-entropy on the demonstrated
     actions + 0.5 x value MSE on the returns that followed. ``predict(obs, masks)`` gives masked
     action logits and values; ``log(record)`` reports each epoch. ``bfloat16``: the forward pass
     under CPU autocast (the native network keeps its heads in float32), as the PPO update runs
-    with ``train.update_dtype`` bfloat16."""
+    with ``train.update_dtype`` bfloat16. At ``deadline`` (``time.monotonic()``) the fit stops
+    after the batch under way: the report's ``fitted`` says how many samples it learned from."""
     import torch
     from tqdm import tqdm
 
@@ -267,10 +270,13 @@ def _fit(
     n = len(data["actions"])
     assert data["obs"].shape[1] == OBS_SIZE and data["masks"].shape[1] == NUM_ACTIONS
     rng = np.random.default_rng(seed)
-    history = []
+    history: list[dict[str, Any]] = []
+    fitted, stopped = 0, False
     for epoch in range(epochs):
+        if stopped:
+            break
         order = rng.permutation(n)
-        losses, correct = [], 0
+        losses, correct, seen = [], 0, 0
         for start in tqdm(range(0, n, batch_size), desc=f"imitation epoch {epoch + 1}/{epochs}",
                           disable=not progress, unit="batch", leave=False):  # fmt: skip
             idx = order[start : start + batch_size]
@@ -288,7 +294,12 @@ def _fit(
             optimizer.step()
             losses.append(loss.item())
             correct += int((logits.argmax(dim=1) == actions).sum())
-        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)), "accuracy": correct / n}
+            seen += len(idx)
+            if deadline is not None and time.monotonic() >= deadline:
+                stopped = True
+                break
+        fitted += seen
+        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)), "accuracy": correct / seen}
         history.append(record)
         log(record)
         if progress:
@@ -296,7 +307,7 @@ def _fit(
                 f"imitation epoch {epoch + 1}: loss {record['loss']:.3f}, accuracy {record['accuracy']:.1%}"
             )
     module.eval()
-    return {"samples": n, "epochs": history}
+    return {"samples": n, "epochs": history, "fitted": fitted, "stopped_early": stopped}
 
 
 def behaviour_cloning(
@@ -327,7 +338,7 @@ def behaviour_cloning(
 
 def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, learning_rate: float,
             seed: int = 0, progress: bool = False, writer: Any = None,
-            bfloat16: bool = False) -> dict[str, Any]:  # fmt: skip
+            bfloat16: bool = False, deadline: float | None = None) -> dict[str, Any]:  # fmt: skip
     """Fit a native ``ActorCritic`` to the demonstrations (``bfloat16``: its torso under autocast);
     logs ``pretrain/loss`` and ``pretrain/accuracy`` per epoch to ``writer`` (TensorBoard)."""
 
@@ -336,18 +347,21 @@ def imitate(net, data: dict[str, np.ndarray], epochs: int, batch_size: int, lear
             writer.add_scalar("pretrain/loss", record["loss"], record["epoch"])
             writer.add_scalar("pretrain/accuracy", record["accuracy"], record["epoch"])
 
-    return _fit(net, net, log, data, epochs, batch_size, learning_rate, seed, progress, bfloat16)
+    return _fit(net, net, log, data, epochs, batch_size, learning_rate, seed, progress, bfloat16, deadline)
 
 
-def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False) -> dict[str, Any]:
+def warm_start(
+    net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False, deadline: float | None = None
+) -> dict[str, Any]:
     """The native trainer's warm start: ``cfg.pretrain.games`` games of ``cfg.pretrain.teacher``,
     split over the table sizes in use by their ``tables`` weights and played on ``1 +
     train.workers`` threads of the C++ core (the heuristic) or as many processes (any other
     teacher, or no core), then ``imitate`` on as many torch threads as there are cores, up to that
-    (no collector runs yet; ``bfloat16`` as the PPO update's dtype). Returns ``imitate``'s
-    report."""
+    (no collector runs yet; ``bfloat16`` as the PPO update's dtype), stopped at ``deadline``.
+    Returns ``imitate``'s report, with the decisions played (``samples``) and the seconds taken."""
     import torch
 
+    start = time.monotonic()
     pre = cfg.pretrain
     weights = pre.table_weights(cfg.tables)
     total = sum(weights.values())
@@ -380,7 +394,7 @@ def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False)
     threads = torch.get_num_threads()
     torch.set_num_threads(min(processes, os.cpu_count() or 1))  # more threads than cores: far slower
     try:
-        return imitate(
+        report = imitate(
             net,
             data,
             pre.epochs,
@@ -390,6 +404,10 @@ def warm_start(net: Any, cfg: NativeConfig, writer: Any, bfloat16: bool = False)
             progress=cfg.logging.progress_bar,
             writer=writer,
             bfloat16=bfloat16,
+            deadline=deadline,
         )
     finally:
         torch.set_num_threads(threads)
+    report["games"] = sum(j[2] for j in jobs)
+    report["seconds"] = time.monotonic() - start
+    return report

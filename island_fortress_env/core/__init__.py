@@ -77,3 +77,14 @@ def new_initial_state(game: Game, seed: Any = None) -> CoreState:
     from .state import new_initial_state as _new
 
     return _new(game, seed)
+
+
+def replay(game: Game, seed: Any, actions: Any) -> CoreState:
+    """The game of ``game`` dealt from ``seed`` after ``actions`` (action ids), with its event
+    log, replayed in C++ in one call; an action that is not legal where it stands raises
+    ``ValueError`` naming it."""
+    import numpy as np
+
+    from .state import _rebuild
+
+    return _rebuild(game, seed, np.asarray(actions, dtype="<i2").tobytes(), True)

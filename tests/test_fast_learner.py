@@ -1,0 +1,185 @@
+"""The learner's speed-ups keep its meaning: the dense torso, batched decision storage, Gumbel-max
+sampling, the imitation's share of the time cap, the phase summary and the benchmark's race."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from island_fortress_env.agents.checkpoint import load_policy
+from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.engine.actions import NUM_ACTIONS
+from island_fortress_env.env.observation import OBS_SIZE
+from island_fortress_env.training.collect import sample_actions
+from island_fortress_env.training.config import NativeConfig, load_config
+from island_fortress_env.training.ppo import SeatTrajectories, train_native
+from island_fortress_env.training.pretrain import core_demonstrations, imitate
+
+ROOT = Path(__file__).resolve().parents[1]
+GAMMA, LAM = 0.95, 0.9
+
+
+def test_the_default_network_is_a_dense_torso_and_the_convolutional_one_still_builds():
+    cfg = load_config(ROOT / "configs" / "default.yaml", schema=NativeConfig)
+    assert cfg.policy.cnn_channels == 0
+    dense = ActorCritic(cnn_channels=0, hidden=cfg.policy.hidden)
+    assert dense.torso.wall is None and dense.torso.features_dim == cfg.policy.hidden
+    assert not any(isinstance(m, torch.nn.Conv2d) for m in dense.modules())
+    conv = ActorCritic(cnn_channels=4, hidden=8)
+    assert conv.torso.features_dim == 16 and any(isinstance(m, torch.nn.Conv2d) for m in conv.modules())
+    obs, mask = torch.rand(5, OBS_SIZE), torch.ones(5, NUM_ACTIONS, dtype=torch.bool)
+    for net in (dense, conv):
+        logits, value = net(obs, mask)
+        assert logits.shape == (5, NUM_ACTIONS) and value.shape == (5,)
+    with pytest.raises(ValueError, match="cnn_channels must be >= 0"):
+        ActorCritic(cnn_channels=-1)
+
+
+def test_the_shipped_convolutional_policy_still_loads_and_plays():
+    net, meta = load_policy(ROOT / "checkpoints" / "policy-2-4p.zip")
+    assert meta["network"]["cnn_channels"] > 0 and net.torso.wall is not None
+    obs, mask = torch.zeros(2, OBS_SIZE), torch.zeros(2, NUM_ACTIONS, dtype=torch.bool)
+    mask[:, 7] = True
+    logits, _ = net(obs, mask)
+    assert logits.argmax(dim=-1).tolist() == [7, 7]
+
+
+def _random_decisions(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    obs = rng.random((n, OBS_SIZE), dtype=np.float32)
+    mask = rng.random((n, NUM_ACTIONS)) < 0.1
+    mask[:, 0] = True
+    return obs, mask
+
+
+def test_a_batch_of_decisions_is_stored_as_the_same_decisions_one_at_a_time():
+    """``act_many`` and ``act`` build the same trajectories, whatever the interleaving of seats,
+    rewards, ends and rollout cuts (and past the initial capacity)."""
+    rng = np.random.default_rng(5)
+    one, many = SeatTrajectories(capacity=3), SeatTrajectories(capacity=3)
+    seats = [(0, 1, 0), (0, 1, 1), (0, 2, 0), (0, 2, 1), (0, 2, 2)]
+    rollouts: list[tuple] = []
+    for step in range(60):
+        movers = sorted(rng.choice(len(seats), size=int(rng.integers(1, 4)), replace=False).tolist())
+        keys = [seats[i] for i in movers]
+        obs, mask = _random_decisions(rng, len(keys))
+        actions = rng.integers(0, NUM_ACTIONS, len(keys))
+        logprobs, values = rng.normal(size=len(keys)).astype(np.float32), rng.normal(size=len(keys))
+        for i, key in enumerate(keys):
+            one.act(key, obs[i], mask[i], int(actions[i]), float(logprobs[i]), float(values[i]))
+        many.act_many(keys, obs, mask, actions, logprobs, values.astype(np.float32))
+        for key in seats:
+            reward = float(rng.normal())
+            one.reward(key, reward)
+            many.reward(key, reward)
+        if step % 17 == 16:  # a game ends: every seat of it closes
+            for key in seats[2:]:
+                one.end(key)
+                many.end(key)
+        assert one.num_finished == many.num_finished
+        if step % 11 == 10:
+            rollouts.append((one.take(GAMMA, LAM), many.take(GAMMA, LAM)))
+    rollouts.append((one.take(GAMMA, LAM), many.take(GAMMA, LAM)))
+    assert sum(len(a) for a, _ in rollouts) > 100
+    for a, b in rollouts:
+        for name in ("obs", "masks", "actions", "logprobs", "values", "advantages", "returns"):
+            np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-6, atol=1e-6)
+
+
+def test_gumbel_max_sampling_draws_from_the_masked_softmax():
+    """20,000 seeded draws from fixed logits: every frequency within 1.5 points of its
+    probability, and an illegal action never drawn."""
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0, 3.0, 0.5] + [0.0] * (NUM_ACTIONS - 6)])
+
+    class Fixed(torch.nn.Module):
+        def forward(self, obs, mask):
+            from island_fortress_env.agents.network import masked_logits
+
+            n = obs.shape[0]
+            return masked_logits(logits.expand(n, -1), mask), torch.zeros(n)
+
+    mask = np.zeros((20_000, NUM_ACTIONS), bool)
+    mask[:, :4] = True  # action 4 has the largest logit but is illegal
+    obs = np.zeros((20_000, OBS_SIZE), np.float32)
+    actions, logprobs, _ = sample_actions(Fixed(), obs, mask, torch.Generator().manual_seed(3))
+    probs = torch.softmax(logits[0, :4], dim=0).numpy()
+    counts = np.bincount(actions, minlength=NUM_ACTIONS)
+    assert counts[4:].sum() == 0
+    assert np.abs(counts[:4] / 20_000 - probs).max() < 0.015
+    np.testing.assert_allclose(np.exp(logprobs), probs[actions], rtol=1e-5)
+    again, _, _ = sample_actions(Fixed(), obs, mask, torch.Generator().manual_seed(3))
+    assert np.array_equal(actions, again)  # the run's generator alone decides
+
+
+def test_the_imitation_stops_at_its_deadline_and_says_how_much_it_fitted():
+    data = core_demonstrations(2, {}, 4, seed=1)
+    net = ActorCritic(cnn_channels=0, hidden=8)
+    whole = imitate(net, data, epochs=2, batch_size=16, learning_rate=1e-3)
+    assert whole["fitted"] == 2 * whole["samples"] and not whole["stopped_early"]
+    cut = imitate(net, data, epochs=2, batch_size=16, learning_rate=1e-3, deadline=time.monotonic())
+    assert cut["stopped_early"] and cut["fitted"] == 16  # the batch under way, then stop
+    assert len(cut["epochs"]) == 1
+
+
+def _tiny_run(tmp_path: Path, *extra: str) -> NativeConfig:
+    return load_config(
+        ROOT / "configs" / "default.yaml",
+        [
+            "pretrain.games=6",
+            "train.total_decisions=300",
+            "train.rollout_decisions=150",
+            "train.games_per_collector=3",
+            "train.workers=0",
+            "train.pipelined=false",
+            "ppo.minibatch_size=50",
+            "policy.hidden=16",
+            "eval.every=0",
+            "eval.final_games=1",
+            "eval.opponents=[random]",
+            "logging.progress_bar=false",
+            f"logging.runs_dir={tmp_path / 'runs'}",
+            f"logging.checkpoints_dir={tmp_path / 'ckpt'}",
+            *extra,
+        ],
+        schema=NativeConfig,
+    )
+
+
+def test_a_run_prints_what_each_phase_got(tmp_path, capsys):
+    train_native(_tiny_run(tmp_path))
+    out = capsys.readouterr().out
+    summary = out[out.index("this run's phases") :]
+    assert re.search(r"imitation +5 games, ([\d,]+) of \1 decisions fitted", summary)  # 6 by 24:2:2
+    assert re.search(r"PPO +3\d\d decisions in \d+ s \([\d,]+ decisions/s, 2 updates\)", summary)
+    assert "final evaluation" in summary and "1 games per table and opponent" in summary
+
+
+def test_the_imitation_gets_only_its_share_of_the_time_cap(tmp_path, capsys):
+    """A share of a few milliseconds: the fit stops early, and PPO still gets its decisions."""
+    cfg = _tiny_run(tmp_path, "pretrain.max_share=0.0001", "train.max_minutes=60", "pretrain.batch_size=8")
+    train_native(cfg)
+    out = capsys.readouterr().out
+    fitted, played = re.search(r"([\d,]+) of ([\d,]+) decisions fitted", out).groups()  # type: ignore[union-attr]
+    assert int(fitted.replace(",", "")) < int(played.replace(",", ""))
+    assert "(stopped at its share of train.max_minutes, 0 s)" in out
+    assert re.search(r"PPO +3\d\d decisions in", out)
+
+
+def test_the_imitation_share_is_checked():
+    with pytest.raises(Exception, match=r"pretrain\.max_share"):
+        load_config(ROOT / "configs" / "default.yaml", ["pretrain.max_share=0"], schema=NativeConfig)
+
+
+def test_the_learning_race_trains_and_evaluates_one_leg(tmp_path):
+    from island_fortress_env.training.bench_training import PREVIOUS_DEFAULT, race_leg
+
+    assert "policy.cnn_channels=32" in PREVIOUS_DEFAULT
+    small = ["pretrain.games=4", "train.workers=0", "train.pipelined=false", "train.rollout_decisions=64",
+             "train.games_per_collector=2", "ppo.minibatch_size=32"]  # fmt: skip
+    leg = race_leg(0.02, str(tmp_path), [*PREVIOUS_DEFAULT, *small, "policy.cnn_channels=2"], 1, 0)
+    assert leg["decisions"] >= 64
+    assert {f"win_rate_vs_heuristic_{n}p" for n in (2, 3, 4)} <= set(leg)
