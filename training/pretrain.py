@@ -355,8 +355,9 @@ def warm_start(
 ) -> dict[str, Any]:
     """The native trainer's warm start: ``cfg.pretrain.games`` games of ``cfg.pretrain.teacher``,
     split over the table sizes in use by their ``tables`` weights and played on ``1 +
-    train.workers`` threads of the C++ core (the heuristic) or as many processes (any other
-    teacher, or no core), then ``imitate`` on as many torch threads as there are cores, up to that
+    train.workers`` or ``train.torch_threads`` threads of the C++ core (the heuristic), whichever
+    is more, or as many processes (any other teacher, or no core), then ``imitate`` on as many
+    torch threads as there are cores, up to that
     (no collector runs yet; ``bfloat16`` as the PPO update's dtype), stopped at ``deadline``.
     Returns ``imitate``'s report, with the decisions played (``samples``) and the seconds taken."""
     import torch
@@ -365,7 +366,7 @@ def warm_start(
     pre = cfg.pretrain
     weights = pre.table_weights(cfg.tables)
     total = sum(weights.values())
-    processes = 1 + cfg.train.workers
+    processes = max(1 + cfg.train.workers, cfg.train.torch_threads)  # the run's share of the cores
     reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
     batched = in_core(pre.teacher)
     jobs = []  # (players, options, games, seed, teacher, *reward): each table size's games (split)
