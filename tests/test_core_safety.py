@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_core_differential import FIELDS, assert_same, snapshot
+from test_core_differential import FIELDS, _random_prefix, assert_same, snapshot
 
 from island_fortress_env import core, vector
 from island_fortress_env.engine import Game, SeedError, tables
@@ -121,6 +121,15 @@ def _consistent(env: Any) -> None:
         assert env.obs[i].tobytes() == state.encode(player).tobytes(), i
 
 
+def _two_threads(target: Callable[[int], None]) -> None:
+    """``target(0)`` and ``target(1)`` on two threads at once, both joined."""
+    workers = [threading.Thread(target=target, args=(k,)) for k in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+
+
 def _hammer(seed: int) -> None:
     """Two threads step one batch (through ``VectorEnv`` and through the raw core batch)."""
     # in every other run the core's own threads too
@@ -148,11 +157,7 @@ def _hammer(seed: int) -> None:
         except Exception:
             problems.append(traceback.format_exc())
 
-    workers = [threading.Thread(target=play, args=(k,)) for k in range(2)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
+    _two_threads(play)
     assert not problems, problems
     _consistent(env)
 
@@ -170,11 +175,7 @@ def _hammer(seed: int) -> None:
         except Exception:
             problems.append(traceback.format_exc())
 
-    workers = [threading.Thread(target=raw, args=(k,)) for k in range(2)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
+    _two_threads(raw)
     assert not problems, problems
     _consistent(env)
 
@@ -416,16 +417,8 @@ def _same(py: Any, cs: Any) -> None:
 
 
 def _fuzz_every_method(num_players: int, seed: int, steps: int, x: Any, y: Any, z: Any) -> None:
-    game = Game(num_players=num_players, favor_trade_in=True)
-    py = game.new_initial_state(seed)
-    cs = core.new_initial_state(game, seed)
-    pick = random.Random(seed)
-    for _ in range(steps):
-        if py.is_terminal():
-            break
-        action = pick.choice(py.legal_actions())
-        py.apply_action(action)
-        cs.apply_action(action)
+    py, cs = _random_prefix(num_players, seed, steps)
+    game = py.game
     before = cs.clone()
     n, cells = py.n, len(game.geometry.cell_bits)
 
