@@ -99,6 +99,9 @@ PREVIOUS_DEFAULT = (
     "ppo.n_epochs=2",
     "ppo.learning_rate=5e-5",
     "train.games_per_collector=32",
+    "train.workers=2",  # two collecting processes, pipelined with the main process's update
+    "train.pipelined=true",
+    "train.torch_threads=1",
 )
 
 
