@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo serve test-browser train test lint bench bench-training clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-sanitize
+.PHONY: install demo serve test-browser train test lint bench bench-training bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-sanitize
 
 $(STAMP): pyproject.toml CMakeLists.txt $(wildcard island_fortress_env/core/src/*)
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ lint: $(STAMP)
 
 bench-training: $(STAMP)
 	$(BIN)/python -m island_fortress_env.training.bench_training --seconds 150
+
+# The learning race: the default and the previous default, 4 minutes of training each, then each
+# greedy policy against the heuristic at 2, 3 and 4 players on the same deals.
+bench-learning: $(STAMP)
+	$(BIN)/python -m island_fortress_env.training.bench_training --race 4 --games 96
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
