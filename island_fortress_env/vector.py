@@ -92,15 +92,20 @@ _ARRAY_BYTES = (
 _LIST_BYTES = 8 + 8 + 16
 
 
-def _count(value: Any, name: str, low: int, high: int) -> int:
-    """``value`` as an integer in low..high: ``TypeError`` for what is no integer (a bool
-    included), ``ValueError`` outside the range."""
+def _integer(value: Any, name: str) -> int:
+    """``value`` as an integer: ``TypeError`` for what is no integer, a bool included."""
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an integer, not a bool ({value!r})")
     try:
-        number = operator.index(value)
+        return operator.index(value)
     except TypeError:
         raise TypeError(f"{name} must be an integer, not {value!r}") from None
+
+
+def _count(value: Any, name: str, low: int, high: int) -> int:
+    """``value`` as an integer in low..high: ``TypeError`` for what is no integer (a bool
+    included), ``ValueError`` outside the range."""
+    number = _integer(value, name)
     if not low <= number <= high:
         raise ValueError(f"{name} must be {low}..{high:,}, not {number}")
     return number
@@ -109,12 +114,7 @@ def _count(value: Any, name: str, low: int, high: int) -> int:
 def _index(value: Any, size: int) -> int:
     """``value`` as the index of a game of a batch of ``size``: ``TypeError`` for what is no
     integer (a bool included), ``IndexError`` outside 0..size-1."""
-    if isinstance(value, bool):
-        raise TypeError(f"a game index must be an integer, not a bool ({value!r})")
-    try:
-        index = operator.index(value)
-    except TypeError:
-        raise TypeError(f"a game index must be an integer, not {value!r}") from None
+    index = _integer(value, "a game index")
     if not 0 <= index < size:
         raise IndexError(f"no game {index} in a batch of {size}")
     return index

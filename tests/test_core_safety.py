@@ -505,18 +505,11 @@ def test_fuzzed_arguments_to_every_core_state_method_act_as_in_the_engine() -> N
 # ---------------------------------------------------------------------------------------- pickling
 
 
-def _both(num_players: int, seed: int, steps: int, **options: Any) -> tuple[Any, Any, random.Random]:
-    game = Game(num_players=num_players, **options)
-    py = game.new_initial_state(seed)
-    cs = core.new_initial_state(game, seed)
-    pick = random.Random(seed)
-    for _ in range(steps):
-        if py.is_terminal():
-            break
-        action = pick.choice(py.legal_actions())
-        py.apply_action(action)
-        cs.apply_action(action)
-    return py, cs, pick
+def _both(num_players: int, seed: int, steps: int) -> tuple[Any, Any, random.Random]:
+    """The differential test's random prefix on both backends (Favor Trade-in on), and a
+    generator to play on with."""
+    py, cs = _random_prefix(num_players, seed, steps)
+    return py, cs, random.Random(seed + 1)
 
 
 def _play_on_alike(py: Any, cs: Any, pick: random.Random) -> None:
@@ -544,7 +537,7 @@ def _play_on_alike(py: Any, cs: Any, pick: random.Random) -> None:
 def test_a_pickled_core_state_is_the_engines_state_of_the_same_history(
     num_players: int, seed: int, steps: int
 ) -> None:
-    py, cs, pick = _both(num_players, seed, steps, favor_trade_in=True)
+    py, cs, pick = _both(num_players, seed, steps)
     copies = [
         pickle.loads(pickle.dumps(cs)),
         pickle.loads(pickle.dumps(cs, protocol=0)),

@@ -108,15 +108,6 @@ def assert_one_line_error(run: subprocess.CompletedProcess[str], pattern: str) -
 # --------------------------------------------------------------------------- hostile deck files
 
 
-@needs_fifo
-def test_a_named_pipe_as_a_deck_is_refused_without_waiting(tmp_path):
-    fifo = tmp_path / "pipe.json"
-    os.mkfifo(fifo)
-    run = python(LOAD_DECK, str(fifo))
-    assert run.stdout.startswith("DeckError:"), run.stderr[-2000:]
-    assert "pipe.json" in run.stdout and "not a regular file" in run.stdout
-
-
 def test_dev_zero_as_a_deck_is_refused_without_reading_it(tmp_path):
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero here")
@@ -179,13 +170,15 @@ def test_the_cap_leaves_room_for_every_real_deck():
 
 
 @needs_fifo
-def test_a_named_pipe_as_a_record_is_refused_without_waiting(tmp_path):
+@pytest.mark.parametrize(("loader", "error"), [("deck", "DeckError"), ("record", "RecordError")])
+def test_a_named_pipe_as_a_deck_or_record_is_refused_without_waiting(tmp_path, loader, error):
     fifo = tmp_path / "game.json"
     os.mkfifo(fifo)
-    run = python(LOAD_RECORD, str(fifo))
-    assert run.stdout.startswith("RecordError:"), run.stderr[-2000:]
+    run = python(LOAD_DECK if loader == "deck" else LOAD_RECORD, str(fifo))
+    assert run.stdout.startswith(f"{error}:"), run.stderr[-2000:]
     assert "game.json" in run.stdout and "not a regular file" in run.stdout
-    assert_one_line_error(python(CLI, "replay", str(fifo)), r"game\.json.*not a regular file")
+    if loader == "record":
+        assert_one_line_error(python(CLI, "replay", str(fifo)), r"game\.json.*not a regular file")
 
 
 def test_a_device_as_a_record_is_refused(tmp_path):
