@@ -1,0 +1,326 @@
+"""The checkpoint zip's readers, shared by native and SB3 checkpoints: the members' names, the
+metadata's typed fields, every member read with its checksum checked, JSON parsed as JSON and
+tensors loaded with ``torch.load(weights_only=True)``, and ``CheckpointError``: what a bad file is.
+``checkpoint`` is the public face; ``sb3_checkpoint`` builds SB3 models on these readers."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import pickle
+import warnings
+import zipfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from island_fortress_env.engine.actions import ACTION_FAMILIES, NUM_ACTIONS
+from island_fortress_env.env.observation import (
+    GLOBAL_FEATURES,
+    LAYOUT,
+    OBS_SIZE,
+    PLAYER_FEATURES,
+    WALL_PLANES,
+)
+
+META_MEMBER = "island_fortress.json"
+WEIGHTS_MEMBER = "actor_critic.pt"
+TRAINING_STATE_MEMBER = "training_state.pt"  # optimizer state for --resume (native, optional)
+NATIVE_FORMAT = "island_fortress.actor_critic.v1"
+SB3_DATA_MEMBER = "data"  # MaskablePPO.save's JSON of the model's settings
+SB3_POLICY_MEMBER = "policy.pth"  # the policy's state dict
+SB3_OPTIMIZER_MEMBER = "policy.optimizer.pth"  # its optimizer's state dict
+SB3_VARIABLES_MEMBER = "pytorch_variables.pth"  # torch variables outside the state dicts (PPO: none)
+SB3_TENSOR_MEMBERS = (SB3_POLICY_MEMBER, SB3_OPTIMIZER_MEMBER, SB3_VARIABLES_MEMBER)
+MAX_METADATA_BYTES = 16 * 1024 * 1024
+# What torch.load, and building or filling a network with settings that do not fit, raise.
+TORCH_ERRORS = (
+    RuntimeError,
+    EOFError,
+    pickle.UnpicklingError,
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used with this environment."""
+
+
+def space_signature() -> dict[str, Any]:
+    """What a policy depends on: sizes plus a digest of the observation layout (every feature's
+    name, which includes its scale) and of the action table."""
+    layout = json.dumps([
+        LAYOUT, WALL_PLANES, PLAYER_FEATURES, GLOBAL_FEATURES,
+        [(f.name, f.start, f.size) for f in ACTION_FAMILIES],
+    ])  # fmt: skip
+    return {
+        "env": "island_fortress_v0",
+        "observation_size": OBS_SIZE,
+        "num_actions": NUM_ACTIONS,
+        "layout_digest": hashlib.sha256(layout.encode()).hexdigest()[:16],
+    }
+
+
+def write_metadata(path: str | Path, metadata: dict[str, Any]) -> None:
+    """Add (or replace) our metadata member in an SB3 checkpoint zip."""
+    path = Path(path)
+    meta = {"space_signature": space_signature(), **metadata}
+    with zipfile.ZipFile(path, "r") as zin:
+        members = {n: zin.read(n) for n in zin.namelist() if n != META_MEMBER}
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zout:
+        for name, data in members.items():
+            zout.writestr(name, data)
+        zout.writestr(META_MEMBER, json.dumps(meta, indent=2, sort_keys=True, default=str))
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> bool:
+    return _is_int(value) and value >= 0
+
+
+def _number(value: Any) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _seconds(value: Any) -> bool:
+    return _number(value) and value >= 0
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _count_or_null(value: Any) -> bool:
+    return value is None or _count(value)
+
+
+Fields = dict[str, tuple[Callable[[Any], bool], str]]
+
+# Every metadata field the code reads and what it must be. A field may be absent (checkpoints of
+# another trainer or an older version); when present it must pass, else the checkpoint is refused.
+METADATA_FIELDS: Fields = {
+    "format": (_text, "a text"),
+    "space_signature": (_object, "an object"),
+    "network": (_object, "an object of network settings"),
+    "num_timesteps": (_count, "an integer >= 0"),
+    "updates": (_count, "an integer >= 0"),
+    "elapsed_seconds": (_seconds, "a number >= 0"),
+    "training_seconds": (_seconds, "a number >= 0"),
+    "selection": (_object, "an object"),
+    "env_options": (_object, "an object"),
+    "config": (_object, "an object"),
+    "run_name": (_text, "a text"),
+}
+SIGNATURE_FIELDS: Fields = {
+    "env": (_text, "a text"),
+    "observation_size": (_count, "an integer >= 0"),
+    "num_actions": (_count, "an integer >= 0"),
+    "layout_digest": (_text, "a text"),
+}
+SELECTION_FIELDS: Fields = {
+    "score": (_number, "a number"),
+    "decisions": (_count, "an integer >= 0"),
+    "games": (_count, "an integer >= 0"),
+}
+NETWORK_FIELDS: Fields = {  # ActorCritic's arguments
+    "obs_size": (_count, "an integer >= 0"),
+    "num_actions": (_count, "an integer >= 0"),
+    "cnn_channels": (_count, "an integer >= 0"),
+    "hidden": (_count, "an integer >= 0"),
+    "head_activation": (_text, "a text"),
+    "value_cnn_channels": (_count_or_null, "an integer >= 0 or null"),
+    "value_hidden": (_count_or_null, "an integer >= 0 or null"),
+}
+_NESTED = {"space_signature": SIGNATURE_FIELDS, "selection": SELECTION_FIELDS, "network": NETWORK_FIELDS}
+
+
+def _fail(path: str | Path, why: str) -> CheckpointError:
+    return CheckpointError(f"checkpoint {str(path)!r}: {why}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def validate_metadata(path: str | Path, metadata: dict[str, Any]) -> dict[str, Any]:
+    """Check the type of every field the code reads (``METADATA_FIELDS`` and the fields of
+    ``space_signature``, ``selection`` and ``network``); a ``CheckpointError`` names the first
+    that is wrong. Returns ``metadata``."""
+
+    def check(data: dict[str, Any], fields: Fields, where: str) -> None:
+        for name, (test, what) in fields.items():
+            if name in data and not test(data[name]):
+                raise _fail(path, f"{META_MEMBER}: {where}{name} must be {what}, not {_shown(data[name])}")
+
+    check(metadata, METADATA_FIELDS, "")
+    for name, fields in _NESTED.items():
+        if name in metadata:
+            check(metadata[name], fields, f"{name}.")
+    unknown = sorted(set(metadata.get("network", {})) - set(NETWORK_FIELDS))
+    if unknown:
+        raise _fail(path, f"{META_MEMBER}: network has unknown setting(s) {_shown(unknown)}")
+    return metadata
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The metadata of checkpoint ``path``, after checking the zip (every member's checksum) and
+    the type of every field the code reads; anything wrong is one ``CheckpointError``."""
+    path = Path(path)
+    if not path.is_file():
+        raise _fail(path, "no such file")
+    try:
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():  # every member's checksum: a damaged file is refused up front
+                _check_member(path, z, info)
+            if META_MEMBER not in z.namelist():
+                raise _fail(
+                    path,
+                    f"no {META_MEMBER} inside; it was not written by island-fortress train, "
+                    "so its observation/action spaces cannot be checked",
+                )
+            if z.getinfo(META_MEMBER).file_size > MAX_METADATA_BYTES:
+                raise _fail(path, f"{META_MEMBER} is too large to be metadata")
+            raw = _read_member(path, z, META_MEMBER)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, ValueError) as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise _fail(
+            path, "not a zip file, or a truncated or damaged one (a checkpoint is a whole zip file)"
+        ) from None
+    metadata = _json(path, META_MEMBER, raw)
+    if not isinstance(metadata, dict):
+        raise _fail(path, f"{META_MEMBER} must hold a JSON object, not a {type(metadata).__name__}")
+    return validate_metadata(path, metadata)
+
+
+def _json(path: str | Path, member: str, raw: bytes) -> Any:
+    """A member's JSON, parsed safely: bad text, too deep nesting and too long integers (Python's
+    limit on their digits) are a ``CheckpointError``."""
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _fail(path, f"{member} is not valid JSON ({_short(exc)})") from None
+    except RecursionError:
+        raise _fail(path, f"{member} is not usable JSON (nested too deeply)") from None
+    except ValueError as exc:
+        raise _fail(path, f"{member} is not usable JSON ({_short(exc)})") from None
+
+
+def _check_member(path: str | Path, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Read a member through to its end, which checks its CRC, without holding it in memory."""
+    try:
+        with z.open(info) as f:
+            while f.read(1 << 20):
+                pass
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise _fail(path, f"member {info.filename} is corrupted ({_short(exc)})") from None
+
+
+def _read_member(path: str | Path, z: zipfile.ZipFile, member: str) -> bytes:
+    """One member's bytes; a damaged member (bad CRC, broken compression) is a CheckpointError."""
+    try:
+        return z.read(member)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise _fail(path, f"member {member} is corrupted ({_short(exc)})") from None
+
+
+def _short(exc: BaseException) -> str:
+    """The gist of a library's error: torch's own reason when it refuses to unpickle, else the
+    first line (and the line after it where the first only announces a list, as torch's "Error(s)
+    in loading state_dict for ...:" does); at most 160 characters."""
+    text = str(exc)
+    if "WeightsUnpickler error:" in text:
+        text = text.split("WeightsUnpickler error:", 1)[1]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else type(exc).__name__
+    if first.endswith(":") and len(lines) > 1:
+        first = f"{first} {lines[1]}"
+    return first if len(first) <= 160 else first[:157] + "..."
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def check_spaces(path: str | Path, metadata: dict[str, Any]) -> None:
+    """Refuse a checkpoint trained on other observation/action spaces (one ``CheckpointError``)."""
+    saved = metadata.get("space_signature", {})
+    here = space_signature()
+    diffs = [f"{k}: checkpoint {saved.get(k)!r} != env {v!r}" for k, v in here.items() if saved.get(k) != v]
+    if diffs:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} does not match this environment's spaces ({'; '.join(diffs)}); "
+            "it was trained on a different observation/action layout"
+        )
+
+
+def _members(path: str | Path, names: tuple[str, ...]) -> dict[str, bytes]:
+    """The named members that the zip holds, by name."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            present = set(z.namelist())
+            return {name: _read_member(path, z, name) for name in names if name in present}
+    except (zipfile.BadZipFile, OSError):
+        raise _fail(path, "not a zip file, or a truncated or damaged one") from None
+
+
+def _torch_load(path: str | Path, member: str, raw: bytes) -> Any:
+    """A tensor member, loaded with ``weights_only`` (tensors and plain containers only); a
+    member that is not one is a ``CheckpointError`` of one line."""
+    import torch
+
+    try:
+        with warnings.catch_warnings():  # torch warns about unusual pickle protocols: the error says it
+            warnings.simplefilter("ignore")
+            return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except TORCH_ERRORS as exc:
+        raise _fail(path, f"member {member} is not a PyTorch tensor file ({_short(exc)})") from None
+
+
+def _state_dict(path: str | Path, member: str, raw: bytes) -> dict[str, Any]:
+    """A member holding a state dict: names to tensors."""
+    import torch
+
+    state = _torch_load(path, member, raw)
+    if not isinstance(state, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
+        raise _fail(path, f"member {member} is not a state dict (names to tensors)")
+    return state
+
+
+def _training_state(path: str | Path, raw: bytes) -> dict[str, Any]:
+    """The training state member: ``{"optimizer": <an optimizer's state dict>}``."""
+    state = _torch_load(path, TRAINING_STATE_MEMBER, raw)
+    if not isinstance(state, dict):
+        raise _fail(path, f"member {TRAINING_STATE_MEMBER} does not hold an optimizer's state")
+    _optimizer_state(path, TRAINING_STATE_MEMBER, state.get("optimizer"))
+    return state
+
+
+def _optimizer_state(path: str | Path, member: str, state: Any) -> dict[str, Any]:
+    """``state``, loaded from ``member``, if it is an optimizer's state dict."""
+    if not (
+        isinstance(state, dict)
+        and isinstance(state.get("state"), dict)
+        and isinstance(state.get("param_groups"), list)
+        and all(isinstance(g, dict) and isinstance(g.get("params"), list) for g in state["param_groups"])
+    ):
+        raise _fail(path, f"member {member} does not hold an optimizer's state")
+    return state
