@@ -97,12 +97,6 @@ def sample_actions(
     return actions.numpy(), chosen.numpy(), values.numpy()
 
 
-def replay(game: Any, seed: int, actions: Sequence[int]) -> Any:
-    """The core state of game ``game`` (an ``engine.Game``) dealt from ``seed`` after ``actions``,
-    with its event log: a batched game (which keeps no log) as it ended."""
-    return core.replay(game, seed, actions)
-
-
 @dataclass
 class Game:
     """One game of a collector: who plays each seat, and how far it has got."""
@@ -327,8 +321,9 @@ class CoreCollector(Collector):
             if not done[slot]:
                 self._credit(game, gained, None)
                 continue
-            # The batch has begun the slot's next game: this one is replayed for its end.
-            state = replay(game.table, game.seed, game.actions)
+            # The batch has begun the slot's next game: this one is replayed (with its event log,
+            # which a batched game does not keep) for its end.
+            state = core.replay(game.table, game.seed, game.actions)
             if not state.is_terminal():
                 raise RuntimeError(f"the replay of game {game.episode} did not end where the batch's did")
             self._credit(game, gained, win_loss_returns(state.n, state.winners))

@@ -20,10 +20,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from island_fortress_env import core
 from island_fortress_env.agents.checkpoint import read_metadata
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine import scoring
-from island_fortress_env.training.collect import core_available, replay, sample_actions, split, starmap
+from island_fortress_env.training.collect import core_available, sample_actions, split, starmap
 from island_fortress_env.training.config import TABLE_SIZES
 
 ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the anchor players
@@ -144,7 +145,7 @@ def play_core_table(
         playing &= ~env.done
     wins, ranks = 0.0, []
     for g in range(games):
-        state = replay(tables[g], seeds[g], taken[g])
+        state = core.replay(tables[g], seeds[g], taken[g])
         seat_of = [(i + g) % players for i in range(players)]
         wins += scoring.win_share(state.winners, seat_of[0])
         by_seat = final_ranks(state)
