@@ -311,7 +311,7 @@ class NativeTrainSection:
 class NativePolicySection:
     cnn_channels: int = 0
     """Channels of the torso's convolutions; 0: a dense torso, no convolution (``network.Torso``)."""
-    hidden: int = 256
+    hidden: int = 128
     """Width of the torso's and the heads' hidden layers."""
     head_activation: str = "relu"
     """``relu``, or ``tanh`` (SB3's heads: needed to start from an SB3 policy)."""
