@@ -20,15 +20,27 @@ Arrays (N = num_games), written in place at every call and returned (copy what m
 * ``rewards`` float32[N, 4]: the win/loss returns of every seat (docs/RULES.md E23) in the games
   that ended on this step, zero elsewhere and for absent seats;
 * ``done`` bool[N]: the game ended on this step. It has been replaced by a new game already: ``obs``,
-  ``mask`` and ``player`` are the new game's first decision.
+  ``mask`` and ``player`` are the new game's first decision;
+* ``final`` (``FinalResults``, read-only arrays, P = 4 seats, C = ``len(engine.scoring.COMPONENTS)``):
+  the record of each game that ended on this step, in the rows where ``done`` is true (zeros in the
+  others, after ``reset()`` and for absent seats), so that nobody needs to replay a finished game:
+  ``players`` int32[N] (its table size), ``seed`` uint64[N] (the seed it was dealt from), ``length``
+  int32[N] (the decisions taken in it), ``rounds`` int32[N], ``score`` int64[N, P], ``rank``
+  int32[N, P] (finishing position, 1 = winner: score, then blocks in the wall, Jade, Treasure; seats
+  still tied share one), ``win`` float32[N, P] (win share, 1/m for m tied winners),
+  ``blocks_built`` int32[N, P], ``favors_played`` int32[N, P], ``jade_spent`` int64[N, P] (Jade paid
+  to the supply) and ``components`` int64[N, P, C] (points by ``engine.scoring.COMPONENTS``). Row
+  ``i`` equals ``engine.results.game_result`` of that game.
 
 ``score_gains()`` gives every seat's points scored on the last step (per-seat score deltas, for a
 dense reward), ``set_players(i, n)`` changes the table size of game ``i`` from its next episode on,
-and ``random_actions``/``heuristic_actions`` take a mask of the games to decide for.
+``set_seed(i, s)`` deals its next episode from seed ``s``, and ``random_actions``/``heuristic_actions``
+take a mask of the games to decide for.
 
 Episode ``e`` of game ``i`` is the game ``core.new_initial_state(game, seed=game_seed(i, e))``
-(episodes count from 0); ``random_actions`` draws like ``engine.play_random_game`` from that seed,
-and ``heuristic_actions`` plays like ``HeuristicAgent(seed=that seed)`` at every seat.
+(episodes count from 0), or the seed ``set_seed`` chose for it; ``random_actions`` draws like
+``engine.play_random_game`` from that seed, and ``heuristic_actions`` plays like
+``HeuristicAgent(seed=that seed)`` at every seat.
 
 ``make_gym(num_envs, ...)`` is the Gymnasium ``VectorEnv`` view (``GymVectorEnv``): one learning
 seat per game, every other seat played by the heuristic or the random player in C++, so a
@@ -42,7 +54,7 @@ Limits and threads:
   start raises ``RuntimeError``.
 * ``num_games`` is checked against the memory available (``MemAvailable``, a cgroup's limit, an
   address-space limit: the least) before anything is made: a batch needs ``game_bytes()`` a game
-  (about 10 KB, half of it the observation), and the heuristic player's caches about 60 KB more a
+  (about 11 KB, half of it the observation), and the heuristic player's caches about 60 KB more a
   game (``heuristic_bytes()``), counted on the first ``heuristic_actions()`` (when the Gymnasium
   view is made, for its heuristic opponent). Too little raises ``MemoryError`` naming the games,
   the bytes needed and the bytes available.
@@ -59,19 +71,21 @@ import operator
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
 import numpy as np
 
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine import rng, tables
+from island_fortress_env.engine import rng, scoring, tables
 from island_fortress_env.engine.state import Game
 from island_fortress_env.env.observation import OBS_HIGH, OBS_LOW, OBS_SIZE
 
 __all__ = [
     "MAX_GAMES",
     "MAX_THREADS",
+    "FinalResults",
     "GymVectorEnv",
     "VectorEnv",
     "game_bytes",
@@ -199,6 +213,26 @@ def _check_memory(num_games: int, per_game: int, what: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class FinalResults:
+    """The record of the games that ended on the last ``step()`` (``VectorEnv.final``): read-only
+    arrays that every ``step()`` and ``reset()`` rewrite in place (copy what must be kept), valid in
+    the rows where ``done`` is true and zero in the others; per seat (P = 4), zero for absent seats.
+    Row ``i`` is ``engine.results.game_result`` of the game that ended in slot ``i``."""
+
+    players: np.ndarray  # int32[N]: the table size
+    seed: np.ndarray  # uint64[N]: the seed the game was dealt from
+    length: np.ndarray  # int32[N]: the decisions taken in it
+    rounds: np.ndarray  # int32[N]: the rounds played
+    score: np.ndarray  # int64[N, P]: final scores
+    rank: np.ndarray  # int32[N, P]: finishing position, 1 = winner (scoring.finishing_positions)
+    win: np.ndarray  # float32[N, P]: win share, 1/m for m tied winners (scoring.win_share)
+    blocks_built: np.ndarray  # int32[N, P]: blocks on the wall
+    favors_played: np.ndarray  # int32[N, P]: favor cards laid on the table
+    jade_spent: np.ndarray  # int64[N, P]: Jade paid to the supply (engine.results.jade_spent)
+    components: np.ndarray  # int64[N, P, C]: points by component, in scoring.COMPONENTS order
+
+
 class VectorEnv:
     """``num_games`` games in the C++ core; see the module docstring."""
 
@@ -228,7 +262,10 @@ class VectorEnv:
         self._next_games: dict[int, Game] = {}  # set_players' tables, from each game's next episode
         self.num_games = num_games
         self._core = _core
-        self._batch = _core.Batch([core_game(g) for g in self.games], self.seed, threads)
+        self._batch = _core.Batch(
+            [core_game(g) for g in self.games], self.seed, threads, list(scoring.COMPONENT_INDEX)
+        )
+        self.final = FinalResults(**self._batch.final_arrays())  # views of the core's own arrays
         self.obs = np.zeros((num_games, OBS_SIZE), dtype=np.float32)
         self.mask = np.zeros((num_games, A.NUM_ACTIONS), dtype=np.bool_)
         self.player = np.zeros(num_games, dtype=np.int32)
@@ -315,6 +352,15 @@ class VectorEnv:
             self._batch.set_game(index, self._core_game(game))
             self._next_games[index] = game
 
+    def set_seed(self, index: int, seed: int) -> None:
+        """Game ``index``'s next episode is dealt from ``seed`` (0..2**64-1), the episodes after
+        it from their own seeds again (the episode under way keeps its own; ``game_seed(index)``
+        gives ``seed`` once it has started)."""
+        index = _index(index, self.num_games)
+        seed = _count(seed, "seed", 0, 2**64 - 1)
+        with self._lock:
+            self._batch.set_seed(index, seed)
+
     def _start_next_games(self, started: Any) -> None:
         """``games`` follows the games of ``started`` that began an episode of a table set by
         ``set_players``."""
@@ -344,7 +390,8 @@ class VectorEnv:
         return state
 
     def game_seed(self, index: int, episode: int | None = None) -> int:
-        """The seed of game ``index``'s episode ``episode`` (default: the one being played)."""
+        """The seed of game ``index``'s episode ``episode`` as the batch seed gives it, or (no
+        ``episode``) the seed of the episode being played, ``set_seed``'s where it chose one."""
         index = _index(index, self.num_games)
         if episode is None:
             self._require_started()

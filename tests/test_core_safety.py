@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from test_core_differential import FIELDS, _random_prefix, assert_same, snapshot
 
 from island_fortress_env import core, vector
-from island_fortress_env.engine import Game, SeedError, tables
+from island_fortress_env.engine import Game, SeedError, scoring, tables
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.state import IllegalActionError
 from island_fortress_env.engine.visibility import redeal_unseen
@@ -212,14 +212,14 @@ def test_threads_are_limited_and_checked() -> None:
     assert _core.MAX_THREADS == vector.MAX_THREADS
     for bad in (0, vector.MAX_THREADS + 1):
         with pytest.raises(ValueError, match="threads"):
-            _core.Batch([core_game(Game(num_players=2))], 0, bad)
+            _core.Batch([core_game(Game(num_players=2))], 0, bad, list(scoring.COMPONENT_INDEX))
 
 
 def test_a_core_batch_refuses_calls_before_its_reset() -> None:
     def raw() -> None:
         from island_fortress_env.core.state import OBS_SIZE, _core, core_game
 
-        batch = _core.Batch([core_game(Game(num_players=2))] * 3, 0, 2)
+        batch = _core.Batch([core_game(Game(num_players=2))] * 3, 0, 2, list(scoring.COMPONENT_INDEX))
         out = np.zeros(3, dtype=np.int64)
         arrays = (
             np.zeros((3, OBS_SIZE), np.float32),
@@ -237,7 +237,7 @@ def test_a_core_batch_refuses_calls_before_its_reset() -> None:
             with pytest.raises(RuntimeError, match="reset"):
                 call()
         with pytest.raises((TypeError, ValueError)):
-            _core.Batch([None], 0, 1)
+            _core.Batch([None], 0, 1, list(scoring.COMPONENT_INDEX))
         batch.reset(*arrays)
         batch.random_actions(out)
         batch.step(out, *arrays)

@@ -8,7 +8,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import tables
-from .events import ScoreReason
+from .events import END_BONUS_REASONS, ScoreReason
+
+# What a score is made of, for the record of a finished game (engine/results.py and the batched
+# core's vector.FinalResults): the component of every ScoreReason, and the components in order.
+SCORE_COMPONENTS: dict[ScoreReason, str] = {
+    ScoreReason.ROW: "rows",
+    ScoreReason.ROW_AT_END: "rows",
+    ScoreReason.LEVEL: "levels",
+    ScoreReason.LEVEL_AT_END: "levels",
+    ScoreReason.TOWER: "towers",
+    ScoreReason.FAVOR_CARD: "favors",
+    ScoreReason.COLLECT_TREASURE: "treasure",
+    ScoreReason.FIRST_ROUND_INCENTIVE: "treasure",
+    **dict.fromkeys(END_BONUS_REASONS, "end_bonus"),
+}
+COMPONENTS: tuple[str, ...] = tuple(sorted(set(SCORE_COMPONENTS.values())))
+# The index in COMPONENTS of each ScoreReason, in their order (what the C++ core is given).
+COMPONENT_INDEX: tuple[int, ...] = tuple(COMPONENTS.index(SCORE_COMPONENTS[r]) for r in ScoreReason)
 
 
 def majority(counts: Sequence[int]) -> list[int]:
@@ -87,6 +104,15 @@ def winners(
     keys = standing_keys(scores, blocks_built, jade, treasure)
     best = max(keys)
     return [p for p, k in enumerate(keys) if k == best]
+
+
+def finishing_positions(
+    scores: Sequence[int], blocks_built: Sequence[int], jade: Sequence[int], treasure: Sequence[int]
+) -> list[int]:
+    """Each player's finishing position (1 = winner) by the order ``winners`` breaks ties in;
+    players still tied share a position, and the next one counts them all (1, 1, 3)."""
+    keys = standing_keys(scores, blocks_built, jade, treasure)
+    return [1 + sum(1 for other in keys if other > key) for key in keys]
 
 
 def win_share(winners_: Sequence[int], player: int) -> float:

@@ -194,18 +194,34 @@ size_t Batch::GameBytes() {
   // (about 700 actions at most), the heuristic player, and one heap block's bookkeeping each.
   constexpr size_t kHistory = 700 * sizeof(int16_t);
   constexpr size_t kBlocks = 4 * 32;
+  // Its row of the final results holds at most one component per ScoreReason.
+  constexpr size_t kFinalRow = 3 * sizeof(int32_t) + sizeof(uint64_t) +
+                               kMaxPlayers * (3 * sizeof(int32_t) + sizeof(float) + 2 * sizeof(int64_t)) +
+                               kMaxPlayers * kNumScoreReasons * sizeof(int64_t) + 1;
   return sizeof(std::shared_ptr<const Game>) * 2 + sizeof(std::unique_ptr<State>) + sizeof(State) +
-         64 * sizeof(int) + kHistory + 3 * sizeof(uint64_t) + sizeof(Heuristic) +
-         sizeof(std::array<int64_t, kMaxPlayers>) + kBlocks;
+         64 * sizeof(int) + kHistory + 4 * sizeof(uint64_t) + 1 + sizeof(Heuristic) +
+         sizeof(std::array<int64_t, kMaxPlayers>) + kFinalRow + kBlocks;
 }
 
 size_t Batch::HeuristicBytes() { return Heuristic::CacheBytes(); }
 
-Batch::Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads)
-    : batch_seed_(seed), pool_(threads) {
+Batch::Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads,
+             const std::vector<int>& score_components)
+    : batch_seed_(seed), score_components_(score_components), pool_(threads) {
   if (games.size() > static_cast<size_t>(INT_MAX)) throw std::invalid_argument("a batch holds at most INT_MAX games");
   for (const auto& game : games)
     if (!game) throw std::invalid_argument("a batch's games must not be None");
+  if (score_components.size() != static_cast<size_t>(kNumScoreReasons))
+    throw std::invalid_argument("score_components gives the component of each of the " +
+                                std::to_string(kNumScoreReasons) + " score reasons, not " +
+                                std::to_string(score_components.size()));
+  int num_components = 0;
+  for (int c : score_components) {
+    if (c < 0 || c >= kNumScoreReasons)
+      throw std::invalid_argument("a score component is 0.." + std::to_string(kNumScoreReasons - 1) + ", not " +
+                                  std::to_string(c));
+    num_components = std::max(num_components, c + 1);
+  }
   const int n = static_cast<int>(games.size());
   copies_.resize(static_cast<size_t>(pool_.size()));
   games_.reserve(games.size());
@@ -213,10 +229,26 @@ Batch::Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int 
   const auto size = static_cast<size_t>(n);
   states_.resize(size);
   seeds_.assign(size, 0);
+  next_seeds_.assign(size, 0);
+  seed_chosen_.assign(size, 0);
   episodes_.assign(size, 0);
   choosers_.assign(size, 0);
   heuristics_.assign(size, Heuristic(Pcg64()));
   gains_.assign(size, std::array<int64_t, kMaxPlayers>{});
+  const size_t seats = size * kMaxPlayers;
+  final_.num_components = num_components;
+  final_.players.assign(size, 0);
+  final_.seed.assign(size, 0);
+  final_.length.assign(size, 0);
+  final_.rounds.assign(size, 0);
+  final_.score.assign(seats, 0);
+  final_.rank.assign(seats, 0);
+  final_.win.assign(seats, 0.0F);
+  final_.blocks_built.assign(seats, 0);
+  final_.favors_played.assign(seats, 0);
+  final_.jade_spent.assign(seats, 0);
+  final_.components.assign(seats * static_cast<size_t>(num_components), 0);
+  final_written_.assign(size, 0);
 }
 
 const std::shared_ptr<const Game>& Batch::CopyFor(int part, const std::shared_ptr<const Game>& game) {
@@ -232,13 +264,19 @@ void Batch::SetGame(int i, const std::shared_ptr<const Game>& game) {
   games_[static_cast<size_t>(i)] = CopyFor(pool_.PartOf(size(), i), game);
 }
 
+void Batch::SetSeed(int i, uint64_t seed) {
+  next_seeds_[static_cast<size_t>(i)] = seed;
+  seed_chosen_[static_cast<size_t>(i)] = 1;
+}
+
 void Batch::ScoreGains(int64_t* out) const {
   for (size_t k = 0; k < gains_.size(); ++k) std::copy(gains_[k].begin(), gains_[k].end(), out + k * kMaxPlayers);
 }
 
 void Batch::StartEpisode(int i) {
   const auto k = static_cast<size_t>(i);
-  const uint64_t seed = GameSeed(batch_seed_, k, episodes_[k]);
+  const uint64_t seed = seed_chosen_[k] ? next_seeds_[k] : GameSeed(batch_seed_, k, episodes_[k]);
+  seed_chosen_[k] = 0;
   episodes_[k] += 1;
   seeds_[k] = seed;
   choosers_[k] = seed ^ kChooserSalt;
@@ -259,6 +297,62 @@ void Batch::Write(int i, const BatchOutput& out) const {
   EncodeActionMask(s, out.mask + static_cast<size_t>(i) * kNumActions);
 }
 
+void Batch::WriteFinal(int i) {
+  const auto k = static_cast<size_t>(i);
+  const State& s = *states_[k];
+  const int n = s.n();
+  FinalResults& f = final_;
+  f.players[k] = n;
+  f.seed[k] = seeds_[k];
+  f.length[k] = static_cast<int32_t>(s.history().size());  // a batch's games are made by actions alone
+  f.rounds[k] = s.round();
+  // The rulebook's order of standing (scoring.standing_keys): score, blocks in the wall, Jade, Treasure.
+  std::array<std::array<int64_t, 4>, kMaxPlayers> keys{};
+  for (int p = 0; p < n; ++p) keys[p] = {s.score()[p], PopCount(s.own()[p]), s.jade()[p], s.treasure()[p]};
+  const int num_components = f.num_components;
+  for (int p = 0; p < kMaxPlayers; ++p) {
+    const size_t seat = k * kMaxPlayers + static_cast<size_t>(p);
+    int64_t* components = f.components.data() + seat * static_cast<size_t>(num_components);
+    std::fill_n(components, num_components, 0);
+    if (p >= n) {  // no seat: zeros
+      f.score[seat] = f.jade_spent[seat] = 0;
+      f.rank[seat] = f.blocks_built[seat] = f.favors_played[seat] = 0;
+      f.win[seat] = 0.0F;
+      continue;
+    }
+    int rank = 1;  // 1 + the seats standing above this one: tied seats share a position
+    for (int q = 0; q < n; ++q) rank += keys[q] > keys[p];
+    bool won = false;
+    for (int w = 0; w < s.num_winners(); ++w) won |= s.winners()[w] == p;
+    f.score[seat] = s.score()[p];
+    f.rank[seat] = rank;
+    f.win[seat] = won ? static_cast<float>(1.0 / s.num_winners()) : 0.0F;  // scoring.win_share
+    f.blocks_built[seat] = static_cast<int32_t>(keys[p][1]);
+    f.favors_played[seat] = PopCount(s.favor_played()[p]);
+    f.jade_spent[seat] = s.jade_spent()[p];
+    for (int r = 0; r < kNumScoreReasons; ++r) components[score_components_[r]] += s.points_by_reason()[p][r];
+  }
+  final_written_[k] = 1;
+}
+
+void Batch::ClearFinal(int i) {
+  const auto k = static_cast<size_t>(i);
+  if (!final_written_[k]) return;
+  FinalResults& f = final_;
+  f.players[k] = f.length[k] = f.rounds[k] = 0;
+  f.seed[k] = 0;
+  const size_t seat = k * kMaxPlayers;
+  std::fill_n(f.score.begin() + static_cast<std::ptrdiff_t>(seat), kMaxPlayers, 0);
+  std::fill_n(f.rank.begin() + static_cast<std::ptrdiff_t>(seat), kMaxPlayers, 0);
+  std::fill_n(f.win.begin() + static_cast<std::ptrdiff_t>(seat), kMaxPlayers, 0.0F);
+  std::fill_n(f.blocks_built.begin() + static_cast<std::ptrdiff_t>(seat), kMaxPlayers, 0);
+  std::fill_n(f.favors_played.begin() + static_cast<std::ptrdiff_t>(seat), kMaxPlayers, 0);
+  std::fill_n(f.jade_spent.begin() + static_cast<std::ptrdiff_t>(seat), kMaxPlayers, 0);
+  const auto width = static_cast<size_t>(kMaxPlayers * f.num_components);
+  std::fill_n(f.components.begin() + static_cast<std::ptrdiff_t>(k * width), width, 0);
+  final_written_[k] = 0;
+}
+
 void Batch::Reset(const BatchOutput& out) {
   pool_.ParallelFor(size(), [&](int begin, int end) {
     for (int i = begin; i < end; ++i) {
@@ -267,6 +361,7 @@ void Batch::Reset(const BatchOutput& out) {
       if (out.rewards) std::fill_n(out.rewards + static_cast<size_t>(i) * kMaxPlayers, kMaxPlayers, 0.0F);
       if (out.done) out.done[i] = 0;
       gains_[static_cast<size_t>(i)].fill(0);
+      ClearFinal(i);
     }
   });
   started_ = true;
@@ -287,6 +382,7 @@ void Batch::Step(const int64_t* actions, const BatchOutput& out, const uint8_t* 
       if (which && !which[i]) {  // this game waits: its outputs stay as they are
         gains.fill(0);
         out.done[i] = 0;
+        ClearFinal(i);
         continue;
       }
       State& s = *states_[static_cast<size_t>(i)];
@@ -295,10 +391,13 @@ void Batch::Step(const int64_t* actions, const BatchOutput& out, const uint8_t* 
       for (int p = 0; p < kMaxPlayers; ++p) gains[p] = s.score()[p] - before[p];
       const bool done = s.IsTerminal();
       out.done[i] = done;
-      if (done) {  // the win/loss returns (E23), then a new game in this slot
+      if (done) {  // the win/loss returns (E23) and the final results, then a new game in this slot
         const std::array<double, kMaxPlayers> returns = s.Returns();
         for (int p = 0; p < s.n(); ++p) rewards[p] = static_cast<float>(returns[p]);
+        WriteFinal(i);
         StartEpisode(i);
+      } else {
+        ClearFinal(i);
       }
       Write(i, out);
     }

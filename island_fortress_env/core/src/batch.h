@@ -1,8 +1,8 @@
 // N games stepped together (EnvPool's shape): one call applies one action in every game, writes
 // every game's next observation, mask, player to move, rewards and done flag into caller-owned
-// buffers, and starts a new game wherever one ended. The games are split over a small pool of
-// threads; the caller may release the GIL around every call, and must let one call in at a time:
-// the bindings hold the batch's mutex() around each.
+// buffers, records each game that ended (FinalResults) and starts a new game in its place. The
+// games are split over a small pool of threads; the caller may release the GIL around every call,
+// and must let one call in at a time: the bindings hold the batch's mutex() around each.
 #pragma once
 
 #include <array>
@@ -90,11 +90,32 @@ struct BatchOutput {
   uint8_t* done;
 };
 
+// The record of the games that ended on the last Step, one row per game, zeros in the rows of
+// the games that did not end there (and after Reset) and for absent seats. The caller reads the
+// arrays in place (vector.FinalResults); their storage never moves.
+struct FinalResults {
+  int num_components = 0;              // C: the score components of a seat
+  std::vector<int32_t> players;        // [N] the table size
+  std::vector<uint64_t> seed;          // [N] the seed the game was dealt from
+  std::vector<int32_t> length;         // [N] the decisions taken in it
+  std::vector<int32_t> rounds;         // [N] the rounds played
+  std::vector<int64_t> score;          // [N][kMaxPlayers] final scores
+  std::vector<int32_t> rank;           // [N][kMaxPlayers] finishing position (1 = winner; ties share one)
+  std::vector<float> win;              // [N][kMaxPlayers] win share (1/m for m tied winners)
+  std::vector<int32_t> blocks_built;   // [N][kMaxPlayers] blocks on the wall
+  std::vector<int32_t> favors_played;  // [N][kMaxPlayers] favor cards laid on the table
+  std::vector<int64_t> jade_spent;     // [N][kMaxPlayers] Jade paid to the supply (State::jade_spent)
+  std::vector<int64_t> components;     // [N][kMaxPlayers][C] points by score component
+};
+
 class Batch {
  public:
   // One game per entry of `games` (table sizes may differ; none null, at most INT_MAX of them),
-  // seeded from `seed`, on `threads` threads (1..kMaxThreads): else std::invalid_argument.
-  Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads);
+  // seeded from `seed`, on `threads` threads (1..kMaxThreads); `score_components` gives the
+  // component (0..C-1, C = the largest + 1) that each ScoreReason's points count for in the final
+  // results (one entry per reason, in their order): else std::invalid_argument.
+  Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int threads,
+        const std::vector<int>& score_components);
 
   // Held around every call by the caller: the methods below are not safe to call concurrently.
   std::mutex& mutex() const { return mutex_; }
@@ -112,9 +133,10 @@ class Batch {
   // The index of the first game where actions[i] is illegal, or -1; with `which`, only the games
   // where which[i] is nonzero are checked.
   int FirstIllegal(const int64_t* actions, const uint8_t* which = nullptr) const;
-  // Applies actions[i] in game i (all legal: see FirstIllegal); a finished game restarts. With
-  // `which`, only the games where which[i] is nonzero move: the others keep their state, obs,
-  // mask and player, and get zero rewards, done 0 and zero score gains.
+  // Applies actions[i] in game i (all legal: see FirstIllegal); a finished game writes its row of
+  // the final results, then restarts. With `which`, only the games where which[i] is nonzero
+  // move: the others keep their state, obs, mask and player, and get zero rewards, done 0, zero
+  // score gains and a zero row of final results.
   void Step(const int64_t* actions, const BatchOutput& out, const uint8_t* which = nullptr);
   // A uniformly random legal action per game (each game's own SplitMix64 chooser); with `which`,
   // only in the games where which[i] is nonzero (-1 elsewhere, and their choosers do not draw).
@@ -124,9 +146,14 @@ class Batch {
   void HeuristicActions(int64_t* out, const uint8_t* which = nullptr);
   // Game i's episodes from its next one on are of `game` (the episode under way keeps its own).
   void SetGame(int i, const std::shared_ptr<const Game>& game);
+  // Game i's next episode is dealt from `seed` instead of its GameSeed (the episode under way
+  // keeps its own); the ones after it from their GameSeed again.
+  void SetSeed(int i, uint64_t seed);
   // Every seat's points scored on the last Step, per game (in the game that ended there, where
   // one did): out[N][kMaxPlayers], zeros for absent seats and after Reset.
   void ScoreGains(int64_t* out) const;
+  // The games that ended on the last Step (see FinalResults).
+  const FinalResults& final_results() const { return final_; }
   const State& state(int i) const { return *states_[static_cast<size_t>(i)]; }
   uint64_t seed(int i) const { return seeds_[static_cast<size_t>(i)]; }
   uint64_t episode(int i) const { return episodes_[static_cast<size_t>(i)]; }
@@ -134,6 +161,8 @@ class Batch {
  private:
   void StartEpisode(int i);
   void Write(int i, const BatchOutput& out) const;
+  void WriteFinal(int i);  // game i's row of final_, from its finished state
+  void ClearFinal(int i);  // zeros in game i's row of final_ (if it holds a game)
 
   // The copy of `game` that the games of thread `part` play (made on first use).
   const std::shared_ptr<const Game>& CopyFor(int part, const std::shared_ptr<const Game>& game);
@@ -150,10 +179,15 @@ class Batch {
   bool started_ = false;                            // a Reset has finished: every game has a state
   std::vector<std::unique_ptr<State>> states_;      // the games being played
   std::vector<uint64_t> seeds_;                     // each game's episode seed
+  std::vector<uint64_t> next_seeds_;                // the seed SetSeed chose for a game's next episode
+  std::vector<uint8_t> seed_chosen_;                // whether it did
   std::vector<uint64_t> episodes_;                  // each game's episode count
   std::vector<uint64_t> choosers_;                  // each game's random-action generator
   std::vector<Heuristic> heuristics_;               // each game's heuristic player
   std::vector<std::array<int64_t, kMaxPlayers>> gains_;  // each game's score changes on the last Step
+  std::vector<int> score_components_;               // the component of each ScoreReason
+  FinalResults final_;                              // the games that ended on the last Step
+  std::vector<uint8_t> final_written_;              // the games whose row of final_ is not zeros
   ThreadPool pool_;                                 // splits the games over threads
 };
 

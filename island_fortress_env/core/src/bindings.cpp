@@ -9,6 +9,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -176,6 +177,12 @@ BatchOutput Outputs(const Batch& b, Buffer& obs, Buffer& mask, Buffer& player, B
   return BatchOutput{CheckedBuffer<float>(obs, n * kObsSize, "obs"), CheckedBuffer<uint8_t>(mask, n * kNumActions, "mask"),
                      CheckedBuffer<int32_t>(player, n, "player"),
                      CheckedBuffer<float>(rewards, n * kMaxPlayers, "rewards"), CheckedBuffer<uint8_t>(done, n, "done")};
+}
+
+// A read-only numpy array over `data` (of `shape`) that keeps `owner` alive.
+template <typename T>
+nb::object View(const std::vector<T>& data, std::initializer_list<size_t> shape, nb::handle owner) {
+  return nb::ndarray<nb::numpy, const T>(data.data(), shape, owner).cast();
 }
 
 }  // namespace
@@ -388,7 +395,9 @@ NB_MODULE(_core, m) {
   // Every method that reads or writes the games holds the batch's lock (BatchLock): calls from
   // several threads take turns, whichever releases the GIL.
   nb::class_<Batch>(m, "Batch")
-      .def(nb::init<std::vector<std::shared_ptr<const Game>>, uint64_t, int>(), "games"_a, "seed"_a, "threads"_a)
+      .def(nb::init<std::vector<std::shared_ptr<const Game>>, uint64_t, int, const std::vector<int>&>(), "games"_a,
+           "seed"_a, "threads"_a, "score_components"_a,
+           "The games, the batch seed, the threads, and the score component of each ScoreReason in order.")
       .def_prop_ro("size", &Batch::size)
       .def("reset", [](Batch& b, Buffer obs, Buffer mask, Buffer player, Buffer rewards, Buffer done) {
         const BatchOutput out = Outputs(b, obs, mask, player, rewards, done);
@@ -433,6 +442,32 @@ NB_MODULE(_core, m) {
         BatchLock lock(b);
         b.SetGame(i, game);
       }, "index"_a, "game"_a, "Game i's episodes from its next one on are of `game`.")
+      .def("set_seed", [](Batch& b, int i, uint64_t seed) {
+        if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        BatchLock lock(b);
+        b.SetSeed(i, seed);
+      }, "index"_a, "seed"_a, "Game i's next episode is dealt from `seed`.")
+      .def("final_arrays", [](const Batch& b) {
+        // Views of the batch's own storage, made once: no lock (the storage never moves).
+        const nb::object self = nb::find(&b);
+        const FinalResults& f = b.final_results();
+        const auto n = static_cast<size_t>(b.size());
+        const auto p = static_cast<size_t>(kMaxPlayers);
+        nb::dict out;
+        out["players"] = View(f.players, {n}, self);
+        out["seed"] = View(f.seed, {n}, self);
+        out["length"] = View(f.length, {n}, self);
+        out["rounds"] = View(f.rounds, {n}, self);
+        out["score"] = View(f.score, {n, p}, self);
+        out["rank"] = View(f.rank, {n, p}, self);
+        out["win"] = View(f.win, {n, p}, self);
+        out["blocks_built"] = View(f.blocks_built, {n, p}, self);
+        out["favors_played"] = View(f.favors_played, {n, p}, self);
+        out["jade_spent"] = View(f.jade_spent, {n, p}, self);
+        out["components"] = View(f.components, {n, p, static_cast<size_t>(f.num_components)}, self);
+        return out;
+      }, "Read-only arrays over the final results of the games that ended on the last step, by name "
+         "(rewritten by every step and reset).")
       .def("score_gains", [](const Batch& b, Buffer out) {
         auto* o = CheckedBuffer<int64_t>(out, static_cast<size_t>(b.size()) * kMaxPlayers, "out");
         BatchLock lock(b);

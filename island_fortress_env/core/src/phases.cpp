@@ -165,8 +165,7 @@ void State::ResolvePetition() {
     log_.push_back(winner);
   }
   const int64_t paid = bids[winner];
-  jade_[winner] -= paid;
-  sup_jade_ += paid;
+  PayJade(winner, paid);
   holder_ = winner;
   if (gov_stock_ > 0) {
     gov_stock_ -= 1;
@@ -306,8 +305,7 @@ void State::OnRole(int p, int a) {
     op = a - kRepeat;
     card = kTaskmaster;
     cost = kRepeatRoleCost[kOpCard[op]];
-    jade_[p] -= cost;
-    sup_jade_ += cost;
+    PayJade(p, cost);
   } else {
     op = a - kRole;
     card = kOpCard[op];
@@ -366,8 +364,7 @@ void State::OnTurnEnd(int p, int a) {
     return;
   }
   if (a == kBuybackTaskmaster) {
-    jade_[p] -= kTaskmasterBuybackCost;
-    sup_jade_ += kTaskmasterBuybackCost;
+    PayJade(p, kTaskmasterBuybackCost);
   } else {
     chips_[p] -= 1;
     sup_chips_ += 1;

@@ -31,8 +31,7 @@ void State::LegalRecruit(int p, std::vector<int>& out) const {
 void State::OnRecruit(int p, int a) {
   const int k = a - kRecruitCount + 1;
   const int cost = kPurchaseCost[k];
-  jade_[p] -= cost;
-  sup_jade_ += cost;
+  PayJade(p, cost);
   sup_laborers_ -= k;
   laborers_[p] += k;
   Log(EventKind::kRecruited, {p, k, cost});
@@ -74,8 +73,7 @@ void State::LegalBuy(int p, std::vector<int>& out) const {
 void State::OnBuy(int p, int a) {
   const int k = a - kBuyCount + 1;
   const int cost = kPurchaseCost[k];
-  jade_[p] -= cost;
-  sup_jade_ += cost;
+  PayJade(p, cost);
   stock_blocks_[p] -= k;
   blocks_[p] += k;
   Log(EventKind::kBought, {p, k, cost});
@@ -135,8 +133,7 @@ void State::LegalBuildCount(int p, std::vector<int>& out) const {
 void State::OnBuildCount(int p, int a) {
   const int count = a - kBuildCount + 1;
   if (count == 2) {
-    jade_[p] -= kDoubleBuildCost;
-    sup_jade_ += kDoubleBuildCost;
+    PayJade(p, kDoubleBuildCost);
   }
   build_left_ = count;
   build_need_ = 0;

@@ -254,8 +254,15 @@ int64_t State::TakeJade(int64_t amount) {
   return take;
 }
 
+void State::PayJade(int p, int64_t amount) {
+  jade_[p] -= amount;
+  sup_jade_ += amount;
+  jade_spent_[p] += amount;
+}
+
 void State::AddScore(int p, int64_t points, ScoreReason reason, int region, int level) {
   score_[p] += points;
+  points_by_reason_[p][static_cast<size_t>(reason)] += points;
   Log(EventKind::kScore, {p, points, static_cast<int64_t>(reason), region, level});
 }
 

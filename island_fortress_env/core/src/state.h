@@ -64,6 +64,7 @@ enum class ScoreReason : int {
   kRow = 0, kRowAtEnd, kLevel, kLevelAtEnd, kTower, kFavorCard, kCollectTreasure, kFirstRoundIncentive,
   kBuybackChips, kLeastBuiltRegion, kMostTreasure, kFewestTreasure, kMostJade, kMostWorkers,
 };
+inline constexpr int kNumScoreReasons = static_cast<int>(ScoreReason::kMostWorkers) + 1;
 
 enum class TradeReward : int { kJade = 0, kConvict = 1 };
 
@@ -147,7 +148,8 @@ class StateData {
 class State : private StateData {
  public:
   // A copy of `other` for an agent's look-ahead: the same game fields, no event log (and none
-  // recorded), the legal actions computed again when asked.
+  // recorded) nor tallies of it (points_by_reason, jade_spent: zeros), the legal actions computed
+  // again when asked.
   enum LookAhead { kLookAhead };
   State(const State& other, LookAhead) : StateData(other), logging_(false), recording_(false), seed_(other.seed_) {}
   State(std::shared_ptr<const Game> game, uint64_t seed);
@@ -264,6 +266,14 @@ class State : private StateData {
   bool unlimited() const { return unlimited_; }
   // The event log: records of [kind, field count, fields...], oldest first.
   const std::vector<int64_t>& log() const { return log_; }
+  // Two sums the event log gives, kept with logging off too (a batch reports them when a game
+  // ends): each seat's points by ScoreReason (its Score events), and the Jade it paid to the supply
+  // (its petition bid as winner, Recruit, Buy Blocks, a double build, a repeated role, a Taskmaster
+  // buyback).
+  const std::array<std::array<int64_t, kNumScoreReasons>, kMaxPlayers>& points_by_reason() const {
+    return points_by_reason_;
+  }
+  const std::array<int64_t, kMaxPlayers>& jade_spent() const { return jade_spent_; }
   int64_t Workers(int p) const { return laborers_[p] + convicts_[p]; }
   // The cards of `p`'s favor hand whose pattern is complete in its unreinforced blocks
   // (Game::PlayableCards), remembered per seat until its hand or blocks change: the legal role
@@ -287,6 +297,7 @@ class State : private StateData {
 
   // --- moves of components every phase shares (engine/fields.py)
   int64_t TakeJade(int64_t amount);
+  void PayJade(int p, int64_t amount);  // p pays `amount` to the supply
   void AddScore(int p, int64_t points, ScoreReason reason, int region = -1, int level = -1);
   void ToPrison(int region, int64_t jade, int64_t convicts);
   void GainChip(int p);
@@ -389,6 +400,8 @@ class State : private StateData {
   uint64_t seed_ = 0;                              // the seed of the game's first state
   std::vector<int16_t> history_;                   // what made this state from that one (history())
   std::vector<int64_t> log_;                       // the event log: [kind, count, fields...] records
+  std::array<std::array<int64_t, kNumScoreReasons>, kMaxPlayers> points_by_reason_{};  // points_by_reason()
+  std::array<int64_t, kMaxPlayers> jade_spent_{};  // jade_spent()
   mutable std::vector<int> legal_;                 // the memoised legal actions
   mutable bool legal_valid_ = false;               // whether legal_ is for the pending decision
   struct Memo {                                    // Playable's last question and answer for a seat
