@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo serve test-browser train test lint bench bench-training bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-sanitize
+.PHONY: install demo serve test-browser train test lint bench bench-training bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-sanitize
 
 $(STAMP): pyproject.toml CMakeLists.txt $(wildcard island_fortress_env/core/src/*)
 	$(PYTHON) -m venv $(VENV)
@@ -113,7 +113,16 @@ test-rllib: .venv-rllib/.installed-stamp
 	.venv-rllib/bin/$(INTEGRATION_PYTEST) -p no:xdist tests/integrations/test_rllib.py
 	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 2
 
-test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel test-rllib
+# The Parallel API's routes (island_fortress_v0.parallel_env): BenchMARL's Experiment, skrl's MAPPO.
+test-benchmarl: .venv-benchmarl/.installed-stamp
+	.venv-benchmarl/bin/$(INTEGRATION_PYTEST) tests/integrations/test_benchmarl.py
+	.venv-benchmarl/bin/python examples/benchmarl_mappo.py --iterations 2 --frames 300
+
+test-skrl: .venv-skrl/.installed-stamp
+	.venv-skrl/bin/$(INTEGRATION_PYTEST) tests/integrations/test_skrl.py
+	.venv-skrl/bin/python examples/skrl_mappo.py --rollouts 128 --iterations 2
+
+test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl
 
 clean:
-	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib $(SAN_VENV) runs bench-results
+	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib .venv-benchmarl .venv-skrl $(SAN_VENV) runs bench-results

@@ -8,7 +8,8 @@ trade-in) and changed *consistently* (a card is swapped between a hand and the d
 created), so every transformed state is still a legal game state.
 
 The converse is checked too (X's own hand, own choice and own bid DO change X's view), and
-the public log is checked to carry no kept/drawn card ids and no unrevealed bid.
+the public log is checked to carry no kept/drawn card ids and no unrevealed bid. The Parallel
+API's view (observation and PASS mask) is checked the same way.
 
 The changed states are made by writing fields, so those tests play on the Python engine; the
 tests that only play run on both backends (``backend``). The C++ core writes the engine's
@@ -212,6 +213,29 @@ def test_legal_actions_and_render_ignore_hidden_information(n, seed):
         for name, changed in hidden_from(state, x):
             assert action_mask(changed).tobytes() == mask, f"'{name}' changes player {x}'s legal actions"
             assert render_text(changed) == text, f"the public text view shows '{name}'"
+
+
+@pytest.mark.parametrize("n,seed", GAMES)
+def test_parallel_view_ignores_what_the_seat_cannot_see(n, seed):
+    """The Parallel API's view of a seat (its observation and its mask: legal actions or only
+    PASS) is the same for every change that seat cannot see."""
+    from island_fortress_env import island_fortress_v0
+
+    env = island_fortress_v0.parallel_env(num_players=n, backend="python")
+    env.reset(seed=seed)
+    checked = 0
+    for state in interesting_states(n, seed):
+        for x, agent in enumerate(env.possible_agents):
+            env.game_state = state
+            view = env.observe(agent)
+            base = view["observation"].tobytes() + view["action_mask"].tobytes()
+            for name, changed in hidden_from(state, x):
+                env.game_state = changed
+                view = env.observe(agent)
+                got = view["observation"].tobytes() + view["action_mask"].tobytes()
+                assert got == base, f"{agent}'s parallel view shows '{name}' at '{state.decision_name()}'"
+                checked += 1
+    assert checked > 50
 
 
 def test_trade_in_phase_hides_other_hands():

@@ -1,6 +1,6 @@
 """PettingZoo's registry: ``pettingzoo.make("aec", ENV_ID, ...)`` after importing
 ``island_fortress_v0`` is the environment ``island_fortress_v0.env(...)`` gives, options and all,
-and it passes PettingZoo's own checks."""
+and it passes PettingZoo's own checks (``make("parallel", ...)``: tests/test_parallel_env.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ ENV_ID = island_fortress_v0.ENV_ID
 def test_the_id_is_pettingzoos_namespace_name_version_form():
     spec = pettingzoo.spec("aec", ENV_ID)
     assert (spec.namespace, spec.name, spec.version) == ("island_fortress", "IslandFortress", 0)
-    assert ENV_ID not in pettingzoo.parallel_registry  # turn-based: no parallel API
+    assert pettingzoo.spec("parallel", ENV_ID).entry_point.endswith(":parallel_env")  # the PASS view
 
 
 def test_make_gives_the_wrapped_env():
