@@ -16,15 +16,31 @@ Parameters: ``players`` (2-4, default 3), every variant of ``GameConfig`` under 
 (``"core"`` for the C++ core, ``"python"`` for the Python engine, "" for the default: the core where
 it is built; both play the same games).
 
-**Chance: a sampled stochastic game.** The deck shuffles, the order of unkept cards and the
-round-1 petition tie-breaks are drawn inside the rules engine from its own SplitMix64
-generator (docs/RULES.md E24), so the game type is ``ChanceMode.SAMPLED_STOCHASTIC``: no state
-is ever a chance node. Each game's seed is drawn from the ``pyspiel.Game``'s generator, seeded
-by ``rng_seed``, when the game's first state is first used, so a run that loads the game with
-the same ``rng_seed`` replays the same deals. ``state.clone()`` copies the engine state with its
-generator: a clone's future draws are the original's. An algorithm that searches a cloned state
-therefore knows the future deck order; use ``resample_from_infostate`` (below) to search what a
-player may know instead.
+**Chance: carried by the state.** The deck shuffles, the order of unkept cards and the round-1
+petition tie-breaks are drawn inside the rules engine from the state's own SplitMix64 generator
+(docs/RULES.md E24), part of the state like its hidden cards: a state and the actions applied to
+it fix its future. So no state is a chance node and the game type is
+``ChanceMode.DETERMINISTIC``; what is random is the deal, drawn when a game's first state is first
+used: its seed comes from the ``pyspiel.Game``'s generator, seeded by ``rng_seed``, so a run that
+loads the game with the same ``rng_seed`` replays the same deals. (OpenSpiel 2.0 cannot save a
+Python game of type ``SAMPLED_STOCHASTIC``: its ``Game::Serialize`` asks the game for
+``GetRNGState``, which a Python game cannot provide.) ``state.clone()`` copies the engine state
+with its generator: a clone's future draws are the original's. An algorithm that searches a
+cloned state therefore knows the future deck order; use ``resample_from_infostate`` (below) to
+search what a player may know instead.
+
+**Saving states.** ``pyspiel.serialize_game_and_state(game, state)`` saves a state and
+``pyspiel.deserialize_game_and_state(text)`` gives it back equal: the same observations for every
+player, legal actions, history, text and future (generator and hidden cards included;
+``random_sim_test(serialize=True)`` passes). A state is saved as its record: its first state's
+seed and its steps (actions and redeals), replayed on loading (``adapters.saved_states``).
+OpenSpiel's own ``deserialize_game_and_state`` unpickles the Python attributes of a state, so it
+runs whatever a pickle in the text says: load with it only texts you made. For a text from
+elsewhere, ``deserialize_game_and_state`` of this module reads the same format without unpickling
+anything (the bounded parser, the exact shape this game writes) and replays the record with every
+step checked: a bad text is one ``SavedStateError``. The generator of deal seeds belongs to the
+game object, not to a state: a loaded game starts it again from ``rng_seed``. A state made by
+``state_from_engine`` has no record (its position is taken as it is) and cannot be saved.
 
 **What a player sees.** ``observation_tensor(player)`` is the environment's observation (the
 seat-relative float32 vector of ``OBS_SIZE`` described in the README, hidden information
@@ -57,9 +73,18 @@ from typing import Any
 import numpy as np
 import pyspiel
 
+from island_fortress_env.adapters.saved_states import (
+    Record,
+    SavedStateError,
+    Step,
+    parse_record,
+    read_serialized,
+    record_text,
+)
 from island_fortress_env.core import Game
 from island_fortress_env.engine import NUM_ACTIONS, GameConfig, tables
 from island_fortress_env.engine import State as EngineState
+from island_fortress_env.engine.state import IllegalActionError
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder
 from island_fortress_env.views.text import render_text
@@ -93,7 +118,7 @@ GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
     long_name="Python Island Fortress",
     dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC,
+    chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,  # chance is in the state (module doc)
     information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
     utility=pyspiel.GameType.Utility.ZERO_SUM,
     reward_model=pyspiel.GameType.RewardModel.TERMINAL,
@@ -147,28 +172,116 @@ class IslandFortressGame(pyspiel.Game):
         return IslandFortressObserver(self, iig_obs_type, params)
 
 
+_Steps = tuple[Any, Step] | None  # the steps since the first state, newest first: (earlier, step)
+
+
 class _Deal:
-    """The engine state of one pyspiel state, created on first use.
+    """The engine state of one pyspiel state, created on first use, and its record: the seed of
+    its first state and the steps since (``steps``, shared with the clones it was copied to).
 
     pyspiel clones a Python state by making a new initial state and deep-copying the original's
     attributes over it: creating the engine state lazily keeps those throwaway initial states
     from drawing game seeds, and ``__deepcopy__`` copies the engine state with ``clone()``
-    (flat lists; the engine ``Game`` is shared, not copied).
+    (flat lists; the engine ``Game`` is shared, not copied). OpenSpiel saves a state by pickling
+    its attributes: ``__reduce__`` pickles the record alone, as a call of ``_saved_deal``.
+    ``seed`` is None for a position taken as it is (``state_from_engine``): it has no record.
     """
 
-    __slots__ = ("engine", "game")
+    __slots__ = ("engine", "game", "seed", "steps")
 
-    def __init__(self, game: IslandFortressGame, engine: EngineState | None = None) -> None:
+    def __init__(
+        self,
+        game: IslandFortressGame,
+        engine: EngineState | None = None,
+        seed: int | None = None,
+        steps: _Steps = None,
+    ) -> None:
         self.game = game
         self.engine = engine
+        self.seed = seed
+        self.steps = steps
 
     def get(self) -> EngineState:
         if self.engine is None:
-            self.engine = self.game.engine_game.new_initial_state(self.game.next_game_seed())
+            self.seed = self.game.next_game_seed()
+            self.engine = self.game.engine_game.new_initial_state(self.seed)
         return self.engine
 
+    def add(self, step: Step) -> None:
+        self.steps = (self.steps, step)
+
+    def step_list(self) -> list[Step]:
+        steps: list[Step] = []
+        link = self.steps
+        while link is not None:
+            link, step = link
+            steps.append(step)
+        steps.reverse()
+        return steps
+
+    def record(self) -> str:
+        self.get()
+        if self.seed is None:
+            raise SavedStateError(
+                "this state was made from an engine position (state_from_engine) and has no record "
+                "of how it was reached, so it cannot be saved"
+            )
+        return record_text(self.game.engine_game.config.to_dict(), self.seed, self.step_list())
+
     def __deepcopy__(self, memo: dict) -> _Deal:
-        return _Deal(self.game, self.get().clone())
+        engine = self.get().clone()
+        return _Deal(self.game, engine, self.seed, self.steps)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_saved_deal, (self.record(),))
+
+
+class _SavedDeal:
+    """A record read back by OpenSpiel's deserialization (``_saved_deal``), replayed when it is
+    set on the state being made (``IslandFortressState._deal``)."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, record: Record) -> None:
+        self.record = record
+
+
+def _saved_deal(text: str) -> _SavedDeal:
+    """What ``_Deal.__reduce__`` pickles: the record, checked (``SavedStateError``)."""
+    return _SavedDeal(parse_record(text))
+
+
+def _replay(game: IslandFortressGame, record: Record) -> tuple[_Deal, list[tuple[int, int]]]:
+    """The deal ``record`` makes in ``game``, every step checked (``SavedStateError``), and its
+    moves: (player, action) for each action, as OpenSpiel's history has them."""
+    if record.config != game.engine_game.config.to_dict():
+        raise SavedStateError(
+            f"the record is of a game configured {record.config}, not this game's "
+            f"{game.engine_game.config.to_dict()}"
+        )
+    deal = _Deal(game, game.engine_game.new_initial_state(record.seed), record.seed)
+    moves = []
+    for i, step in enumerate(record.steps):
+        engine = deal.get()
+        if isinstance(step, int) and not engine.is_terminal():
+            moves.append((engine.current_player(), step))
+        deal.engine = _replayed(engine, step, i)
+        deal.add(step)
+    return deal, moves
+
+
+def _replayed(engine: EngineState, step: Step, i: int) -> EngineState:
+    """``engine`` after ``step`` (changed in place for an action)."""
+    if isinstance(step, int):
+        try:
+            engine.apply_action(step)
+        except IllegalActionError as error:
+            raise SavedStateError(f"step {i} of the record: {error}") from None
+        return engine
+    seat, seed = step
+    if seat >= engine.n:
+        raise SavedStateError(f"step {i} of the record redeals for seat {seat} of a {engine.n}-player game")
+    return redeal_unseen(engine, seat, seed)
 
 
 class IslandFortressState(pyspiel.State):
@@ -179,9 +292,27 @@ class IslandFortressState(pyspiel.State):
         self._deal = _Deal(game)
 
     @property
+    def _deal(self) -> _Deal:
+        return self.__dict__["_deal"]
+
+    @_deal.setter
+    def _deal(self, deal: _Deal | _SavedDeal) -> None:
+        """Set by this module, by pyspiel's clone (a deep copy) and by OpenSpiel's deserialization
+        (a record read back: replayed here and checked against the history OpenSpiel read)."""
+        if isinstance(deal, _SavedDeal):
+            deal, moves = _replay(self.__dict__["_deal"].game, deal.record)
+            history = [(item.player, item.action) for item in self.full_history()]
+            if moves != history or self.move_number() != len(moves):
+                raise SavedStateError("the record's actions are not the history OpenSpiel read")
+        self.__dict__["_deal"] = deal
+
+    @property
     def engine(self) -> EngineState:
         """The rules engine's state (hidden information included)."""
-        return self._deal.get()
+        deal = self._deal
+        if deal.engine is None and self.move_number():  # a deal is drawn for a first state only
+            raise SavedStateError("this state has a history but no record of its deal (saved without it?)")
+        return deal.get()
 
     def current_player(self) -> int:
         engine = self.engine
@@ -194,7 +325,9 @@ class IslandFortressState(pyspiel.State):
         return list(engine.legal_actions())
 
     def _apply_action(self, action: int) -> None:
-        self.engine.apply_action(int(action))
+        action = int(action)
+        self.engine.apply_action(action)
+        self._deal.add(action)
 
     def _action_to_string(self, player: int, action: int) -> str:
         return self.engine.action_to_string(action)
@@ -216,11 +349,46 @@ class IslandFortressState(pyspiel.State):
         engine's ``visibility.redeal_unseen`` does the redeal)."""
         other = self.clone()
         seed = int(draw.integers(0, 2**63 - 1))
-        other._deal = _Deal(self._deal.game, redeal_unseen(self.engine, player, seed))
+        deal = self._deal
+        redealt = redeal_unseen(deal.get(), player, seed)
+        other._deal = _Deal(deal.game, redealt, deal.seed, (deal.steps, (player, seed)))
         return other
 
     def __str__(self) -> str:
         return render_text(self.engine)
+
+
+def deserialize_game_and_state(text: str) -> tuple[IslandFortressGame, IslandFortressState]:
+    """``pyspiel.deserialize_game_and_state`` for this game without unpickling anything: the text
+    is read by ``saved_states.read_serialized``, the game loaded from its game string, the record
+    replayed through ``apply_action`` with every step checked, and the history and move number
+    compared with the text's. A bad text raises one ``SavedStateError``."""
+    saved = read_serialized(text)
+    name = saved.game_string.split("(", 1)[0]
+    if name != SHORT_NAME:
+        raise SavedStateError(f"the text saves a state of {name!r}, not of {SHORT_NAME!r}")
+    try:
+        game = pyspiel.load_game(saved.game_string)
+    except (pyspiel.SpielError, ValueError) as error:
+        raise SavedStateError(f"the game string cannot be loaded: {error}") from None
+    if not isinstance(game, IslandFortressGame):  # pragma: no cover - the name was checked
+        raise SavedStateError(f"the game string makes a {type(game).__name__}")
+    record = saved.record
+    state = IslandFortressState(game)
+    state._deal, _ = _replay(game, Record(record.config, record.seed, ()))
+    for i, step in enumerate(record.steps):
+        if isinstance(step, int):
+            if step not in state.legal_actions():
+                _replayed(state.engine.clone(), step, i)  # raises SavedStateError naming the step
+            state.apply_action(step)
+        else:
+            deal = state._deal
+            deal.engine = _replayed(deal.get(), step, i)
+            deal.add(step)
+    history = tuple((item.player, item.action) for item in state.full_history())
+    if history != saved.history or state.move_number() != saved.move_number:
+        raise SavedStateError("the record's actions are not the text's history= and move_number=")
+    return game, state
 
 
 def state_from_engine(game: IslandFortressGame, engine: EngineState) -> IslandFortressState:

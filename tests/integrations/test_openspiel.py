@@ -1,7 +1,13 @@
 """The OpenSpiel adapter (``island_fortress_env.openspiel``) and the IS-MCTS agent, on both backends
-(the ``backend`` game parameter: the C++ core and the Python engine)."""
+(the ``backend`` game parameter: the C++ core and the Python engine): OpenSpiel's own tests, saved
+states (both readers, and hostile texts refused), observations, resampling."""
 
 from __future__ import annotations
+
+import base64
+import json
+import os
+import pickle
 
 import numpy as np
 import pytest
@@ -10,6 +16,7 @@ pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is an optional extra:
 
 from island_fortress_env import island_fortress_v0  # noqa: E402
 from island_fortress_env.adapters import openspiel as ifo  # noqa: E402
+from island_fortress_env.adapters import saved_states  # noqa: E402
 from island_fortress_env.engine import ConfigError  # noqa: E402
 from island_fortress_env.engine.state import ACTION_PHASE_DECISIONS, D_BID  # noqa: E402
 from island_fortress_env.engine.visibility import redeal_unseen  # noqa: E402
@@ -32,7 +39,7 @@ def test_importing_registers_the_game_with_its_parameters():
     assert game.engine_game.config.favor_trade_in is True
     assert game.num_distinct_actions() == ifo.NUM_ACTIONS
     kind = game.get_type()
-    assert kind.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
+    assert kind.chance_mode == pyspiel.GameType.ChanceMode.DETERMINISTIC  # chance is in the state
     assert kind.information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
     assert kind.provides_observation_tensor and not kind.provides_information_state_tensor
     assert pyspiel.load_game("python_island_fortress").num_players() == ifo.DEFAULT_PLAYERS
@@ -50,7 +57,7 @@ def test_importing_registers_the_game_with_its_parameters():
 )
 def test_pyspiel_random_simulation_test(params, backend):
     game = pyspiel.load_game("python_island_fortress", {**params, "backend": backend})
-    pyspiel.random_sim_test(game, num_sims=2, serialize=False, verbose=False)
+    pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
@@ -210,3 +217,165 @@ def test_openspiel_rl_environment_plays_on_observations():
         player = time_step.observations["current_player"]
         time_step = env.step([int(rng.choice(time_step.observations["legal_actions"][player]))])
     assert sorted(time_step.rewards) == [-1.0, 1.0] or time_step.rewards == [0.0, 0.0]
+
+
+# --------------------------------------------------------------------------- saved states
+
+READERS = {"pyspiel": pyspiel.deserialize_game_and_state, "bounded": ifo.deserialize_game_and_state}
+
+
+def _assert_same(state, twin, n: int) -> None:
+    assert str(twin) == str(state) and twin.history() == state.history()
+    assert twin.legal_actions() == state.legal_actions() and twin.is_terminal() == state.is_terminal()
+    for p in range(n):
+        assert twin.observation_tensor(p) == state.observation_tensor(p)
+        assert twin.observation_string(p) == state.observation_string(p)
+
+
+def _saved_states(backend: str, n: int):
+    """States of one game worth saving: a fresh one, mid-game ones, one redealt by resampling
+    and played on, the last one before the end."""
+    game = pyspiel.load_game("python_island_fortress", {"players": n, "backend": backend, "rng_seed": n})
+    state = game.new_initial_state()
+    yield game, state.clone()
+    rng = np.random.default_rng(n)
+    step = 0
+    while not state.is_terminal():
+        if step in (9, 150):
+            yield game, state
+        if step == 60:
+            state = state.resampled(step % n, np.random.default_rng(step))
+            yield game, state
+        state.apply_action(int(rng.choice(state.legal_actions())))
+        step += 1
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_a_saved_state_comes_back_equal_and_has_the_same_future(backend, n, reader):
+    for game, state in _saved_states(backend, n):
+        text = pyspiel.serialize_game_and_state(game, state)
+        loaded_game, twin = READERS[reader](text)
+        assert str(loaded_game) == str(game)
+        _assert_same(state, twin, n)
+        original = state.clone()
+        rng = np.random.default_rng(len(state.history()))
+        while not original.is_terminal():  # the same actions: the same draws, the same game
+            action = int(rng.choice(original.legal_actions()))
+            original.apply_action(action)
+            twin.apply_action(action)
+            if len(original.history()) % 16 == 0:
+                _assert_same(original, twin, n)
+        _assert_same(original, twin, n)
+        assert twin.returns() == original.returns()
+
+
+def test_a_loaded_state_saves_again_to_the_same_text(backend):
+    game, state = list(_saved_states(backend, 3))[-1]
+    text = pyspiel.serialize_game_and_state(game, state)
+    for reader in READERS.values():
+        again_game, again = reader(text)
+        assert pyspiel.serialize_game_and_state(again_game, again) == text
+        assert pyspiel.serialize_game_and_state(again_game, again.clone()) == text
+
+
+def test_a_position_taken_as_it_is_cannot_be_saved(backend):
+    game = pyspiel.load_game("python_island_fortress", {"players": 2, "backend": backend})
+    state = ifo.state_from_engine(game, game.new_initial_state().engine)
+    with pytest.raises(saved_states.SavedStateError, match="state_from_engine"):
+        pyspiel.serialize_game_and_state(game, state)
+
+
+class _Call:
+    """Pickles as ``function(*args)``: what a hostile text may hold."""
+
+    def __init__(self, function, *args) -> None:
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return (self.function, self.args)
+
+
+def _record(text: str) -> dict:
+    line = next(x for x in text.split("\n") if x.startswith("__dict__="))
+    return json.loads(saved_states._record_in_pickle(base64.b64decode(line[len("__dict__=") :])))
+
+
+def _with_dict(text: str, attributes: object) -> str:
+    """``text`` with its pickled attributes replaced (by ``attributes`` pickled, or by bytes)."""
+    data = attributes if isinstance(attributes, bytes) else pickle.dumps(attributes)
+    pickled = base64.b64encode(data).decode()
+    return "\n".join(
+        f"__dict__={pickled}" if line.startswith("__dict__=") else line for line in text.split("\n")
+    )
+
+
+def _with_record(text: str, **changes: object) -> str:
+    record = {**_record(text), **changes}
+    return _with_dict(text, {"_deal": _Call(ifo._saved_deal, json.dumps(record))})
+
+
+def test_hostile_or_garbled_texts_are_one_error_and_nothing_is_unpickled(tmp_path):
+    game = pyspiel.load_game("python_island_fortress", {"players": 2})
+    state = game.new_initial_state()
+    for _ in range(2):
+        state.apply_action(state.legal_actions()[0])
+    text = pyspiel.serialize_game_and_state(game, state)
+    marker = tmp_path / "ran"
+    record = _record(text)
+    deep = "[" * 40 + "]" * 40
+    cases = {
+        "posix.system": _with_dict(text, {"_deal": _Call(os.system, f"touch {marker}")}),
+        "builtins.eval": _with_dict(text, {"_deal": _Call(eval, f"open('{marker}', 'w')")}),
+        "not the game's one record": _with_dict(text, {"_deal": "a string"}),
+        "MARK opcode": _with_dict(text, {"_deal": _Call(ifo._saved_deal, json.dumps(record)), "x": []}),
+        "not base64": text.replace("__dict__=", "__dict__=@@"),
+        "not a pickle this game writes": _with_dict(text, b"\x80\x04\x8c\x05ab"),
+        "Version: 1": text.replace("Version: 1", "Version: 2"),
+        "no \\[State\\] section": text.split("[State]")[0],
+        "appears twice": text + "[Game]\nkuhn_poker\n",
+        "GameRNGState": text + "[GameRNGState]\n123\n",
+        "not of 'python_island_fortress'": text.replace("python_island_fortress(", "kuhn_poker("),
+        "cannot be loaded": text.replace("players=2", "players=9"),
+        "history=": text.replace("history=", "history=x"),
+        "text's history": text.replace("history=0:", "history=1:"),
+        "move_number=": text.replace("move_number=2", "move_number=3"),
+        "step 1 of the record": _with_record(text, steps=[record["steps"][0], 379]),
+        "step 0 must be an integer": _with_record(text, steps=[-1]),
+        "redeal": _with_record(text, steps=[["redeal", 3, 1]]),
+        "configured": _with_record(text, config={**record["config"], "num_players": 3}),
+        "exactly the game's options": _with_record(text, config={"num_players": 2}),
+        "seed must be an integer": _with_record(text, seed=2**64),
+        "unknown record version": _with_record(text, island_fortress_state=2),
+        "at most 8000": _with_record(text, steps=[0] * 8001),
+        "not readable JSON": _with_dict(text, {"_deal": _Call(ifo._saved_deal, deep)}),
+        "longer than": text + "#" * saved_states.MAX_SERIALIZED_CHARS,
+    }
+    for message, bad in cases.items():
+        with pytest.raises(saved_states.SavedStateError, match=message):
+            ifo.deserialize_game_and_state(bad)
+    with pytest.raises(saved_states.SavedStateError, match="is text, not bytes"):
+        ifo.deserialize_game_and_state(text.encode())
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"steps": [379]}, "step 0 of the record"),
+        ({"seed": -5}, "the seed must be an integer"),
+        ({"config": None}, "exactly the game's options"),
+    ],
+)
+def test_pyspiels_own_reader_checks_the_record_too(changes, message):
+    game = pyspiel.load_game("python_island_fortress", {"players": 2})
+    state = game.new_initial_state()
+    state.apply_action(state.legal_actions()[0])
+    text = pyspiel.serialize_game_and_state(game, state)
+    with pytest.raises(saved_states.SavedStateError, match=message):
+        pyspiel.deserialize_game_and_state(_with_record(text, **changes))
+    with pytest.raises(saved_states.SavedStateError, match="not the history OpenSpiel read"):
+        pyspiel.deserialize_game_and_state(text.replace("history=0:", "history=1:"))
+    _, without_record = pyspiel.deserialize_game_and_state(_with_dict(text, {}))
+    with pytest.raises(saved_states.SavedStateError, match="no record of its deal"):
+        without_record.legal_actions()
