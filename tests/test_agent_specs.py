@@ -12,7 +12,7 @@ from tiny_runs import SMALL, small_checkpoint
 
 from island_fortress_env.agents.checkpoint import CheckpointAgent
 from island_fortress_env.agents.network import ActorCritic
-from island_fortress_env.players import AgentSpecError, check_agent_spec, checkpoint_path, make_agent
+from island_fortress_env.players import AgentSpecError, check_agent_spec, make_agent, parse_agent_spec
 from island_fortress_env.players.ismcts import DEFAULT_SIMULATIONS, parse_simulations
 from island_fortress_env.tools import exploit
 from island_fortress_env.training import evaluate as evaluate_mod
@@ -57,9 +57,8 @@ def test_a_sampled_checkpoint_is_the_checkpoints_policy_with_its_actions_drawn()
     assert isinstance(agent, CheckpointAgent) and not agent.deterministic
     assert agent.name == "sample:policy-2-4p"
     assert isinstance(make_agent(SHIPPED), CheckpointAgent) and make_agent(SHIPPED).deterministic
-    assert [checkpoint_path(s) for s in (SHIPPED, f"sample:{SHIPPED}", "heuristic", "search:8")] == [
-        SHIPPED, SHIPPED, None, None
-    ]  # fmt: skip
+    specs = (SHIPPED, f"sample:{SHIPPED}", "heuristic", "search:8")
+    assert [parse_agent_spec(s).checkpoint for s in specs] == [Path(SHIPPED), Path(SHIPPED), None, None]
 
 
 def test_a_sampled_checkpoint_draws_by_the_policy_from_its_own_seeded_generator():
@@ -93,7 +92,7 @@ def test_a_bad_sampled_checkpoint_is_one_clear_error(spec, says):
 def test_a_sampled_checkpoint_is_evaluated_in_the_core_as_in_python_and_named_so():
     specs = [f"sample:{SHIPPED}", "heuristic"]
     assert evaluate_mod.plays_in_core(specs[0])
-    assert evaluate_mod.entry_names([specs[0], SHIPPED]) == ["sample:policy-2-4p.zip", "policy-2-4p.zip"]
+    assert evaluate_mod.entry_names([specs[0], SHIPPED]) == ["sample:policy-2-4p", "policy-2-4p"]
     core = evaluate_mod.evaluate(specs, games=4, seed=2)
     python = evaluate_mod.evaluate(specs, games=4, seed=2, env_options={"backend": "python"})
     assert core["agents"] == python["agents"]

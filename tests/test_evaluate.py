@@ -10,6 +10,7 @@ import pytest
 from island_fortress_env.agents import RandomAgent
 from island_fortress_env.core import game as core_game
 from island_fortress_env.engine import Game, scoring
+from island_fortress_env.engine.results import game_result
 from island_fortress_env.engine.state import play_random_game
 from island_fortress_env.players import AgentSpecError, make_agent
 from island_fortress_env.tools import cli
@@ -17,14 +18,15 @@ from island_fortress_env.training import evaluate as ev
 
 
 class SeatRecorder:
-    """Plays uniformly at random and records, per game, the seats it was asked to move for."""
+    """Plays uniformly at random and records, per game, the seats it was asked to move for (it is
+    made for its first game, and reset for each one after)."""
 
     def __init__(self, spec: str, seed: int | None = None) -> None:
         self.name = spec
         self.spec = spec
         self.rng = np.random.default_rng(seed)
-        self.games: list[set[int]] = []
-        self.seeds: list[int | None] = []
+        self.games: list[set[int]] = [set()]
+        self.seeds: list[int | None] = [seed]
 
     def reset(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -47,8 +49,7 @@ def recorders(monkeypatch):
         made.append(agent)
         return agent
 
-    monkeypatch.setattr(ev, "make_agent", factory)
-    monkeypatch.setattr(ev, "make_core_agent", factory)  # the agents of games played in the core
+    monkeypatch.setattr(ev, "make_agent", factory)  # the agents of every seat of every game
     return made
 
 
@@ -56,27 +57,25 @@ def recorders(monkeypatch):
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])
-def test_every_agent_sits_in_every_seat_equally(recorders, k):
+def test_every_agent_sits_in_every_seat_equally(recorders, k, tmp_path):
+    from island_fortress_env.env.records import load
+
     games = 2 * k
-    specs = ["random", "heuristic", "random", "heuristic"][:k]
-    result = ev.evaluate(specs, games=games, seed=5)
-    assert len(recorders) == k
-    for i, agent in enumerate(recorders):
-        assert len(agent.games) == games
-        # Exactly one seat per game, and game g puts agent i in seat (i + g) % k.
-        assert [sorted(seats) for seats in agent.games] == [[(i + g) % k] for g in range(games)]
+    specs = ["random", "heuristic", "random#", "heuristic#"][:k]
+    specs = [spec.rstrip("#") for spec in specs]
+    result = ev.evaluate(specs, games=games, seed=5, save_games=tmp_path)
+    names = ev.entry_names(specs)
+    for g, path in enumerate(result["saved_games"]):
+        # game g puts agent i in seat (i + g) % k: seat s holds agent (s - g) % k
+        assert list(load(path).agents) == [names[(s - g) % k] for s in range(k)]
+    for i in range(k):
         assert result["agents"][i]["seat_games"] == [2] * k
         assert result["agents"][i]["games"] == games
-    # Each game re-seeds every agent, differently per agent and per game.
-    all_seeds = [s for agent in recorders for s in agent.seeds]
-    assert len(set(all_seeds)) == len(all_seeds)
-
-
-def test_seats_of_a_game_hold_distinct_agents(recorders):
-    ev.evaluate(["random", "random", "random"], games=3, seed=0)
-    for g in range(3):
-        seats = [next(iter(agent.games[g])) for agent in recorders]
-        assert sorted(seats) == [0, 1, 2]
+    # Each agent only ever moves for the seat it sits in, one agent a seat per game.
+    assert all(len(seats) <= 1 for agent in recorders for seats in agent.games)
+    # Each game seeds every agent, differently per agent and per game.
+    all_seeds = sorted(s for agent in recorders for s in agent.seeds)
+    assert all_seeds == sorted(ev.agent_seed(5, g, i) for g in range(games) for i in range(k))
 
 
 def test_runs_are_reproducible():
@@ -109,7 +108,7 @@ def test_a_two_way_tie_gives_half_a_win_to_each_tied_seat():
     state.winners = [0, 2]
     totals = [ev.AgentTotals(seats=[0, 0, 0]) for _ in range(3)]
     seat_of = [1, 2, 0]  # agent 0 in seat 1, agent 1 in seat 2, agent 2 in seat 0
-    ev.record_game(totals, seat_of, state)
+    ev.record_game(totals, seat_of, game_result(state, seed=4, length=0))
     assert [t.wins for t in totals] == [0.0, 0.5, 0.5]
     assert [t.score for t in totals] == [state.score[1], state.score[2], state.score[0]]
     assert [t.seats for t in totals] == [[0, 1, 0], [0, 0, 1], [1, 0, 0]]
@@ -126,7 +125,7 @@ def test_final_ranks_follow_the_rulebook_tie_breaks():
     state.own = [0b111, 0b111, 0b1, 0b1]  # seats 0 and 1: more blocks than seat 3
     state.jade = [5, 5, 0, 9]
     state.treasure = [1, 1, 0, 0]
-    assert ev.final_ranks(state) == [1, 1, 4, 3]
+    assert game_result(state, seed=9, length=0).rank == (1, 1, 4, 3)
 
 
 # ---------------------------------------------------------------------------- Wilson
@@ -181,7 +180,7 @@ def test_three_distinct_agents_are_rated(tmp_path, monkeypatch):
     result = ev.evaluate(["heuristic", "random", str(fake)], games=6, seed=1)
     assert result["rated"] is True
     names = [e["name"] for e in result["agents"]]
-    assert names == ["heuristic", "random", "policy.zip"]
+    assert names == ["heuristic", "random", "policy"]
     for e in result["agents"]:
         assert set(e["rating"]) == {"mu", "sigma", "ordinal"}
         assert e["rating"]["sigma"] < 25 / 3  # updated from the prior
@@ -217,18 +216,20 @@ def test_games_played_in_the_core_give_the_python_engines_results(specs, monkeyp
     the same game records."""
     from pathlib import Path
 
+    from island_fortress_env import vector
     from island_fortress_env.env.records import load
 
     specs = [str(Path(__file__).resolve().parents[1] / s) if s.endswith(".zip") else s for s in specs]
     played = []
-    real = ev.play_core_game
-    monkeypatch.setattr(ev, "play_core_game", lambda *a, **k: played.append(1) or real(*a, **k))
+    real = vector.VectorEnv.step
+    monkeypatch.setattr(vector.VectorEnv, "step", lambda *a, **k: played.append(1) or real(*a, **k))
     in_core = ev.evaluate(specs, games=4, seed=9, save_games=tmp_path / "core")
-    assert len(played) == 4
+    assert played  # a batch of core games
+    stepped = len(played)
     in_python = ev.evaluate(
         specs, games=4, seed=9, save_games=tmp_path / "python", env_options={"backend": "python"}
     )
-    assert len(played) == 4  # backend="python": no more games in the core
+    assert len(played) == stepped  # backend="python": no more games in the core
     records = [[load(path).to_dict() for path in r.pop("saved_games")] for r in (in_core, in_python)]
     assert in_core == in_python
     assert records[0] == records[1]

@@ -15,10 +15,10 @@ from island_fortress_env.agents.checkpoint import load_policy
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
-from island_fortress_env.training.collect import sample_actions
+from island_fortress_env.players.runner import sample_actions
 from island_fortress_env.training.config import NativeConfig, load_config
 from island_fortress_env.training.ppo import SeatTrajectories, train_native
-from island_fortress_env.training.pretrain import core_demonstrations, imitate
+from island_fortress_env.training.pretrain import collect_demonstrations, imitate
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMMA, LAM = 0.95, 0.9
@@ -116,7 +116,7 @@ def test_gumbel_max_sampling_draws_from_the_masked_softmax():
 
 
 def test_the_imitation_stops_at_its_deadline_and_says_how_much_it_fitted():
-    data = core_demonstrations(2, {}, 4, seed=1)
+    data = collect_demonstrations(2, {}, 4, seed=1)
     net = ActorCritic(cnn_channels=0, hidden=8)
     whole = imitate(net, data, epochs=2, batch_size=16, learning_rate=1e-3)
     assert whole["fitted"] == 2 * whole["samples"] and not whole["stopped_early"]

@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from island_fortress_env import core
+from island_fortress_env import core, vector
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
-from island_fortress_env.training.collect import CoreCollector, EnvCollector, sample_actions
+from island_fortress_env.players.engine_vector import EngineVectorEnv
+from island_fortress_env.players.runner import sample_actions
+from island_fortress_env.training.collect import Collector
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 from island_fortress_env.training.greedy_eval import greedy_evaluation
 from island_fortress_env.training.league import GameKind, League
@@ -176,13 +178,17 @@ def _tiny(base: Path, run_name: str, *extra: str) -> NativeConfig:
     )
 
 
-COLLECTORS = [CoreCollector, EnvCollector]  # the C++ batch, and the Python engine's path
+# A collector's games in the C++ core's batch, and in its Python engine twin
+COLLECTORS = [
+    pytest.param(True, id="core", marks=pytest.mark.skipif(not core.available(), reason="no C++ core")),
+    pytest.param(False, id="python"),
+]
 
 
-@pytest.mark.parametrize("collector_class", COLLECTORS)
-def test_collector_records_only_legal_actions_and_every_learning_seat(collector_class):
+@pytest.mark.parametrize("use_core", COLLECTORS)
+def test_collector_records_only_legal_actions_and_every_learning_seat(use_core):
     cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0")
-    collector = collector_class(cfg, 0, SeatTrajectories)
+    collector = Collector(cfg, 0, SeatTrajectories, use_core=use_core)
     net = ActorCritic(cnn_channels=4, hidden=16)
     rollout, finished = collector.collect(net, 1500)
     n = len(rollout)
@@ -239,14 +245,13 @@ def test_the_warm_start_splits_its_games_by_pretrain_tables_else_by_the_runs_tab
     from island_fortress_env.training import pretrain
 
     played: list[tuple[int, int]] = []  # (players, games) of each table size imitated
-    in_core = pretrain.core_available()
-    real = pretrain.play_core_demonstrations if in_core else pretrain.collect_demonstrations
+    real = pretrain.collect_demonstrations
 
     def record(players, options, games, *args, **kwargs):
         played.append((players, games))
         return real(players, options, games, *args, **kwargs)
 
-    monkeypatch.setattr(pretrain, "play_core_demonstrations", record)
+    monkeypatch.setattr(pretrain, "collect_demonstrations", record)
     monkeypatch.setattr(pretrain, "starmap", lambda f, jobs, _processes: [record(*job) for job in jobs])
     net = ActorCritic(cnn_channels=4, hidden=16)
     for overrides, expected in [
@@ -633,11 +638,11 @@ class _CreditLedger(SeatTrajectories):
         super().reward(key, reward)
 
 
-@pytest.mark.parametrize("collector_class", COLLECTORS)
+@pytest.mark.parametrize("use_core", COLLECTORS)
 @pytest.mark.parametrize(
     "vp, win, relative", [(1.0, 0.0, False), (0.0, 1.0, False), (0.5, 1.0, False), (0.5, 1.0, True)]
 )
-def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win, relative, collector_class):
+def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win, relative, use_core):
     """Over a finished game, the rewards credited to a seat's decisions add up to its final score
     (scaled) plus its zero-sum outcome, whoever moved when points were scored or the game ended.
     With ``reward.vp_relative`` the score part is the margin over the other seats' mean score, and
@@ -654,14 +659,16 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
         f"reward.win={win}",
         f"reward.vp_relative={str(relative).lower()}",
     )
-    collector = collector_class(cfg, 0, SeatTrajectories)
+    collector = Collector(cfg, 0, SeatTrajectories, use_core=use_core)
     collector.book = ledger = _CreditLedger()
     finals = {}
     record = collector._record
 
-    def remember(game, state):
-        finals[game.episode] = (list(state.score), win_loss_returns(state.n, state.winners), state.n)
-        record(game, state)
+    def remember(game, finished):
+        final = finished.final
+        winners = [p for p in range(final.players) if final.win[p] > 0]
+        finals[game.episode] = (list(final.score), win_loss_returns(final.players, winners), final.players)
+        record(game, finished)
 
     collector._record = remember
     collector.collect(ActorCritic(cnn_channels=4, hidden=16), 2500)
@@ -688,24 +695,26 @@ def test_the_core_collectors_league_seats_are_the_heuristics_and_the_learners_de
 
     league = ("league.share=1.0", "league.snapshot=0.0", "league.random=0.0", "league.heuristic=1.0")
     cfg = _tiny(Path("/nonexistent"), "c", *league, "train.games_per_collector=3")
-    collector = CoreCollector(cfg, 0, SeatTrajectories)
+    collector = Collector(cfg, 0, SeatTrajectories)
+    collector.runner.keep_actions = True
     collector.book = ledger = _CreditLedger()
     ended = []
     record = collector._record
-    collector._record = lambda game, state: ended.append((game, state)) or record(game, state)
+    collector._record = lambda game, finished: ended.append((game, finished)) or record(game, finished)
     collector.collect(ActorCritic(cnn_channels=4, hidden=16), 700)
     assert len(ended) >= 2
-    for game, state in ended:
+    for game, finished in ended:
         assert game.kind is GameKind.HEURISTIC and len(game.learners) == 1
-        replayed = Game(num_players=game.players).new_initial_state(game.seed)
-        heuristic, learner_moves = HeuristicAgent(seed=game.seed), 0
-        for action in game.actions:
+        seed = finished.final.seed
+        replayed = Game(num_players=game.players).new_initial_state(seed)
+        heuristic, learner_moves = HeuristicAgent(seed=seed), 0
+        for action in finished.actions:
             if replayed.current_player() in game.learners:
                 learner_moves += 1
             else:
                 assert action == heuristic.act(None, action_mask(replayed), replayed)
             replayed.apply_action(action)
-        assert replayed.is_terminal() and replayed.score == state.score
+        assert replayed.is_terminal() and tuple(replayed.score) == finished.final.score
         assert ledger.decisions[(0, game.episode, game.learners[0])] == learner_moves
 
 
@@ -716,22 +725,27 @@ def test_the_core_collector_draws_each_new_games_table_size():
     cfg = _tiny(
         Path("/nonexistent"), "c", "league.share=0.0", "tables.three=0", "train.games_per_collector=2"
     )
-    collector = CoreCollector(cfg, 0, SeatTrajectories)
-    played: dict[int, list[int]] = {0: [], 1: []}
-    start = collector._start
+    collector = Collector(cfg, 0, SeatTrajectories)
+    runner = collector.runner
+    played = {
+        slot: [runner.slots[slot].current.tag.players, runner.slots[slot].following.players]
+        for slot in (0, 1)
+    }
+    deal = collector._next_game
 
-    def started(slot: int):
-        game = start(slot)
-        played[slot].append(game.players)
-        return game
+    def dealt(slot: int):
+        seating = deal(slot)
+        played[slot].append(seating.players)
+        return seating
 
-    collector._start = started
+    runner.next_seating = dealt
     collector.collect(ActorCritic(cnn_channels=4, hidden=16), 6000)
     assert sum(map(len, played.values())) >= 8
     assert {n for sizes in played.values() for n in sizes} == {2, 4}
     assert any(len(set(sizes)) == 2 for sizes in played.values())
-    for slot, sizes in played.items():  # the batch's game is of the size drawn for it
-        assert collector.env.games[slot].num_players == sizes[-1] == collector.games[slot].players
+    for slot, sizes in played.items():  # the batch's game is of the size drawn for it (the last
+        # size drawn is the next game's, dealt when this one ends)
+        assert collector.tables.games[slot].num_players == sizes[-2] == runner.slots[slot].current.tag.players
 
 
 @pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
@@ -743,7 +757,7 @@ def test_with_the_core_the_collectors_play_its_batch_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         collectors = collect.Collectors(_tiny(Path("/nonexistent"), "c"), SeatTrajectories)
-    assert isinstance(collectors.local, CoreCollector)
+    assert isinstance(collectors.local.tables, vector.VectorEnv)
 
 
 def test_without_the_core_the_collectors_play_python_envs_and_say_so(monkeypatch):
@@ -753,7 +767,7 @@ def test_without_the_core_the_collectors_play_python_envs_and_say_so(monkeypatch
     monkeypatch.setattr(collect.core, "available", lambda: False)
     with pytest.warns(RuntimeWarning, match="Python engine") as caught:
         collectors = collect.Collectors(cfg, SeatTrajectories)
-    assert isinstance(collectors.local, EnvCollector) and len(caught) == 1
+    assert isinstance(collectors.local.tables, EngineVectorEnv) and len(caught) == 1
 
 
 # ---------------------------------------------------------------- starting from a checkpoint
@@ -816,45 +830,43 @@ def test_a_run_starts_from_init_from(tiny_native, tmp_path):
     assert all(torch.equal(start[k], v) for k, v in reference.state_dict().items())
 
 
-def test_a_collectors_games_share_one_observation_encoder_per_table_size():
+def test_a_collectors_python_games_share_one_observation_encoder_per_table_size():
     cfg = _tiny(Path("/nonexistent"), "c", "league.share=0.0", "train.games_per_collector=12")
-    collector = EnvCollector(cfg, 0, SeatTrajectories)
+    collector = Collector(cfg, 0, SeatTrajectories, use_core=False)
     collector.collect(ActorCritic(cnn_channels=4, hidden=16), 3000)
-    by_size: dict[int, set[int]] = {}
-    for (_slot, n), env in collector.envs.items():
-        by_size.setdefault(n, set()).add(id(env.encoder))
-    assert len(collector.envs) > 3
-    assert all(len(ids) == 1 for ids in by_size.values())
+    encoders = collector.tables._encoders
+    assert sorted(game.num_players for game in encoders) == [2, 3, 4]  # one per table size
 
 
-@pytest.mark.parametrize("collector_class", COLLECTORS)
-def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in(collector_class):
+@pytest.mark.parametrize("use_core", COLLECTORS)
+def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in(use_core):
     cfg = _tiny(
         Path("/nonexistent"), "c", "league.share=1.0", "league.random=0.0", "train.games_per_collector=4"
     )
-    collector = collector_class(cfg, 0, SeatTrajectories)
+    collector = Collector(cfg, 0, SeatTrajectories, use_core=use_core)
+    playing = lambda: [slot.current.tag for slot in collector.runner.slots]  # noqa: E731
     old, new = ActorCritic(cnn_channels=4, hidden=16), ActorCritic(cnn_channels=4, hidden=16)
-    assert all(g.kind is GameKind.SELF_PLAY for g in collector.games)  # no snapshot to draw yet
+    assert all(g.kind is GameKind.SELF_PLAY for g in playing())  # no snapshot to draw yet
     collector.set_snapshots({0: old.state_dict()}, {0: 1.0})
     for _ in range(20):  # the games begun from now on play snapshot 0
         collector.collect(new, 500)
-        if any(g.snapshot == 0 for g in collector.games):
+        if any(g.snapshot == 0 for g in playing()):
             break
-    assert any(g.snapshot == 0 for g in collector.games)
+    assert any(g.snapshot == 0 for g in playing())
     collector.set_snapshots({1: new.state_dict()}, {1: 1.0})  # 0 leaves the pool mid-game
     assert 0 in collector.snapshots
     for _ in range(20):  # the games against 0 end; new ones draw 1
         collector.collect(new, 500)
-        if all(g.snapshot != 0 for g in collector.games):
+        if all(g.snapshot != 0 for g in playing()):
             break
-    assert all(g.snapshot != 0 for g in collector.games)
+    assert all(g.snapshot != 0 for g in playing())
     collector.set_snapshots({}, {1: 1.0})
     assert 0 not in collector.snapshots and 1 in collector.snapshots
 
 
 def test_greedy_evaluation_gives_the_same_figures_on_any_number_of_processes():
-    """Each table's games are split over the processes; game ``g`` is dealt and seated the same
-    way in any part, so the win rates and the OpenSkill rating do not depend on the split."""
+    """The tables are played on the processes, one a job; game ``g`` of a table is dealt and seated
+    the same way wherever it is played, so the figures do not depend on the processes."""
     shipped = make_agent(str(ROOT / "checkpoints" / "policy-2-4p.zip"))
     one, three = (
         greedy_evaluation(

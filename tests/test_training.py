@@ -21,6 +21,8 @@ from island_fortress_env.agents.checkpoint import (
 )
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.events import EventKind, Score, ScoreReason
+from island_fortress_env.engine.results import jade_spent, points_by_component
+from island_fortress_env.engine.scoring import COMPONENTS
 from island_fortress_env.players import make_agent
 from island_fortress_env.training.config import (
     NativeConfig,
@@ -29,7 +31,6 @@ from island_fortress_env.training.config import (
     TrainConfigError,
     load_config,
 )
-from island_fortress_env.training.figures import jade_spent, score_components
 from island_fortress_env.training.league_env import LeagueEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,12 +103,15 @@ def test_imitation_returns_use_the_relative_score_reward(monkeypatch):
         3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0, reward_vp_relative=True
     )
     np.testing.assert_array_equal(own["actions"], rel["actions"])  # the same game
-    env = island_fortress_v0.raw_env(num_players=3)
-    env.reset(seed=0)  # replayed: who took each decision, and the final scores
-    state, seats = env.game_state, []
+    from island_fortress_env.engine import Game
+    from island_fortress_env.players.engine_vector import batch_game_seed
+
+    # replayed (game 0 is dealt like episode 0 of slot 0 of a batch seeded 0): who took each
+    # decision, and the final scores
+    state, seats = Game(num_players=3).new_initial_state(batch_game_seed(0, 0, 0)), []
     for action in own["actions"]:
         seats.append(state.current_player())
-        env.step(int(action))
+        state.apply_action(int(action))
     final = state.score
     for seat in range(3):
         first = seats.index(seat)  # no one has scored before the first round's decisions
@@ -119,11 +123,10 @@ def test_imitation_returns_use_the_relative_score_reward(monkeypatch):
 @pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
 @pytest.mark.parametrize("relative", [False, True])
 def test_core_demonstrations_are_heuristic_games_with_the_returns_that_followed(monkeypatch, relative):
-    """Three games on two slots: slot 0 plays games 0 and 2, slot 1 game 1 (its episode 0, then
-    slot 0's episode 1). Replayed in the Python engine from the batch's seeds, every action is
-    the heuristic's, every decision's seat is the one to move, and each seat's return at its
-    first decision (nothing scored before) is its whole score reward plus its outcome."""
-    import island_fortress_env.vector as vector
+    """Three games on two slots (game g dealt like episode 0 of slot g of a batch seeded 5).
+    Replayed in the Python engine from those seeds, every action is the heuristic's, every
+    decision's seat is the one to move, and each seat's return at its first decision (nothing
+    scored before) is its whole score reward plus its outcome."""
     from island_fortress_env.agents.heuristic import HeuristicAgent
     from island_fortress_env.engine import Game
     from island_fortress_env.engine.scoring import win_loss_returns
@@ -132,8 +135,9 @@ def test_core_demonstrations_are_heuristic_games_with_the_returns_that_followed(
 
     monkeypatch.setattr(pretrain, "CORE_SLOTS", 2)
     data = pretrain.collect_demonstrations(2, {}, games=3, seed=5, reward_vp_relative=relative)
-    batch = vector.make(2, num_players=2, seed=5)
-    deals = {0: batch.game_seed(0, 0), 1: batch.game_seed(1, 0), 2: batch.game_seed(0, 1)}
+    from island_fortress_env.players.engine_vector import batch_game_seed
+
+    deals = {g: batch_game_seed(5, g, 0) for g in range(3)}
     assert sorted(set(data["games"].tolist())) == [0, 1, 2]
     for g, seed in deals.items():
         rows = np.flatnonzero(data["games"] == g)
@@ -176,13 +180,14 @@ def test_row_blocks_join_what_was_appended_across_blocks_and_free_them(monkeypat
 
 def test_jade_spent_counts_every_payment():
     state = sc.action_phase_state(num_players=3, seed=0, holder=0)
-    (spent_before,) = jade_spent(state.log, [0])  # the round-1 bid of 1 Jade
+    spent_before = jade_spent(state.log, 3)[0]  # the round-1 bid of 1 Jade
     assert spent_before == 1
+    sc_before_log = list(state.log)
     sc.set_player(state, 0, jade=20, laborers=10, convicts=10, blocks=4)
     jade0 = state.jade[0]
     sc.do(state, sc.role(A.OP_RECRUIT), A.RECRUIT_COUNT + 2)  # 3 Laborers for 2 Jade
     assert jade0 - state.jade[0] == 2
-    assert jade_spent(state.log, [0, 1]) == [spent_before + 2, jade_spent(state.log, [1])[0]]
+    assert jade_spent(state.log, 3)[:2] == [spent_before + 2, jade_spent(sc_before_log, 3)[1]]
 
 
 def test_score_components_group_the_score_events():
@@ -197,7 +202,7 @@ def test_score_components_group_the_score_events():
         score(0, -3, ScoreReason.FEWEST_TREASURE),
         score(1, 9, ScoreReason.ROW),
     ]
-    comps, other = score_components(log, [0, 1])
+    comps, other = (dict(zip(COMPONENTS, seat, strict=True)) for seat in points_by_component(log, 2))
     assert comps["rows"] == 3 and comps["towers"] == 5 and comps["favors"] == 2
     assert comps["levels"] == 1 and comps["end_bonus"] == -3
     assert sum(comps.values()) == 8

@@ -94,3 +94,29 @@ def test_a_gpu_update_computes_what_the_cpu_update_does_and_the_cpu_copy_follows
     assert state is not None and all(
         t.device.type == "cpu" for s in state["optimizer"]["state"].values() for t in s.values()
     )
+
+
+def test_in_one_process_the_games_are_played_on_the_learners_network_itself(tmp_path, monkeypatch):
+    """EnvPool + CleanRL's shape: with ``train.workers=0`` the main process steps the batch of core
+    games and its forward passes run on the learner's network (on a GPU, the GPU's), never on a
+    copy. The learner is made a distinct module here (a GPU copy, on the CPU): every collection
+    plays on it, not on the CPU network the checkpoints read."""
+    from island_fortress_env.training import collect, ppo
+
+    copies: list[torch.nn.Module] = []
+
+    def distinct_copy(net, device):
+        import copy
+
+        copies.append(copy.deepcopy(net))
+        return copies[-1]
+
+    played: list[torch.nn.Module] = []
+    real = collect.Collector.collect
+    monkeypatch.setattr(ppo, "learner_copy", distinct_copy)
+    monkeypatch.setattr(
+        collect.Collector, "collect", lambda self, net, n: played.append(net) or real(self, net, n)
+    )
+    train_native(_config(tmp_path, "one-process"))
+    assert len(copies) == 1 and len(played) == 2
+    assert all(net is copies[0] for net in played)

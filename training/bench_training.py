@@ -221,12 +221,21 @@ def run_native(seconds: float, workdir: str, overrides: Sequence[str]) -> dict[s
     }
 
 
-def race_leg(minutes: float, workdir: str, overrides: Sequence[str], games: int, seed: int) -> dict[str, Any]:
+CURVE_GAMES = 24  # games per table size of each point of a race's learning curves
+
+
+def race_leg(
+    minutes: float, workdir: str, overrides: Sequence[str], games: int, seed: int, curve_every: int = 0
+) -> dict[str, Any]:
     """``configs/default.yaml`` (with ``overrides``) trained for ``minutes``, then its greedy
-    evaluation against the heuristic at every table size."""
+    evaluation against the heuristic at every table size. With ``curve_every`` the run also
+    evaluates itself every ``curve_every`` decisions (``CURVE_GAMES`` games per table, against the
+    heuristic; the time it takes counts in the minutes) and the leg's ``curves`` are those points,
+    against decisions (``eval/``) and seconds (``eval_time/``)."""
     from island_fortress_env.agents.checkpoint import load_policy, read_metadata
     from island_fortress_env.training.config import NativeConfig, load_config
     from island_fortress_env.training.greedy_eval import FINAL_EVAL_SEED, greedy_evaluation
+    from island_fortress_env.training.plot_curves import read_scalars
     from island_fortress_env.training.ppo import train_native
     from island_fortress_env.training.weights import network_kwargs
 
@@ -234,7 +243,9 @@ def race_leg(minutes: float, workdir: str, overrides: Sequence[str], games: int,
         ROOT / "configs" / "default.yaml",
         [
             f"seed={seed}",
-            "eval.every=0",
+            f"eval.every={curve_every}",
+            f"eval.games={CURVE_GAMES}",
+            "eval.opponents=[heuristic]",
             "eval.final_games=0",
             "logging.progress_bar=false",
             "train.total_decisions=1000000000",
@@ -254,7 +265,14 @@ def race_leg(minutes: float, workdir: str, overrides: Sequence[str], games: int,
         net, network_kwargs(cfg), games, cfg.seed + FINAL_EVAL_SEED, ["heuristic"], cfg.env.options,
         1 + cfg.train.workers,
     )  # fmt: skip
-    return {"decisions": read_metadata(final)["num_timesteps"], **result}
+    curves = {}
+    if curve_every:
+        curves = {
+            tag: points
+            for tag, points in read_scalars(f"{workdir}/runs/race").items()
+            if tag.startswith("eval")
+        }
+    return {"decisions": read_metadata(final)["num_timesteps"], **result, "curves": curves}
 
 
 RUNNERS: dict[str, Callable[..., dict[str, Any]]] = {"sb3": run_sb3, "native": run_native, "race": race_leg}
@@ -333,7 +351,8 @@ def race(args: argparse.Namespace) -> dict[str, Any]:
     legs = []
     for seed in range(args.repeat):
         for name, overrides in (("previous default", PREVIOUS_DEFAULT), ("default", ())):
-            leg = in_fresh_process("race", args.race, [*overrides, *args.native], args.games, seed)
+            every = args.curve_every if args.curves else 0
+            leg = in_fresh_process("race", args.race, [*overrides, *args.native], args.games, seed, every)
             legs.append({"name": name, "seed": seed, **leg})
             if not args.json:
                 rates = " / ".join(f"{100 * leg[f'win_rate_vs_heuristic_{n}p']:.1f}%" for n in (2, 3, 4))
@@ -342,6 +361,10 @@ def race(args: argparse.Namespace) -> dict[str, Any]:
                     f"against the heuristic at 2 / 3 / 4 players {rates}",
                     flush=True,
                 )
+    if args.curves:
+        from island_fortress_env.training.plot_curves import plot_race
+
+        print(f"learning curves: {plot_race(legs, args.curves)}", flush=True)
     return {"race": legs}
 
 
@@ -355,6 +378,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run the learning race instead: MINUTES of training per trainer, then an evaluation",
     )  # fmt: skip
     parser.add_argument("--games", type=int, default=96, help="race: evaluation games per table size")
+    parser.add_argument(
+        "--curves",
+        metavar="PNG",
+        help="race: also evaluate every --curve-every decisions and plot the curves here",
+    )
+    parser.add_argument(
+        "--curve-every",
+        type=int,
+        default=250_000,
+        metavar="DECISIONS",
+        help="race: decisions between curve points",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="measure each trainer this many times")
     parser.add_argument("--sb3", nargs="*", default=[], metavar="KEY=VALUE", help="SB3 config overrides")
     parser.add_argument(
@@ -362,8 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.repeat < 1 or args.race < 0 or args.games < 1:
-        parser.error("--seconds must be > 0, --race >= 0, --repeat and --games >= 1")
+    if args.seconds <= 0 or args.repeat < 1 or args.race < 0 or args.games < 1 or args.curve_every < 1:
+        parser.error("--seconds must be > 0, --race >= 0, --repeat, --games and --curve-every >= 1")
     out = race(args) if args.race else throughput(args)
     if args.json:
         print(json.dumps(out))

@@ -26,8 +26,9 @@ from typing import Any, ClassVar, NoReturn
 
 import yaml
 
-from island_fortress_env.players import AGENT_KINDS, SEARCH_KINDS, AgentSpecError, check_agent_spec
+from island_fortress_env.players import KINDS, AgentKind, AgentSpecError, check_agent_spec, parse_agent_spec
 from island_fortress_env.players.mixture import is_mixture, read_mixture
+from island_fortress_env.vector import MAX_THREADS as MAX_CORE_THREADS
 
 
 class TrainConfigError(ValueError):
@@ -56,7 +57,7 @@ def check_discount(gamma: float, gae_lambda: float, lambda_key: str) -> None:
 
 
 def check_eval_opponents(opponents: Sequence[str]) -> None:
-    bad = [o for o in opponents if o not in AGENT_KINDS]
+    bad = [o for o in opponents if o not in (AgentKind.RANDOM.value, AgentKind.HEURISTIC.value)]
     if bad:
         fail("eval.opponents", f"unknown opponent(s) {bad}; use random and/or heuristic")
 
@@ -272,7 +273,7 @@ def check_league_opponent(league: LeagueSection) -> None:
     except AgentSpecError as exc:
         fail("league.opponent", str(exc))
     if is_mixture(spec):
-        searches = [m.spec for m in read_mixture(spec) if m.spec.partition(":")[0] in SEARCH_KINDS]
+        searches = [m.spec for m in read_mixture(spec) if not KINDS[parse_agent_spec(m.spec).kind].league]
         if searches:
             fail("league.opponent", f"a mixture in the league cannot hold a search player: {searches}")
 
@@ -285,6 +286,10 @@ class NativeTrainSection:
     """Decisions learned from per PPO update (all collectors together)."""
     games_per_collector: int = 32
     """Games each collector plays at once."""
+    core_threads: int = 1
+    """Threads stepping each collector's batch of C++ core games (1..256): with one process
+    (``workers: 0``) as many as the cores, which take turns stepping the games and running the
+    network."""
     workers: int = 1
     """Worker processes collecting (0: the main process collects alone)."""
     pipelined: bool = True
@@ -410,6 +415,8 @@ class NativeConfig(RunConfig):
         for name in ("rollout_decisions", "games_per_collector", "torch_threads", "checkpoint_every"):
             if getattr(t, name) < 1:
                 fail(f"train.{name}", "must be >= 1")
+        if not 1 <= t.core_threads <= MAX_CORE_THREADS:
+            fail("train.core_threads", f"must be 1..{MAX_CORE_THREADS}")
         if t.total_decisions < (0 if self.pretrain.games > 0 else 1):  # 0: a run that only imitates
             fail("train.total_decisions", "must be >= 1 (or 0 with pretrain.games > 0: imitation only)")
         if t.workers < 0:

@@ -1,12 +1,14 @@
 """``island-fortress evaluate AGENT AGENT [AGENT...]``: play agents against each other.
 
-Each AGENT is ``random``, ``heuristic`` or a path to a trained checkpoint; their number is the
-player count (2-4). Games go through the public PettingZoo environment with the seats rotated
-(game ``g`` uses rotation ``g % k``: agent ``i`` sits in seat ``(i + g) % k``), so with a
-number of games that is a multiple of ``k`` every agent sits in every seat equally often.
-Where the env's backend is the C++ core (the default where it is built) and every AGENT is one
-of those, the games are played in the core instead (``play_core_game``: the same deals,
-observations and choices, the heuristic's in C++), with the same results.
+Each AGENT is an agent spec (``players.specs``: ``random``, ``heuristic``, a checkpoint, a search
+player, a mixture); their number is the player count (2-4). Seats are rotated (game ``g`` uses
+rotation ``g % k``: agent ``i`` sits in seat ``(i + g) % k``), so with a number of games that is a
+multiple of ``k`` every agent sits in every seat equally often. The games are played through
+``players.runner`` (``play_table``): many at once in a batch of C++ core games where the core is
+built and every AGENT plays from its observation (the heuristic in C++, a checkpoint's moves in
+one forward pass for all the games), else one at a time in the Python engine (the search players
+read its state, and ``backend="python"`` keeps every game there): the same deals, choices and
+results either way.
 
 Reported per AGENT argument, in the order given (a repeated spec gets ``#2``, ``#3``...):
 games, wins (a win shared by ``m`` tied winners counts ``1/m`` to each), win rate with a 95%
@@ -45,18 +47,19 @@ from typing import Any
 
 import numpy as np
 
-from island_fortress_env import core, island_fortress_v0
-from island_fortress_env.engine import scoring
+from island_fortress_env import core
 from island_fortress_env.engine.rng import seed_state
+from island_fortress_env.engine.state import Game
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
 from island_fortress_env.env.records import GameRecord, check_output_dir, save_unique
 from island_fortress_env.players import (
-    AGENT_KINDS,
     AGENTS_HELP,
     AgentSpecError,
     check_agent_spec,
-    checkpoint_path,
     make_agent,
+    parse_agent_spec,
+    plays_in_core,
+    spec_labels,
 )
 from island_fortress_env.players.arguments import (
     CommandLineParser,
@@ -66,33 +69,15 @@ from island_fortress_env.players.arguments import (
     record_dir,
     rule_option,
 )
-from island_fortress_env.players.mixture import MixtureAgent, is_mixture, read_mixture
+from island_fortress_env.players.runner import Finished
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 
 def entry_names(specs: Sequence[str]) -> list[str]:
-    """One display name per AGENT argument: the spec (a checkpoint or a mixture by its file's name), with
-    ``#2``, ``#3``... on repeats."""
-
-    def numbered(label: Callable[[str], str]) -> list[str]:
-        seen: dict[str, int] = {}
-        out = []
-        for spec in specs:
-            seen[spec] = seen.get(spec, 0) + 1
-            out.append(label(spec) if seen[spec] == 1 else f"{label(spec)}#{seen[spec]}")
-        return out
-
-    def label(spec: str) -> str:
-        kind, _, path = spec.partition(":")
-        if is_mixture(spec) or checkpoint_path(spec) == path:  # mixture:FILE, sample:CHECKPOINT
-            return f"{kind}:{Path(path).name}"
-        return spec if spec in AGENT_KINDS else Path(spec).name
-
-    names = numbered(label)
-    if len(set(names)) != len(names):  # two checkpoints share a file name: use full paths
-        names = numbered(lambda spec: spec)
-    return names
+    """One display name per AGENT argument (``players.spec_labels``): the spec, a checkpoint by its
+    file's name less ``.zip``, a mixture by its file's name, with ``#2``, ``#3``... on repeats."""
+    return spec_labels([parse_agent_spec(spec) for spec in specs])
 
 
 def wilson_interval(wins: float, games: int, z: float = Z95) -> tuple[float, float]:
@@ -114,14 +99,6 @@ def agent_seed(seed: int, game: int, index: int) -> int:
     return int(np.random.SeedSequence([seed, game, index]).generate_state(1)[0])
 
 
-def final_ranks(state: Any) -> list[int]:
-    """Finishing position of every seat (1 = winner), by the rulebook's order: score, then blocks
-    in the wall, Jade, Treasure; seats still tied share a position."""
-    blocks = [state.blocks_built(p) for p in range(state.n)]
-    keys = scoring.standing_keys(state.score, blocks, state.jade, state.treasure)
-    return [1 + sum(1 for other in keys if other > key) for key in keys]
-
-
 @dataclass
 class AgentTotals:
     """One agent's running figures over an evaluation."""
@@ -132,14 +109,14 @@ class AgentTotals:
     score: float = 0.0
 
 
-def record_game(totals: list[AgentTotals], seat_of: Sequence[int], state: Any) -> None:
-    """Add one finished game to the per-agent ``totals`` (agent ``i`` played seat ``seat_of[i]``)."""
-    winners = list(state.winners)
+def record_game(totals: list[AgentTotals], seat_of: Sequence[int], final: Any) -> None:
+    """Add one finished game (its ``vector.FinalRow``) to the per-agent ``totals`` (agent ``i``
+    played seat ``seat_of[i]``)."""
     for i, seat in enumerate(seat_of):
         t = totals[i]
         t.games += 1
-        t.score += state.score[seat]
-        t.wins += scoring.win_share(winners, seat)
+        t.score += int(final.score[seat])
+        t.wins += float(final.win[seat])
         t.seats[seat] += 1
 
 
@@ -147,27 +124,6 @@ def run_tag(seed: int) -> str:
     """The prefix of a run's record names: start time, seed and process id, so that runs into
     one directory (one after another, or at once) do not compete for names."""
     return f"{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-seed{seed}-p{os.getpid()}"
-
-
-def play_game(
-    env: Any, agents: Sequence[Any], seat_of: Sequence[int], seed: int, actions: list[int] | None = None
-) -> Any:
-    """One game through the AEC API; returns the finished engine state. The action ids taken
-    are appended to ``actions`` when it is given (for a game record)."""
-    raw = env.unwrapped
-    env.reset(seed=seed)
-    agent_at = {seat: agents[i] for i, seat in enumerate(seat_of)}
-    for name in env.agent_iter():
-        obs, _reward, termination, truncation, _info = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
-        seat = raw.agent_name_mapping[name]
-        action = int(agent_at[seat].act(obs["observation"], obs["action_mask"], raw.game_state))
-        if actions is not None:
-            actions.append(action)
-        env.step(action)
-    return raw.game_state
 
 
 def env_game_seed(seed: int) -> int:
@@ -178,64 +134,73 @@ def env_game_seed(seed: int) -> int:
     return int(generator.integers(0, 2**63 - 1))
 
 
-def play_core_game(
-    game: Any, agents: Sequence[Any], seat_of: Sequence[int], seed: int, actions: list[int] | None = None
-) -> Any:
-    """``play_game`` in the C++ core: the game of ``game`` (an ``engine.Game``) that
-    ``env.reset(seed=seed)`` deals, every agent given the env's observation and mask (written by
-    the core) and the core state; returns the finished ``CoreState``."""
-    state = core.new_initial_state(game, env_game_seed(seed))
-    agent_at = {seat: agents[i] for i, seat in enumerate(seat_of)}
-    while not state.is_terminal():
-        seat = state.current_player()
-        action = int(agent_at[seat].act(state.encode(seat), state.action_mask(), state))
-        if actions is not None:
-            actions.append(action)
-        state.apply_action(action)
+@dataclass(frozen=True)
+class TableGame:
+    """Game ``number`` of a table: the game ``env.reset(seed=reset_seed)`` deals, agent ``i`` in
+    seat ``seat_of[i]``, seeded ``seeds[i]`` for it."""
+
+    number: int
+    reset_seed: int
+    seat_of: tuple[int, ...]
+    seeds: tuple[int | None, ...]
+
+
+TABLE_SLOTS = 64  # games of a table played at once in the core
+
+
+def play_table(
+    specs: Sequence[str],
+    games: Sequence[TableGame],
+    env_options: Mapping[str, Any] | None = None,
+    keep_actions: bool = False,
+    on_finished: Callable[[Finished], None] | None = None,
+) -> list[Finished]:
+    """Plays ``games`` between ``specs`` (one agent a seat) through ``players.runner``: in a batch
+    of C++ core games when the core is built, the env's backend is not ``"python"`` and every agent
+    plays from its observation (``plays_in_core``), else in the Python engine one game at a time,
+    with the same results. Returns the finished games in the order of ``games`` (each its
+    ``TableGame`` as the seating's tag); ``on_finished`` sees each as it ends."""
+    from island_fortress_env.players.engine_vector import EngineVectorEnv
+    from island_fortress_env.players.runner import Seating, play_seatings, seat_policy
+    from island_fortress_env.vector import VectorEnv
+
+    backend, options = rule_options(env_options)
+    k = len(specs)
+    in_core = backend != "python" and core.available() and all(plays_in_core(spec) for spec in specs)
+    policies = [seat_policy(spec, make_agent) for spec in specs]
+    seatings = []
+    for game in games:
+        agent_at = {seat: i for i, seat in enumerate(game.seat_of)}
+        seatings.append(
+            Seating(
+                k,
+                env_game_seed(game.reset_seed),
+                tuple(policies[agent_at[seat]] for seat in range(k)),
+                tuple(game.seeds[agent_at[seat]] for seat in range(k)),
+                tag=game,
+            )
+        )
+    slots = min(len(games), TABLE_SLOTS) if in_core else 1
+    tables = (VectorEnv if in_core else EngineVectorEnv)(slots, num_players=k, **options)
+    return play_seatings(tables, seatings, keep_actions, on_finished)
+
+
+def rule_options(env_options: Mapping[str, Any] | None) -> tuple[str | None, dict[str, Any]]:
+    """The env's ``backend`` option and the rules options (``engine.GameConfig``'s) among
+    ``env_options``, the options of ``island_fortress_v0.env``."""
+    options = dict(env_options or {})
+    backend = options.pop("backend", None)
+    options.pop("render_mode", None)
+    return backend, options
+
+
+def final_state(rules: Mapping[str, Any], reset_seed: int, actions: Sequence[int]) -> Any:
+    """The finished engine state of the game ``env.reset(seed=reset_seed)`` dealt under ``rules``
+    and ``actions`` played (for a game record)."""
+    state = Game(**dict(rules)).new_initial_state(env_game_seed(reset_seed))
+    for action in actions:
+        state.apply_action(int(action))
     return state
-
-
-def plays_in_core(spec: str) -> bool:
-    """Whether agent ``spec`` plays the core's games: random, heuristic (in C++) and checkpoints
-    read only the observation, a mixture when all its members do; the search players read the
-    Python engine's state."""
-    if is_mixture(spec):
-        return all(plays_in_core(member.spec) for member in read_mixture(spec))
-    return spec in AGENT_KINDS or checkpoint_path(spec) is not None
-
-
-def make_core_agent(spec: str, seed: int | None) -> Any:
-    """``make_agent``, with the heuristic played by the C++ core (the same choices)."""
-    if spec == "heuristic":
-        from island_fortress_env.core.heuristic import CoreHeuristicAgent
-
-        return CoreHeuristicAgent(seed=seed)
-    if is_mixture(spec):
-        return MixtureAgent(read_mixture(spec), make_core_agent, seed=seed)
-    return make_agent(spec, seed=seed)
-
-
-@dataclass
-class Table:
-    """The agents of one table (one per spec, in order) and where its games are played: the C++
-    core when the env's backend is the core and every agent plays there, else the env's own loop
-    (``backend="python"`` keeps every game in the reference engine)."""
-
-    env: Any
-    agents: list[Any]
-    in_core: bool
-
-    @classmethod
-    def seat(cls, env: Any, specs: Sequence[str], seeds: Sequence[int | None]) -> Table:
-        in_core = env.unwrapped.backend == "core" and all(plays_in_core(spec) for spec in specs)
-        make = make_core_agent if in_core else make_agent
-        return cls(env, [make(spec, seed) for spec, seed in zip(specs, seeds, strict=True)], in_core)
-
-    def play(self, seat_of: Sequence[int], seed: int, actions: list[int] | None = None) -> Any:
-        """The game ``env.reset(seed=seed)`` deals, agent ``i`` in seat ``seat_of[i]``: its final state."""
-        if self.in_core:
-            return play_core_game(self.env.unwrapped.game, self.agents, seat_of, seed, actions)
-        return play_game(self.env, self.agents, seat_of, seed, actions)
 
 
 def evaluate(
@@ -274,9 +239,7 @@ def evaluate(
     if save_games is not None:
         save_dir = check_output_dir(save_games, "--save-games", create=True)
         tag = run_tag(seed)
-    env = island_fortress_v0.env(num_players=k, **dict(env_options or {}))
-    table = Table.seat(env, specs, [agent_seed(seed, 0, i) for i in range(k)])
-    agents = table.agents
+    rules = {"num_players": k, **Game(num_players=k, **rule_options(env_options)[1]).config.variants}
     rated = len(set(specs)) > 2
     if rated:
         from openskill.models import PlackettLuce
@@ -285,36 +248,36 @@ def evaluate(
         ratings = [model.rating(name=name) for name in names]
     totals = [AgentTotals(seats=[0] * k) for _ in range(k)]
     saved: list[str] = []
+    table = [
+        TableGame(
+            g, seed + g, tuple((i + g) % k for i in range(k)), tuple(agent_seed(seed, g, i) for i in range(k))
+        )
+        for g in range(games)
+    ]
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=games, desc="evaluate", unit="game", file=sys.stderr, leave=False)
     try:
-        for g in range(games):
-            rotation = g % k
-            seat_of = [(i + rotation) % k for i in range(k)]
-            for i, agent in enumerate(agents):
-                agent.reset(seed=agent_seed(seed, g, i))
-            taken: list[int] | None = [] if save_dir is not None else None
-            state = table.play(seat_of, seed + g, taken)
-            record_game(totals, seat_of, state)
+        tick = None if bar is None else (lambda _finished: bar.update(1))
+        for finished in play_table(specs, table, env_options, save_dir is not None, tick):
+            game, final = finished.seating.tag, finished.final
+            record_game(totals, game.seat_of, final)
             if save_dir is not None:
-                seat_names = [names[seat_of.index(seat)] for seat in range(k)]
-                rules = {"num_players": k, **env.unwrapped.game.config.variants}
-                record = GameRecord.from_game(rules, seed + g, taken or [], seat_names, state)
-                saved.append(str(save_unique(record, save_dir / f"{tag}-game-{g:05d}.json")))
+                seat_names = [names[game.seat_of.index(seat)] for seat in range(k)]
+                state = final_state(rules, game.reset_seed, finished.actions or [])
+                record = GameRecord.from_game(
+                    rules, game.reset_seed, finished.actions or [], seat_names, state
+                )
+                saved.append(str(save_unique(record, save_dir / f"{tag}-game-{game.number:05d}.json")))
             if rated:
-                ranks = final_ranks(state)
                 teams = [[ratings[i]] for i in range(k)]
-                new = model.rate(teams, ranks=[ranks[seat_of[i]] for i in range(k)])
+                new = model.rate(teams, ranks=[int(final.rank[game.seat_of[i]]) for i in range(k)])
                 ratings = [team[0] for team in new]
-            if bar is not None:
-                bar.update(1)
     finally:
         if bar is not None:
             bar.close()
-        env.close()
     out = []
     for i in range(k):
         t = totals[i]

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from torch import nn
 
-from island_fortress_env.players import SEARCH_KINDS, checkpoint_path
+from island_fortress_env.players import KINDS, AgentKind, parse_agent_spec
 from island_fortress_env.players.mixture import Member, is_mixture, read_mixture
 from island_fortress_env.training.config import LeagueSection, NativeConfig
 from island_fortress_env.training.weights import initial_weights, network_kwargs
@@ -50,9 +50,12 @@ def fixed_opponent_kind(spec: str) -> GameKind:
     """The kind of league game that ``league.opponent`` ``spec`` (or a member of its mixture)
     plays: the heuristic and the random player their own, a search player an agent game, a
     checkpoint a snapshot game."""
-    if spec.partition(":")[0] in SEARCH_KINDS:
+    kind = parse_agent_spec(spec).kind
+    if not KINDS[kind].league:
         return GameKind.AGENT
-    return {"heuristic": GameKind.HEURISTIC, "random": GameKind.RANDOM}.get(spec, GameKind.SNAPSHOT)
+    return {AgentKind.HEURISTIC: GameKind.HEURISTIC, AgentKind.RANDOM: GameKind.RANDOM}.get(
+        kind, GameKind.SNAPSHOT
+    )
 
 
 def fixed_opponents(spec: str) -> tuple[Member, ...]:
@@ -155,9 +158,9 @@ class League:
             return league
         mixture = is_mixture(lg.opponent)
         for player in fixed_opponents(lg.opponent):
-            path = checkpoint_path(player.spec)  # a checkpoint, greedy or sampled: played sampled
+            path = parse_agent_spec(player.spec).checkpoint  # greedy or sampled: played sampled
             if path is not None:
-                weights = initial_weights(path, network_kwargs(cfg))
+                weights = initial_weights(str(path), network_kwargs(cfg))
                 sid = league._keep(weights, step, member=player.spec if mixture else "")
                 league.weights[sid] = player.weight
         league.fixed = True

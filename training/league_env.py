@@ -24,10 +24,11 @@ import gymnasium as gym
 import numpy as np
 
 from island_fortress_env.agents import RandomAgent
+from island_fortress_env.engine.results import GameResult, game_result
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import action_mask
-from island_fortress_env.training.figures import game_figures
+from island_fortress_env.training.figures import result_figures
 from island_fortress_env.training.shaping import score_gain_reward
 
 OPPONENT_KINDS = ("snapshot", "random", "heuristic")
@@ -167,4 +168,8 @@ class LeagueEnv(gym.Env):
 
     def _episode_stats(self) -> dict[str, Any]:
         return {"opponent": self.opponent_kind, "length": self._steps,
-                **game_figures(self.aec.game_state, [self.learner_seat])[0]}  # fmt: skip
+                **result_figures(self._result(), [self.learner_seat])[0]}  # fmt: skip
+
+    def _result(self) -> GameResult:
+        """The finished game's record (its seed and length are not logged: zeros)."""
+        return game_result(self.aec.game_state, seed=0, length=0)

@@ -87,6 +87,52 @@ def plot(run_dir: str | Path, out: str | Path, tags: Sequence[str] | None = None
     return out
 
 
+RACE_TABLES = (2, 3, 4)
+
+
+def plot_race(legs: Sequence[dict], out: str | Path) -> Path:
+    """The learning race's curves (``bench_training --race M --curves PNG``): each leg's greedy win
+    rate against the heuristic at 2, 3 and 4 players, against decisions learned from (top row) and
+    against wall-clock seconds (bottom row), one line per leg name (the mean over its seeds where
+    they were evaluated at the same points, else every seed's own line)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(RACE_TABLES), figsize=(12, 6.5), squeeze=False)
+    colours: dict[str, str] = {}
+    for leg in legs:
+        colour = colours.setdefault(leg["name"], f"C{len(colours)}")
+        label = (
+            leg["name"]
+            if sum(other["name"] == leg["name"] for other in legs[: legs.index(leg)]) == 0
+            else None
+        )
+        for col, n in enumerate(RACE_TABLES):
+            for row, prefix in enumerate(("eval", "eval_time")):
+                points = leg["curves"].get(f"{prefix}/win_rate_vs_heuristic_{n}p", [])
+                if not points:
+                    continue
+                x, y = zip(*points, strict=True)
+                axes[row][col].plot(x, [100 * v for v in y], "o-", color=colour, alpha=0.8, label=label)
+    for col, n in enumerate(RACE_TABLES):
+        for row, xlabel in enumerate(("decisions learned from", "wall-clock seconds (imitation included)")):
+            ax = axes[row][col]
+            ax.set_title(f"{n} players: greedy win rate against the heuristic (%)", fontsize=9)
+            ax.axhline(100 / n, color="grey", linestyle=":", linewidth=1)  # the chance share
+            ax.set_xlabel(xlabel)
+            ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("Island Fortress: the learning race, the same minutes of training each on this machine")
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", help="a TensorBoard run directory, e.g. runs/default-3p_1")

@@ -552,11 +552,11 @@ def train_native(
             # collect (with pipelined workers, the next rollout is collected during this update)
             tick = time.monotonic()
             if not collectors.outstanding:
-                collectors.start(net, t.rollout_decisions, league)
+                collectors.start(net, t.rollout_decisions, league, local=learner)
             parts, finished = collectors.finish()
             rollout = Rollout.concatenate(parts)
             if t.pipelined:
-                collectors.start(net, t.rollout_decisions, league)
+                collectors.start(net, t.rollout_decisions, league, local=learner)
             collect_s = time.monotonic() - tick
 
             # update

@@ -6,9 +6,10 @@ player first puts the policy near a sensible strategy; PPO then improves on it. 
 head learns the teacher's actions (masked cross-entropy) and the value head the return that
 followed (final-score share + the win/loss outcome, in the same units as the PPO reward).
 
-The heuristic's games are played in a batch of C++ core games (``island_fortress_env.vector``,
-every seat decided by ``heuristic_actions()``): thousands of games take seconds. Other teachers,
-or a machine where the core is not built, play them one at a time through the Python env.
+The games are played through ``players.runner``: the heuristic's in a batch of C++ core games
+(``island_fortress_env.vector``, every seat decided by ``heuristic_actions()``), thousands of games
+in seconds, or in its Python engine twin where the core is not built (the same games); any other
+teacher's one game at a time in the Python engine, split over processes.
 
 With ``pretrain.teacher`` a search player over the checkpoint the run starts from
 (``policy.init_from``), the warm start is one step of expert iteration (Anthony et al., 2017;
@@ -20,14 +21,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.scoring import win_loss_returns
-from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
 from island_fortress_env.training.collect import core_available, split, starmap
@@ -35,12 +35,6 @@ from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.shaping import score_gain_reward
 
 CORE_SLOTS = 64  # games a core batch of demonstrations plays at once
-
-
-def in_core(teacher: str) -> bool:
-    """Whether ``teacher``'s games are played in a C++ core batch: the heuristic's, where the core
-    is built; any other teacher's go through the Python env."""
-    return teacher == "heuristic" and core_available()
 
 
 def collect_demonstrations(
@@ -52,53 +46,80 @@ def collect_demonstrations(
     reward_win: float = 1.0,
     reward_vp: float = 1.0,
     reward_vp_relative: bool = False,
-    progress: bool = False,
     threads: int = 1,
+    rows: tuple[RowBlocks, RowBlocks] | None = None,
+    first: int = 0,
 ) -> dict[str, np.ndarray]:
-    """Every decision of every seat in ``games`` teacher-vs-teacher games, with the return that
-    followed it (the trainers' reward, ``training/shaping.py``, summed to the end): ``obs``
-    (float16), ``masks``, ``actions``, ``returns``, and who decided: ``games`` (the game's number)
-    and ``seats``. Heuristic games are played in the C++ core on ``threads`` threads (a batch
-    seeded by ``seed``), other teachers' through the Python env (game ``g`` dealt from
-    ``seed + g``)."""
-    reward = (reward_win, reward_vp, reward_vp_relative)
-    if in_core(teacher):
-        return core_demonstrations(num_players, env_options, games, seed, *reward, threads=threads)
-    from tqdm import tqdm
+    """Every decision of every seat in ``games`` teacher-vs-teacher games at tables of
+    ``num_players``, with the return that followed it (the trainers' reward,
+    ``training/shaping.py``, summed to the end): ``obs`` (float16), ``masks``, ``actions``,
+    ``returns``, and who decided: ``games`` (the game's number, from ``first`` on) and ``seats``.
 
-    env = raw_env(num_players=num_players, **env_options)
-    agents = [make_agent(teacher, seed=seed + i) for i in range(num_players)]
-    obs_rows: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
-    actions: list[int] = []
-    owners: list[tuple[int, int, list[int]]] = []  # (game, seat, every seat's score when acting)
-    finals: list[tuple[list[int], list[float]]] = []
-    for g in tqdm(range(games), desc="demonstrations", disable=not progress, unit="game"):
-        env.reset(seed=seed + g)
-        state = env.game_state
-        while not state.is_terminal():
-            seat = state.current_player()
-            obs = env.observe(env.agent_selection)
-            action = agents[seat].act(obs["observation"], obs["action_mask"], state)
-            obs_rows.append(obs["observation"].astype(np.float16))
-            masks.append(obs["action_mask"].astype(bool))
-            actions.append(action)
-            owners.append((g, seat, state.score[:]))
-            env.step(action)
-        finals.append((list(state.score), state.returns()))
-    return {
-        "obs": np.stack(obs_rows),
-        "masks": np.stack(masks),
-        "actions": np.array(actions, dtype=np.int64),
-        "returns": _returns(owners, finals, *reward),
-        "games": np.array([g for g, _, _ in owners], dtype=np.int64),
-        "seats": np.array([seat for _, seat, _ in owners], dtype=np.int64),
+    The games are played through ``players.runner``, game ``g`` dealt like episode 0 of slot ``g``
+    of a batch seeded ``seed``: the heuristic's in a batch of C++ core games on ``threads`` threads
+    (every seat decided by the batch's heuristic, seeded like the deal), or its Python engine twin
+    where the core is not built (the same games); any other teacher's one game at a time in the
+    Python engine. With ``rows`` (``demonstration_rows()``) the observations and masks are appended
+    there instead (several tables' games gathered before one join) and left out of the result."""
+    from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
+    from island_fortress_env.players.runner import BatchHeuristicSeats, GameRunner, Seating, seat_policy
+    from island_fortress_env.vector import VectorEnv
+
+    batched = teacher == "heuristic"
+    in_core = batched and core_available()
+    policy = BatchHeuristicSeats() if batched else seat_policy(teacher, make_agent)
+    obs_rows, mask_rows = rows if rows is not None else demonstration_rows()
+    slots = max(1, min(games, CORE_SLOTS)) if batched else 1
+    batch = VectorEnv if in_core else EngineVectorEnv
+    tables = batch(
+        slots, num_players=num_players, seed=seed, threads=threads if in_core else 1, **env_options
+    )
+    dealt = iter(range(first, first + games))
+    recorded: list[tuple[np.ndarray, ...]] = []  # per tick: actions, games, seats, scores
+    scores = np.zeros((slots, num_players), dtype=np.int64)  # each slot's game's scores so far
+
+    def next_seating(_slot: int) -> Seating | None:
+        g = next(dealt, None)
+        if g is None:
+            return None
+        seeds = tuple(
+            int(np.random.SeedSequence([seed, g, i]).generate_state(1)[0]) for i in range(num_players)
+        )
+        return Seating(num_players, batch_game_seed(seed, g, 0), (policy,) * num_players, seeds, tag=g)
+
+    runner = GameRunner(tables, next_seating, keep_actions=False)
+    finals: dict[int, tuple[list[int], list[float]]] = {}
+    while runner.playing:
+        active = np.flatnonzero(runner.active)
+        numbers = np.array([runner.slots[i].current.tag for i in active.tolist()], dtype=np.int64)
+        obs_rows.extend(tables.obs[active])
+        mask_rows.extend(tables.mask[active])
+        seats, at = tables.player[active].copy(), scores[active].copy()
+        ended = runner.tick()
+        recorded.append((runner.last_actions[active], numbers, seats, at))
+        scores += tables.score_gains()[:, :num_players]
+        for game in ended:
+            final = game.final
+            winners = [p for p in range(num_players) if final.win[p] > 0]
+            finals[game.seating.tag] = (list(final.score), win_loss_returns(num_players, winners))
+            scores[game.slot] = 0
+    actions, numbers, seats, at = (np.concatenate([r[k] for r in recorded]) for k in range(4))
+    owners = list(zip(numbers.tolist(), seats.tolist(), at.tolist(), strict=True))
+    ordered = {g: finals[g] for g in range(first, first + games)}
+    out = {
+        "actions": actions.astype(np.int64),
+        "returns": _returns(owners, ordered, reward_win, reward_vp, reward_vp_relative),
+        "games": numbers,
+        "seats": seats.astype(np.int64),
     }
+    if rows is None:
+        out = {"obs": obs_rows.join(), "masks": mask_rows.join(), **out}
+    return out
 
 
 def _returns(
     owners: list[tuple[int, int, list[int]]],
-    finals: list[tuple[list[int], list[float]]],
+    finals: Mapping[int, tuple[list[int], list[float]]],
     reward_win: float,
     reward_vp: float,
     reward_vp_relative: bool,
@@ -161,86 +182,6 @@ class RowBlocks:
 def demonstration_rows() -> tuple[RowBlocks, RowBlocks]:
     """Empty blocks for the demonstrations' observations (float16) and action masks."""
     return RowBlocks((OBS_SIZE,), np.float16), RowBlocks((NUM_ACTIONS,), np.bool_)
-
-
-def core_demonstrations(
-    num_players: int,
-    env_options: dict,
-    games: int,
-    seed: int,
-    reward_win: float = 1.0,
-    reward_vp: float = 1.0,
-    reward_vp_relative: bool = False,
-    threads: int = 1,
-) -> dict[str, np.ndarray]:
-    """``collect_demonstrations`` of the heuristic in a batch of core games
-    (``play_core_demonstrations``)."""
-    obs, masks = demonstration_rows()
-    reward = (reward_win, reward_vp, reward_vp_relative)
-    rest = play_core_demonstrations(num_players, env_options, games, seed, *reward, threads, obs, masks)
-    return {"obs": obs.join(), "masks": masks.join(), **rest}
-
-
-def play_core_demonstrations(
-    num_players: int,
-    env_options: dict,
-    games: int,
-    seed: int,
-    reward_win: float,
-    reward_vp: float,
-    reward_vp_relative: bool,
-    threads: int,
-    obs_rows: RowBlocks,
-    mask_rows: RowBlocks,
-) -> dict[str, np.ndarray]:
-    """The heuristic's games in a batch of core games: up to ``CORE_SLOTS`` games at once, each
-    slot playing its share of the ``games`` one after another (the games numbered in the order they
-    begin); a slot done with its share plays on at random, unread. Every decision's observation
-    (float16) and mask are appended to ``obs_rows`` and ``mask_rows`` (several tables' games can so
-    be gathered before one join); its ``actions``, ``returns``, ``games`` and ``seats`` are
-    returned, as ``collect_demonstrations`` gives them."""
-    import island_fortress_env.vector as vector
-
-    slots = max(1, min(games, CORE_SLOTS))
-    share = np.array([games // slots + (i < games % slots) for i in range(slots)])
-    env = vector.make(slots, num_players=num_players, seed=seed, threads=threads, **env_options)
-    env.reset()
-    began = np.zeros(slots, dtype=np.int64)  # games each slot has begun
-    number = np.arange(slots, dtype=np.int64)  # the game each slot plays
-    scores = np.zeros((slots, num_players), dtype=np.int64)  # its scores so far
-    playing = share > 0
-    began[playing] = 1
-    next_number = slots
-    rows: list[tuple[np.ndarray, ...]] = []  # per tick: actions, games, seats, scores
-    finals: dict[int, tuple[list[int], list[float]]] = {}
-    while playing.any():
-        actions = env.heuristic_actions(playing)
-        actions[~playing] = env.random_actions(~playing)[~playing]
-        idx = np.flatnonzero(playing)
-        obs_rows.extend(env.obs[idx])
-        mask_rows.extend(env.mask[idx])
-        rows.append((actions[idx], number[idx], env.player[idx], scores[idx]))
-        env.step(actions)
-        scores += env.score_gains()[:, :num_players]
-        for i in np.flatnonzero(env.done & playing).tolist():
-            outcome = env.rewards[i, :num_players]
-            winners = [p for p in range(num_players) if outcome[p] == outcome.max()]
-            finals[int(number[i])] = (scores[i].tolist(), win_loss_returns(num_players, winners))
-            scores[i] = 0
-            if began[i] < share[i]:
-                began[i] += 1
-                number[i], next_number = next_number, next_number + 1
-            else:
-                playing[i] = False
-    actions, numbers, seats, at = (np.concatenate([r[k] for r in rows]) for k in range(4))
-    owners = list(zip(numbers.tolist(), seats.tolist(), at.tolist(), strict=True))
-    ordered = [finals[g] for g in range(games)]  # every game begun (numbers 0..games-1) has ended
-    return {
-        "actions": actions.astype(np.int64),
-        "returns": _returns(owners, ordered, reward_win, reward_vp, reward_vp_relative),
-        "games": numbers,
-        "seats": seats.astype(np.int64),
-    }
 
 
 def _fit(
@@ -368,25 +309,37 @@ def warm_start(
     total = sum(weights.values())
     processes = max(1 + cfg.train.workers, cfg.train.torch_threads)  # the run's share of the cores
     reward = (cfg.reward.win, cfg.reward.vp, cfg.reward.vp_relative)
-    batched = in_core(pre.teacher)
-    jobs = []  # (players, options, games, seed, teacher, *reward): each table size's games (split)
+    batched = pre.teacher == "heuristic"  # a batch of core games on threads, else processes
+    jobs = []  # (players, options, games, seed, teacher, *reward, threads, rows, first)
+    obs, masks = demonstration_rows()  # every table's observations gathered in one set of blocks
     for n in TABLE_SIZES:
         games = round(pre.games * weights[n] / total)
         seed = cfg.seed * 100_003 + 50_000 + 1000 * n
-        if batched and games:
-            jobs.append((n, dict(cfg.env.options), games, seed, pre.teacher, *reward))
-            continue
-        for chunk in split(games, processes):  # game g of the table dealt from seed + g, as in one part
-            jobs.append((n, dict(cfg.env.options), len(chunk), seed + chunk.start, pre.teacher, *reward))
-    where = f"{processes} thread(s) of the C++ core" if batched else f"{processes} process(es)"
+        chunks = [range(games)] if batched else split(games, processes)
+        rows = (obs, masks) if batched else None
+        for chunk in chunks:  # game g of the table dealt the same in whichever part it is played
+            job = (
+                n,
+                dict(cfg.env.options),
+                len(chunk),
+                seed,
+                pre.teacher,
+                *reward,
+                processes,
+                rows,
+                chunk.start,
+            )
+            jobs.append(job)
+    jobs = [job for job in jobs if job[2]]
+    in_core = batched and core_available()
+    where = f"{processes} thread(s) of the C++ core" if in_core else f"{processes} process(es)"
     print(
         f"imitation: playing {sum(j[2] for j in jobs)} games of {pre.teacher} "
         f"at tables {sorted({j[0] for j in jobs})} in {where}",
         flush=True,
     )
-    if batched:  # every table's observations gathered in one set of blocks, joined once
-        obs, masks = demonstration_rows()
-        parts = [play_core_demonstrations(*job[:4], *reward, processes, obs, masks) for job in jobs]
+    if batched:
+        parts = [collect_demonstrations(*job) for job in jobs]
         data = {"obs": obs.join(), "masks": masks.join()}
     else:
         parts = starmap(collect_demonstrations, jobs, processes)

@@ -128,7 +128,7 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
         data = collect_demonstrations(
             cfg.env.num_players, cfg.env.options, pre.games, seed=cfg.seed + 50_000, teacher=pre.teacher,
             reward_win=cfg.reward.win, reward_vp=cfg.reward.vp,
-            reward_vp_relative=cfg.reward.vp_relative, progress=cfg.logging.progress_bar,
+            reward_vp_relative=cfg.reward.vp_relative,
         )  # fmt: skip
         report = behaviour_cloning(
             model, data, pre.epochs, pre.batch_size, pre.learning_rate, seed=cfg.seed,

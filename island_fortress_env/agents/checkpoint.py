@@ -230,20 +230,22 @@ class CheckpointAgent:
             self.rng = np.random.default_rng(seed)
 
     def probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        """The policy's action probabilities (0 outside the mask)."""
+        """The policy's action probabilities (0 outside the mask): of one observation, or of a
+        batch of them (rows of ``observation`` and ``action_mask``) in one forward pass."""
         import torch
 
-        mask = action_mask.astype(bool)
+        single = np.ndim(observation) == 1
+        mask = np.asarray(action_mask).astype(bool).reshape(-1, np.shape(action_mask)[-1])
         with torch.no_grad():
-            obs = torch.as_tensor(observation, dtype=torch.float32).reshape(1, -1)
+            obs = torch.as_tensor(observation, dtype=torch.float32).reshape(len(mask), -1)
             if self.model is None:
-                logits, _ = self.net(obs, torch.as_tensor(mask).reshape(1, -1))
-                probs = torch.softmax(logits, dim=-1)[0].numpy().astype(np.float64)
+                logits, _ = self.net(obs, torch.as_tensor(mask))
+                probs = torch.softmax(logits, dim=-1).numpy().astype(np.float64)
             else:
-                assert self.model is not None
-                dist = self.model.policy.get_distribution(obs, action_masks=mask.reshape(1, -1))
-                probs = dist.distribution.probs[0].numpy().astype(np.float64)
-        return np.where(mask, probs, 0.0)
+                dist = self.model.policy.get_distribution(obs, action_masks=mask)
+                probs = dist.distribution.probs.numpy().astype(np.float64)
+        probs = np.where(mask, probs, 0.0)
+        return probs[0] if single else probs
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
         probs = self.probabilities(observation, action_mask)

@@ -20,21 +20,18 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_SIMULATIONS = 100
+from island_fortress_env.players.specs import DEFAULT_MCTS_SIMULATIONS, parse_agent_spec
+
+DEFAULT_SIMULATIONS = DEFAULT_MCTS_SIMULATIONS
 UCT_C = 2.0
 
 
 def parse_simulations(argument: str) -> int:
-    """The ``N`` of ``mcts:N`` ("" for the default); a clear ``ValueError`` otherwise."""
-    if argument == "":
-        return DEFAULT_SIMULATIONS
-    try:
-        value = int(argument)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"mcts:N needs a positive whole number of simulations, not {argument!r}")
-    return value
+    """The ``N`` of ``mcts:N`` ("" for the default), as ``players.specs`` reads it; a clear
+    ``ValueError`` otherwise."""
+    simulations = parse_agent_spec(f"mcts:{argument}").simulations
+    assert simulations is not None
+    return simulations
 
 
 class MCTSAgent:

@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env.agents.base import Agent
+from island_fortress_env.players.specs import AgentKind, AgentSpec, AgentSpecError, parse_agent_spec
 
-MIXTURE_KIND = "mixture"
+MIXTURE_KIND = AgentKind.MIXTURE.value
 SEED_BOUND = 2**63  # a member's seed for a game is drawn below this
 
 
@@ -39,16 +40,19 @@ class Member:
     weight: float
 
 
-def is_mixture(spec: str) -> bool:
-    return spec.partition(":")[0] == MIXTURE_KIND
+def is_mixture(spec: str | AgentSpec) -> bool:
+    try:
+        return parse_agent_spec(spec).kind is AgentKind.MIXTURE
+    except AgentSpecError:
+        return str(spec).startswith(f"{MIXTURE_KIND}:")
 
 
-def mixture_path(spec: str) -> Path:
+def mixture_path(spec: str | AgentSpec) -> Path:
     """FILE of ``mixture:FILE`` (a ``ValueError`` when there is none)."""
-    kind, _, path = spec.partition(":")
-    if kind != MIXTURE_KIND or not path:
+    parsed = parse_agent_spec(spec)
+    if parsed.kind is not AgentKind.MIXTURE or parsed.path is None:
         raise ValueError("expected mixture:FILE, FILE a JSON file of agent specs and weights")
-    return Path(path)
+    return parsed.path
 
 
 def _weights(path: Path, data: Any) -> tuple[Mapping[str, Any], dict[str, str]]:
@@ -72,7 +76,7 @@ def _weights(path: Path, data: Any) -> tuple[Mapping[str, Any], dict[str, str]]:
     return weights, specs
 
 
-def read_mixture(spec: str) -> tuple[Member, ...]:
+def read_mixture(spec: str | AgentSpec) -> tuple[Member, ...]:
     """The members of ``mixture:FILE`` with their normalised weights, in the file's order (the
     weights of one agent entered twice added); a ``ValueError`` that says what is wrong with the
     spec or the file. The members' own specs are not checked here (``players.check_agent_spec``

@@ -29,30 +29,24 @@ import numpy as np
 from island_fortress_env.agents.checkpoint import NATIVE_FORMAT, CheckpointError, load_policy, read_metadata
 from island_fortress_env.engine import visibility
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
+from island_fortress_env.players.specs import (
+    DEFAULT_SEARCH_SIMULATIONS,
+    SHIPPED_POLICY,
+    AgentKind,
+    parse_agent_spec,
+)
 
-SHIPPED_POLICY = Path(__file__).resolve().parents[2] / "checkpoints" / "policy-2-4p.zip"
-DEFAULT_SIMULATIONS = 64
+DEFAULT_SIMULATIONS = DEFAULT_SEARCH_SIMULATIONS
 C_PUCT = 1.5
 
 
 def parse_search_spec(spec: str) -> tuple[Path, int]:
     """``search``, ``search:N``, ``search:CHECKPOINT`` or ``search:CHECKPOINT:N`` as (checkpoint,
-    simulations); a ``ValueError`` with one sentence for anything else."""
-    kind, _, rest = spec.partition(":")
-    if kind != "search":
+    simulations) (``players.specs`` parses it); a ``ValueError`` with one sentence for anything else."""
+    parsed = parse_agent_spec(spec)
+    if parsed.kind is not AgentKind.SEARCH or parsed.path is None or parsed.simulations is None:
         raise ValueError(f"not a search spec: {spec!r}")
-    path, simulations = SHIPPED_POLICY, DEFAULT_SIMULATIONS
-    if rest:
-        head, sep, tail = rest.rpartition(":")
-        if sep and tail.isascii() and tail.isdigit():
-            path, simulations = Path(head), int(tail)
-        elif rest.isascii() and rest.isdigit():
-            simulations = int(rest)
-        else:
-            path = Path(rest)
-    if not 1 <= simulations <= 100_000:
-        raise ValueError(f"search simulations must be 1-100000, got {simulations}")
-    return path, simulations
+    return parsed.path, parsed.simulations
 
 
 @dataclass

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from island_fortress_env.engine.tables import PLAYER_COUNTS
-from island_fortress_env.players import checkpoint_path, is_checkpoint
+from island_fortress_env.players import AgentKind, parse_agent_spec
 from island_fortress_env.players.arguments import (
     CommandLineParser,
     non_negative_int,
@@ -145,7 +145,7 @@ def exploit_budget(s: Settings) -> tuple[float | None, int | None]:
 def check(s: Settings, name: str, out: Path) -> None:
     """Every setting that can be checked before any training: START, the budgets, both runs'
     configs (the policy's with START as the only member), a report of other settings."""
-    if not is_checkpoint(s.start) or not Path(s.start).is_file():
+    if parse_agent_spec(s.start).kind is not AgentKind.CHECKPOINT or not Path(s.start).is_file():
         raise PsroError(f"START {s.start!r}: must be a checkpoint file (the policy to train on)")
     if s.rounds < 1:
         raise PsroError(f"--rounds must be >= 1, got {s.rounds}")
@@ -408,8 +408,8 @@ def label(spec: str) -> str:
     """A member's short name: its checkpoint named as the league names members in TensorBoard (a
     run's folder for its ``final.zip``, else the file's stem; ``sample:`` kept), the spec itself
     otherwise."""
-    path = checkpoint_path(spec)
-    return spec if path is None else spec.replace(path, member_name(path))
+    path = parse_agent_spec(spec).checkpoint
+    return spec if path is None else spec.replace(str(path), member_name(str(path)))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -41,19 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_COUNTS
 from island_fortress_env.players import AGENTS_HELP, check_agent_spec
 from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
 from island_fortress_env.training.collect import mp_context
-from island_fortress_env.training.evaluate import (
-    Table,
-    agent_seed,
-    entry_names,
-    final_ranks,
-    wilson_interval,
-)
+from island_fortress_env.training.evaluate import TableGame, agent_seed, entry_names, wilson_interval
+from island_fortress_env.training.evaluate import play_table as evaluate_table
 
 TABLE_SEED_STRIDE = 100_003  # seeds of table t start at SEED + t * stride: tables never share a deal
 
@@ -91,22 +85,18 @@ def play_table(specs: Sequence[str], t: int, games: int, seed: int) -> list[Game
     """The ``games`` games of table ``t`` between ``specs`` (one agent a seat, seats rotated),
     in the C++ core when every agent plays there (the same games as the Python engine's)."""
     n = len(specs)
-    table = Table.seat(island_fortress_v0.env(num_players=n), specs, [None] * n)
+    table = []
+    for g in range(games):
+        game_seed = seed + TABLE_SEED_STRIDE * t + g
+        seeds = tuple(agent_seed(game_seed, 0, i) for i in range(n))
+        table.append(TableGame(g, game_seed, tuple((i + g) % n for i in range(n)), seeds))
     outcomes = []
-    try:
-        for g in range(games):
-            game_seed = seed + TABLE_SEED_STRIDE * t + g
-            seat_of = [(i + g) % n for i in range(n)]
-            for i, agent in enumerate(table.agents):
-                agent.reset(seed=agent_seed(game_seed, 0, i))
-            state = table.play(seat_of, game_seed)
-            outcomes.append(
-                GameOutcome(
-                    tuple(seat_of), tuple(state.winners), tuple(state.score), tuple(final_ranks(state))
-                )
-            )
-    finally:
-        table.env.close()
+    for finished in evaluate_table(specs, table):
+        final, seat_of = finished.final, finished.seating.tag.seat_of
+        winners = tuple(p for p in range(n) if final.win[p] > 0)
+        score = tuple(int(v) for v in final.score[:n])
+        ranks = tuple(int(r) for r in final.rank[:n])
+        outcomes.append(GameOutcome(tuple(seat_of), winners, score, ranks))
     return outcomes
 
 

@@ -55,7 +55,7 @@ from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.observation import ObservationEncoder
 from island_fortress_env.env.records import printable
-from island_fortress_env.players import check_agent_spec, is_checkpoint, make_agent
+from island_fortress_env.players import AgentKind, check_agent_spec, make_agent, parse_agent_spec
 from island_fortress_env.views import narrate
 from island_fortress_env.views.rules_summary import rules_summary
 from island_fortress_env.web.analysis import MAX_ROLLOUTS, PLAYOUTS, Analyst
@@ -180,7 +180,7 @@ class WebApp:
         self.agents = tuple(dict.fromkeys(agents))
         self.store = RecordStore(games_dir)
         self.games = GameTable(self.agents, lambda spec, seed: make_agent(spec, seed=seed), self.store)
-        self.analyst = Analyst([s for s in self.agents if is_checkpoint(s)])
+        self.analyst = Analyst([s for s in self.agents if parse_agent_spec(s).kind is AgentKind.CHECKPOINT])
         self.index_html = (STATIC / "index.html").read_text("utf-8")
 
     # ------------------------------------------------------------------ pages

@@ -32,8 +32,7 @@ from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.env.records import GameRecord
-from island_fortress_env.players import SAMPLE_KIND, Agent
-from island_fortress_env.players.mixture import MIXTURE_KIND
+from island_fortress_env.players import Agent, parse_agent_spec
 from island_fortress_env.views import narrate
 from island_fortress_env.web.errors import BadRequest, Conflict, Forbidden, NotFound, TooMany, shown
 from island_fortress_env.web.seatview import positions, seat_view
@@ -367,13 +366,5 @@ class GameTable:
 
 
 def spec_name(spec: str) -> str:
-    """A seat's display name: the spec, a checkpoint (greedy or sampled) or a mixture by its file's
-    name (``policy-2-4p``, ``sample:policy-2-4p``, ``mixture:meta.json``)."""
-    kind, _, path = spec.partition(":")
-    if kind in (SAMPLE_KIND, MIXTURE_KIND) and path:
-        return f"{kind}:{_file_name(path)}"
-    return _file_name(spec) if spec.endswith(".zip") else spec
-
-
-def _file_name(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".zip")
+    """A seat's display name (``AgentSpec.label``)."""
+    return parse_agent_spec(spec).label

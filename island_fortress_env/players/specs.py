@@ -1,0 +1,188 @@
+"""Agent specs, parsed once: the text a user writes (``heuristic``, ``sample:policy.zip``,
+``search:policy.zip:64``) becomes an ``AgentSpec`` record here, and every command, the web app and
+the trainer read that record instead of splitting strings.
+
+``KINDS`` is the registry: per kind of agent, its syntax (for ``--help``), how its argument is
+parsed, whether it plays from the observation alone (so a batch of C++ core games can play it:
+``plays_in_core``), and whether a league seat may hold it. ``players/__init__.py`` makes and
+checks agents from these records; ``players/runner.py`` batches them.
+
+    spec = parse_agent_spec("search:checkpoints/policy-2-4p.zip:32")
+    spec.kind, spec.path, spec.simulations  # AgentKind.SEARCH, Path(...), 32
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_SIMULATIONS = 100_000  # simulations a search player may run per decision
+
+
+class AgentSpecError(ValueError):
+    """An AGENT argument that names no usable agent."""
+
+
+class AgentKind(enum.Enum):
+    """The kinds of agent a spec names, by the word that starts it."""
+
+    RANDOM = "random"
+    HEURISTIC = "heuristic"
+    CHECKPOINT = "checkpoint"  # a checkpoint file's path, played greedily
+    SAMPLE = "sample"  # sample:CHECKPOINT, its actions drawn from the policy
+    SEARCH = "search"  # search[:CHECKPOINT][:N], MCTS guided by a native checkpoint
+    MCTS = "mcts"  # mcts[:N], OpenSpiel's IS-MCTS with random rollouts
+    MIXTURE = "mixture"  # mixture:FILE, one member drawn per game
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """What the registry says about one kind of agent."""
+
+    syntax: str  # as the commands' --help writes it
+    in_core: bool  # plays from the observation and mask alone (a core game can seat it)
+    league: bool  # may play a league seat in training (a search player is too slow to)
+
+
+KINDS: dict[AgentKind, KindInfo] = {
+    AgentKind.RANDOM: KindInfo("random", in_core=True, league=True),
+    AgentKind.HEURISTIC: KindInfo("heuristic", in_core=True, league=True),
+    AgentKind.CHECKPOINT: KindInfo("a checkpoint file (greedy)", in_core=True, league=True),
+    AgentKind.SAMPLE: KindInfo("sample:CHECKPOINT (its actions sampled)", in_core=True, league=True),
+    AgentKind.SEARCH: KindInfo("search[:CHECKPOINT][:N]", in_core=False, league=False),
+    AgentKind.MCTS: KindInfo("mcts[:N]", in_core=False, league=False),
+    AgentKind.MIXTURE: KindInfo("mixture:FILE", in_core=True, league=True),
+}
+AGENTS_HELP = ", ".join(info.syntax for info in KINDS.values())  # every kind, for --help
+# The kinds named by a word alone.
+BARE_KINDS = (AgentKind.RANDOM, AgentKind.HEURISTIC)
+DEFAULT_SEARCH_SIMULATIONS = 64  # search[:CHECKPOINT] without :N
+DEFAULT_MCTS_SIMULATIONS = 100  # mcts without :N
+SHIPPED_POLICY = Path(__file__).resolve().parents[2] / "checkpoints" / "policy-2-4p.zip"
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One agent spec, parsed. ``text`` is the spec as written (what records and tables name it
+    by); ``path`` the checkpoint or mixture file it reads, if any; ``simulations`` a search
+    player's per decision."""
+
+    kind: AgentKind
+    text: str
+    path: Path | None = None
+    simulations: int | None = None
+
+    @property
+    def info(self) -> KindInfo:
+        return KINDS[self.kind]
+
+    @property
+    def checkpoint(self) -> Path | None:
+        """The checkpoint whose policy plays this agent, greedy or sampled; None for any other."""
+        return self.path if self.kind in (AgentKind.CHECKPOINT, AgentKind.SAMPLE) else None
+
+    @property
+    def label(self) -> str:
+        """A short display name, the same in every table, record and page: the spec, with a
+        checkpoint by its file's name less ``.zip`` and a mixture by its file's name
+        (``policy-2-4p``, ``sample:policy-2-4p``, ``mixture:meta.json``)."""
+        argument = self.text.partition(":")[2]
+        if self.kind is AgentKind.CHECKPOINT:
+            return _checkpoint_name(self.text)
+        if self.kind is AgentKind.SAMPLE:
+            return f"{self.kind.value}:{_checkpoint_name(argument)}"
+        if self.kind is AgentKind.MIXTURE:
+            return f"{self.kind.value}:{_file_name(argument)}"
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _file_name(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _checkpoint_name(path: str) -> str:
+    return _file_name(path).removesuffix(".zip")
+
+
+def _simulations(text: str, argument: str, default: int) -> int:
+    """The ``N`` of a search spec ("" for ``default``): a whole number in 1..MAX_SIMULATIONS."""
+    if argument == "":
+        return default
+    digits = argument.isascii() and argument.isdigit() and len(argument) <= 6
+    if not digits or not 1 <= int(argument) <= MAX_SIMULATIONS:
+        raise AgentSpecError(
+            f"agent {text!r}: N needs a positive whole number of simulations, 1-{MAX_SIMULATIONS}, "
+            f"not {argument!r}"
+        )
+    return int(argument)
+
+
+def parse_agent_spec(text: str | AgentSpec) -> AgentSpec:
+    """``text`` as an ``AgentSpec`` (an ``AgentSpec`` is returned as it is). Only the syntax is
+    read here; whether the files it names exist and fit is ``players.check_agent_spec``'s. A spec
+    that cannot be parsed raises ``AgentSpecError`` with one sentence."""
+    if isinstance(text, AgentSpec):
+        return text
+    if not isinstance(text, str) or not text:
+        raise AgentSpecError(f"an agent spec is a non-empty string, not {text!r}")
+    word, sep, argument = text.partition(":")
+    for kind in BARE_KINDS:
+        if text == kind.value:
+            return AgentSpec(kind, text)
+    if word == AgentKind.SAMPLE.value:
+        if not argument or argument.partition(":")[0] in {k.value for k in AgentKind}:
+            raise AgentSpecError(f"agent {text!r}: expected sample:CHECKPOINT, the path to a checkpoint file")
+        return AgentSpec(AgentKind.SAMPLE, text, path=Path(argument))
+    if word == AgentKind.MIXTURE.value:
+        if not argument:
+            raise AgentSpecError(
+                f"agent {text!r}: expected mixture:FILE, FILE a JSON file of agent specs and weights"
+            )
+        return AgentSpec(AgentKind.MIXTURE, text, path=Path(argument))
+    if word == AgentKind.MCTS.value:
+        return AgentSpec(
+            AgentKind.MCTS, text, simulations=_simulations(text, argument, DEFAULT_MCTS_SIMULATIONS)
+        )
+    if word == AgentKind.SEARCH.value:
+        # search, search:N, search:CHECKPOINT or search:CHECKPOINT:N
+        path, simulations = SHIPPED_POLICY, ""
+        if argument:
+            head, colon, tail = argument.rpartition(":")
+            if colon and tail.isascii() and tail.isdigit():
+                path, simulations = Path(head), tail
+            elif argument.isascii() and argument.isdigit():
+                simulations = argument
+            else:
+                path = Path(argument)
+        if sep and not argument:
+            raise AgentSpecError(f"agent {text!r}: expected search[:CHECKPOINT][:N]")
+        return AgentSpec(
+            AgentKind.SEARCH,
+            text,
+            path=path,
+            simulations=_simulations(text, simulations, DEFAULT_SEARCH_SIMULATIONS),
+        )
+    return AgentSpec(AgentKind.CHECKPOINT, text, path=Path(text))
+
+
+def spec_labels(specs: Sequence[AgentSpec]) -> list[str]:
+    """One display name per agent of a table, in order: each spec's ``label``, with ``#2``,
+    ``#3``... on repeats; full specs where two different files share a name."""
+
+    def numbered(names: Sequence[str]) -> list[str]:
+        seen: dict[str, int] = {}
+        out = []
+        for spec, name in zip(specs, names, strict=True):
+            seen[spec.text] = seen.get(spec.text, 0) + 1
+            out.append(name if seen[spec.text] == 1 else f"{name}#{seen[spec.text]}")
+        return out
+
+    labels = numbered([spec.label for spec in specs])
+    if len(set(labels)) != len(labels):  # two checkpoints share a file name: use the full specs
+        labels = numbered([spec.text for spec in specs])
+    return labels

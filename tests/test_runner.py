@@ -1,0 +1,261 @@
+"""players/runner.py and players/engine_vector.py: one loop plays every game, over the C++ core's
+batch or its Python engine twin, with the same games, choices and results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from island_fortress_env import core
+from island_fortress_env.engine import Game
+from island_fortress_env.engine.results import game_result
+from island_fortress_env.players import make_agent
+from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
+from island_fortress_env.players.mixture import Member, MixtureAgent
+from island_fortress_env.players.runner import (
+    AgentSeats,
+    BatchHeuristicSeats,
+    BatchRandomSeats,
+    Games,
+    MixtureSeats,
+    Seating,
+    play_seatings,
+    result_at,
+    seat_policy,
+)
+
+needs_core = pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
+SHIPPED = "checkpoints/policy-2-4p.zip"
+
+
+def _batches(num_games: int, **kwargs):
+    """The C++ batch and its Python twin, made alike."""
+    import island_fortress_env.vector as vector
+
+    return vector.VectorEnv(num_games, **kwargs), EngineVectorEnv(num_games, **kwargs)
+
+
+# --------------------------------------------------------------------------- the engine twin
+
+
+@needs_core
+@pytest.mark.parametrize("batch_seed", [0, 7, 2**63 + 5])
+def test_the_twin_deals_every_episode_from_the_cores_seed(batch_seed):
+    from island_fortress_env.core.state import _core
+
+    for index, episode in [(0, 0), (3, 0), (0, 9), (1000, 2**40)]:
+        assert batch_game_seed(batch_seed, index, episode) == _core.game_seed(batch_seed, index, episode)
+
+
+@needs_core
+@pytest.mark.parametrize("options", [{}, {"no_replace": True, "favor_trade_in": True, "start_blocks": 2}])
+def test_the_twin_plays_the_cores_games_step_for_step(options):
+    """Mixed tables, sizes changed and seeds chosen between episodes, random and heuristic moves:
+    every array the two batches return is equal at every step, the final results included."""
+    c, p = _batches(6, num_players=(2, 3, 4), seed=11, **options)
+    for batch in (c, p):
+        batch.set_seed(1, 12345)  # before the first episode: its deal
+        batch.set_players(4, 2)
+    c.reset(), p.reset()
+    rng = np.random.default_rng(0)
+    ended = 0
+    for step in range(1500):
+        assert np.array_equal(c.obs, p.obs) and np.array_equal(c.mask, p.mask)
+        assert np.array_equal(c.player, p.player)
+        heuristic = rng.random(6) < 0.5
+        chosen = [batch.random_actions(~heuristic) for batch in (c, p)]
+        moved = [batch.heuristic_actions(heuristic) for batch in (c, p)]
+        assert np.array_equal(chosen[0], chosen[1]) and np.array_equal(moved[0], moved[1])
+        actions = np.where(heuristic, moved[0], chosen[0])
+        if step % 200 == 0:
+            for batch in (c, p):
+                batch.set_seed(step % 6, 1000 + step)
+                batch.set_players((step + 1) % 6, 2 + step % 3)
+        c.step(actions), p.step(actions)
+        assert np.array_equal(c.done, p.done) and np.array_equal(c.rewards, p.rewards)
+        assert np.array_equal(c.score_gains(), p.score_gains())
+        for slot in np.flatnonzero(c.done).tolist():
+            ended += 1
+            assert result_at(c.final, slot) == result_at(p.final, slot)
+        assert [g.num_players for g in c.games] == [g.num_players for g in p.games]
+        assert [c.game_seed(i) for i in range(6)] == [p.game_seed(i) for i in range(6)]
+    assert ended >= 6
+
+
+def test_the_twins_final_results_are_the_engines_record_of_the_game():
+    batch = EngineVectorEnv(2, num_players=3, seed=4)
+    batch.reset()
+    seeds = [batch.game_seed(i) for i in range(2)]
+    taken: list[list[int]] = [[], []]
+    results = {}
+    while len(results) < 2:
+        actions = batch.random_actions()
+        for i in range(2):
+            if i not in results:
+                taken[i].append(int(actions[i]))
+        batch.step(actions)
+        for i in np.flatnonzero(batch.done).tolist():
+            results.setdefault(i, result_at(batch.final, i))
+    for i, result in results.items():
+        state = Game(num_players=3).new_initial_state(seeds[i])
+        for action in taken[i]:
+            state.apply_action(action)
+        assert result == game_result(state, seeds[i], len(taken[i]))
+
+
+def test_the_twin_refuses_an_illegal_action_and_changes_nothing():
+    batch = EngineVectorEnv(2, num_players=2, seed=1)
+    batch.reset()
+    before = batch.obs.copy()
+    illegal = int(np.flatnonzero(~batch.mask[1])[0])
+    with pytest.raises(ValueError, match="game 1"):
+        batch.step(np.array([batch.random_actions()[0], illegal]))
+    assert np.array_equal(before, batch.obs)
+
+
+# --------------------------------------------------------------------------- the runner
+
+
+class Recorder:
+    """A seat policy that plays at random and records what it is asked."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.begun: list[tuple[int, int, int | None]] = []
+        self.asked: list[tuple[int, int]] = []
+
+    def begin(self, slot, seat, seed):
+        self.begun.append((slot, seat, seed))
+
+    def act(self, observations, masks, games: Games):
+        assert len(observations) == len(masks) == len(games)
+        assert np.array_equal(games.seats, games.tables.player[games.slots])
+        self.asked.extend(zip(games.slots.tolist(), games.seats.tolist(), strict=True))
+        return np.array([np.flatnonzero(m)[0] for m in masks], dtype=np.int64)
+
+
+@pytest.mark.parametrize("twin", [False, pytest.param(True, marks=needs_core)])
+def test_the_runner_seats_each_policy_where_the_seating_says_and_returns_games_in_order(twin):
+    import island_fortress_env.vector as vector
+
+    a, b = Recorder(), Recorder()
+    seatings = [
+        Seating(2 + g % 3, 100 + g, tuple(a if s == g % (2 + g % 3) else b for s in range(2 + g % 3)), tag=g)
+        for g in range(7)
+    ]
+    tables = (vector.VectorEnv if twin else EngineVectorEnv)(3, num_players=2, seed=0)
+    finished = play_seatings(tables, seatings, keep_actions=True)
+    assert [game.seating.tag for game in finished] == list(range(7))
+    for game in finished:
+        seating = game.seating
+        assert game.final.players == seating.players and game.final.seed == seating.seed
+        state = Game(num_players=seating.players).new_initial_state(seating.seed)
+        for action in game.actions or []:
+            state.apply_action(action)
+        assert game_result(state, seating.seed, len(game.actions or [])) == game.final
+    assert len(a.begun) == 7 and len(b.begun) == sum(1 + g % 3 for g in range(7))
+    assert a.asked and b.asked
+
+
+def test_idle_slots_do_not_move_once_their_games_are_dealt():
+    seatings = [Seating(2, 5, (BatchRandomSeats(),) * 2, tag=0)]
+    tables = EngineVectorEnv(3, num_players=2, seed=0)
+    finished = play_seatings(tables, seatings)
+    assert len(finished) == 1
+    assert [tables.episodes(i) for i in range(3)] == [2, 1, 1]  # slot 0 dealt again, never played
+
+
+@pytest.mark.parametrize("twin", [False, pytest.param(True, marks=needs_core)])
+def test_the_batchs_players_are_seeded_like_each_deal(twin):
+    """The batch's heuristic plays like ``HeuristicAgent(seed=the deal's seed)``."""
+    import island_fortress_env.vector as vector
+    from island_fortress_env.agents.heuristic import HeuristicAgent
+    from island_fortress_env.env.observation import action_mask
+
+    h = BatchHeuristicSeats()
+    seatings = [Seating(3, 40 + g, (h, h, h), tag=g) for g in range(3)]
+    tables = (vector.VectorEnv if twin else EngineVectorEnv)(2, num_players=3, seed=9)
+    for game in play_seatings(tables, seatings, keep_actions=True):
+        state = Game(num_players=3).new_initial_state(game.seating.seed)
+        teacher = HeuristicAgent(seed=game.seating.seed)
+        for action in game.actions or []:
+            assert action == teacher.act(None, action_mask(state), state)
+            state.apply_action(action)
+
+
+def test_agent_seats_make_one_agent_per_seat_and_game_and_reseed_it():
+    made = []
+
+    def make(seed):
+        agent = make_agent("random", seed)
+        made.append(seed)
+        return agent
+
+    seats = AgentSeats(make, "random")
+    seats.begin(0, 1, 5)
+    seats.begin(0, 1, 6)  # the same slot and seat: re-seeded, not made again
+    seats.begin(1, 1, 7)
+    assert made == [5, 7]
+    shared = AgentSeats(make, "random", shared=True)
+    shared.begin(0, 0, 8), shared.begin(3, 2, 9)
+    assert made == [5, 7, 8]
+
+
+def test_a_mixture_draws_its_member_as_the_mixture_agent_does():
+    """``MixtureSeats`` draws, for each seat of each game, the member ``MixtureAgent.reset(seed)``
+    draws with that seed."""
+    members = (Member("random", 0.3), Member("heuristic", 0.7))
+    agent = MixtureAgent(members, make_agent, seed=0)
+
+    class Named:
+        def __init__(self, name):
+            self.name = name
+
+        def begin(self, slot, seat, seed):
+            pass
+
+    policy = MixtureSeats([(0.3, Named("random")), (0.7, Named("heuristic"))])
+    for seed in range(40):
+        agent.reset(seed=seed)
+        policy.begin(0, 0, seed)
+        assert policy.playing[(0, 0)] == agent.current
+
+
+def test_seat_policies_follow_the_registry():
+    from island_fortress_env.players.runner import CheckpointSeats
+
+    assert isinstance(seat_policy("heuristic", make_agent), AgentSeats)
+    assert isinstance(seat_policy(SHIPPED, make_agent), CheckpointSeats)
+    sampled = seat_policy(f"sample:{SHIPPED}", make_agent)
+    assert isinstance(sampled, CheckpointSeats) and not sampled.agent.deterministic
+    assert sampled.name == "sample:policy-2-4p"
+
+
+@needs_core
+def test_a_checkpoint_plays_in_a_batch_as_its_agent_plays_alone():
+    """One forward pass for many games gives each game the moves the checkpoint's agent makes in
+    it alone, greedy and sampled (each game's draws from its own generator)."""
+    import island_fortress_env.vector as vector
+
+    for spec in (SHIPPED, f"sample:{SHIPPED}"):
+        policy = seat_policy(spec, make_agent)
+        h = BatchHeuristicSeats()
+        seatings = [
+            Seating(
+                2, 70 + g, (policy, h) if g % 2 else (h, policy), (11 + g, 0) if g % 2 else (0, 11 + g), tag=g
+            )
+            for g in range(6)
+        ]
+        for game in play_seatings(vector.VectorEnv(6, num_players=2, seed=0), seatings, keep_actions=True):
+            g = game.seating.tag
+            seat = 0 if g % 2 else 1
+            alone = make_agent(spec, seed=11 + g)
+            state = core.new_initial_state(Game(num_players=2), game.seating.seed)
+            teacher = make_agent("heuristic", seed=game.seating.seed)
+            for action in game.actions or []:
+                if state.current_player() == seat:
+                    assert action == alone.act(state.encode(seat), state.action_mask(), state)
+                else:
+                    assert action == teacher.act(None, state.action_mask(), state)
+                state.apply_action(action)
