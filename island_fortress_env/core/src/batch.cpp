@@ -306,6 +306,7 @@ void Batch::WriteFinal(int i) {
   f.seed[k] = seeds_[k];
   f.length[k] = static_cast<int32_t>(s.history().size());  // a batch's games are made by actions alone
   f.rounds[k] = s.round();
+  const Tallies& tallies = *s.tallies();  // a batch's games are no look-ahead copies: they keep them
   // The rulebook's order of standing (scoring.standing_keys): score, blocks in the wall, Jade, Treasure.
   std::array<std::array<int64_t, 4>, kMaxPlayers> keys{};
   for (int p = 0; p < n; ++p) keys[p] = {s.score()[p], PopCount(s.own()[p]), s.jade()[p], s.treasure()[p]};
@@ -329,8 +330,8 @@ void Batch::WriteFinal(int i) {
     f.win[seat] = won ? static_cast<float>(1.0 / s.num_winners()) : 0.0F;  // scoring.win_share
     f.blocks_built[seat] = static_cast<int32_t>(keys[p][1]);
     f.favors_played[seat] = PopCount(s.favor_played()[p]);
-    f.jade_spent[seat] = s.jade_spent()[p];
-    for (int r = 0; r < kNumScoreReasons; ++r) components[score_components_[r]] += s.points_by_reason()[p][r];
+    f.jade_spent[seat] = tallies.jade_spent[p];
+    for (int r = 0; r < kNumScoreReasons; ++r) components[score_components_[r]] += tallies.points_by_reason[p][r];
   }
   final_written_[k] = 1;
 }

@@ -104,7 +104,7 @@ struct FinalResults {
   std::vector<float> win;              // [N][kMaxPlayers] win share (1/m for m tied winners)
   std::vector<int32_t> blocks_built;   // [N][kMaxPlayers] blocks on the wall
   std::vector<int32_t> favors_played;  // [N][kMaxPlayers] favor cards laid on the table
-  std::vector<int64_t> jade_spent;     // [N][kMaxPlayers] Jade paid to the supply (State::jade_spent)
+  std::vector<int64_t> jade_spent;     // [N][kMaxPlayers] Jade paid to the supply (Tallies::jade_spent)
   std::vector<int64_t> components;     // [N][kMaxPlayers][C] points by score component
 };
 

@@ -15,7 +15,8 @@ namespace {
 constexpr size_t kLegalReserve = 64;  // legal actions a decision rarely exceeds
 }  // namespace
 
-State::State(std::shared_ptr<const Game> game, uint64_t seed) : StateData(std::move(game), seed), seed_(seed) {
+State::State(std::shared_ptr<const Game> game, uint64_t seed)
+    : StateData(std::move(game), seed), seed_(seed), tallies_(std::in_place) {
   const Totals& totals = game_->totals();
   sup_jade_ = totals.jade;
   sup_treasure_ = totals.treasure;
@@ -257,12 +258,12 @@ int64_t State::TakeJade(int64_t amount) {
 void State::PayJade(int p, int64_t amount) {
   jade_[p] -= amount;
   sup_jade_ += amount;
-  jade_spent_[p] += amount;
+  if (tallies_) tallies_->jade_spent[p] += amount;
 }
 
 void State::AddScore(int p, int64_t points, ScoreReason reason, int region, int level) {
   score_[p] += points;
-  points_by_reason_[p][static_cast<size_t>(reason)] += points;
+  if (tallies_) tallies_->points_by_reason[p][static_cast<size_t>(reason)] += points;
   Log(EventKind::kScore, {p, points, static_cast<int64_t>(reason), region, level});
 }
 

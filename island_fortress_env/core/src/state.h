@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -67,6 +68,15 @@ enum class ScoreReason : int {
 inline constexpr int kNumScoreReasons = static_cast<int>(ScoreReason::kMostWorkers) + 1;
 
 enum class TradeReward : int { kJade = 0, kConvict = 1 };
+
+// Two sums of a game's event log, kept with logging off too (a batch reports them when a game
+// ends): each seat's points by ScoreReason (its Score events), and the Jade it paid to the supply
+// (its petition bid as winner, Recruit, Buy Blocks, a double build, a repeated role, a Taskmaster
+// buyback).
+struct Tallies {
+  std::array<std::array<int64_t, kNumScoreReasons>, kMaxPlayers> points_by_reason{};
+  std::array<int64_t, kMaxPlayers> jade_spent{};
+};
 
 // The fields of a game: everything a State is, apart from its event log and its memo of legal
 // actions (State below), so that a look-ahead copy can copy them alone.
@@ -148,8 +158,7 @@ class StateData {
 class State : private StateData {
  public:
   // A copy of `other` for an agent's look-ahead: the same game fields, no event log (and none
-  // recorded) nor tallies of it (points_by_reason, jade_spent: zeros), the legal actions computed
-  // again when asked.
+  // recorded) nor its Tallies, the legal actions computed again when asked.
   enum LookAhead { kLookAhead };
   State(const State& other, LookAhead) : StateData(other), logging_(false), recording_(false), seed_(other.seed_) {}
   State(std::shared_ptr<const Game> game, uint64_t seed);
@@ -266,14 +275,8 @@ class State : private StateData {
   bool unlimited() const { return unlimited_; }
   // The event log: records of [kind, field count, fields...], oldest first.
   const std::vector<int64_t>& log() const { return log_; }
-  // Two sums the event log gives, kept with logging off too (a batch reports them when a game
-  // ends): each seat's points by ScoreReason (its Score events), and the Jade it paid to the supply
-  // (its petition bid as winner, Recruit, Buy Blocks, a double build, a repeated role, a Taskmaster
-  // buyback).
-  const std::array<std::array<int64_t, kNumScoreReasons>, kMaxPlayers>& points_by_reason() const {
-    return points_by_reason_;
-  }
-  const std::array<int64_t, kMaxPlayers>& jade_spent() const { return jade_spent_; }
+  // The sums of the event log (Tallies); null in a look-ahead copy, which keeps none.
+  const Tallies* tallies() const { return tallies_ ? &*tallies_ : nullptr; }
   int64_t Workers(int p) const { return laborers_[p] + convicts_[p]; }
   // The cards of `p`'s favor hand whose pattern is complete in its unreinforced blocks
   // (Game::PlayableCards), remembered per seat until its hand or blocks change: the legal role
@@ -400,8 +403,7 @@ class State : private StateData {
   uint64_t seed_ = 0;                              // the seed of the game's first state
   std::vector<int16_t> history_;                   // what made this state from that one (history())
   std::vector<int64_t> log_;                       // the event log: [kind, count, fields...] records
-  std::array<std::array<int64_t, kNumScoreReasons>, kMaxPlayers> points_by_reason_{};  // points_by_reason()
-  std::array<int64_t, kMaxPlayers> jade_spent_{};  // jade_spent()
+  std::optional<Tallies> tallies_;                 // tallies() (empty in a look-ahead copy)
   mutable std::vector<int> legal_;                 // the memoised legal actions
   mutable bool legal_valid_ = false;               // whether legal_ is for the pending decision
   struct Memo {                                    // Playable's last question and answer for a seat
