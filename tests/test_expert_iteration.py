@@ -81,9 +81,11 @@ def test_a_search_teacher_over_the_starting_checkpoint_is_one_step_of_expert_ite
     step = ("pretrain.games=3", f"pretrain.teacher={teacher}", f"policy.init_from={clone}")
     final = train_native(_config(tmp_path, "exit-1", *step))
 
-    # every game is the search player's, in 1 + train.workers processes, and no deal is played twice
+    # every game is the search player's, in 1 + train.workers processes, and no deal is played
+    # twice: the parts number their games 0-1 and 2 (a game's deal follows from the table's seed
+    # and its number)
     assert [job[4] for job in jobs] == [teacher, teacher]
-    assert [(job[2], job[3]) for job in jobs] == [(2, jobs[0][3]), (1, jobs[0][3] + 2)]
+    assert [(job[2], job[3], job[-1]) for job in jobs] == [(2, jobs[0][3], 0), (1, jobs[0][3], 2)]
     start, _ = load_policy(clone)
     after, _ = load_policy(final)
     assert read_metadata(final)["num_timesteps"] == 0

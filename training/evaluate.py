@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from island_fortress_env import core
+from island_fortress_env import core, island_fortress_v0
+from island_fortress_env.engine.config import option_names
 from island_fortress_env.engine.rng import seed_state
 from island_fortress_env.engine.state import Game
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
@@ -187,11 +188,11 @@ def play_table(
 
 def rule_options(env_options: Mapping[str, Any] | None) -> tuple[str | None, dict[str, Any]]:
     """The env's ``backend`` option and the rules options (``engine.GameConfig``'s) among
-    ``env_options``, the options of ``island_fortress_v0.env``."""
+    ``env_options``, the options of ``island_fortress_v0.env`` (the env's own, such as its
+    reward, do not change a game)."""
     options = dict(env_options or {})
-    backend = options.pop("backend", None)
-    options.pop("render_mode", None)
-    return backend, options
+    rules = set(option_names())
+    return options.get("backend"), {k: v for k, v in options.items() if k in rules}
 
 
 def final_state(rules: Mapping[str, Any], reset_seed: int, actions: Sequence[int]) -> Any:
@@ -239,7 +240,9 @@ def evaluate(
     if save_games is not None:
         save_dir = check_output_dir(save_games, "--save-games", create=True)
         tag = run_tag(seed)
-    rules = {"num_players": k, **Game(num_players=k, **rule_options(env_options)[1]).config.variants}
+    env = island_fortress_v0.raw_env(num_players=k, **dict(env_options or {}))  # every option checked
+    rules = {"num_players": k, **env.game.config.variants}
+    env.close()
     rated = len(set(specs)) > 2
     if rated:
         from openskill.models import PlackettLuce
