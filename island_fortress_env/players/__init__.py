@@ -1,5 +1,6 @@
 """Every agent an agent spec names: ``random``, ``heuristic``, a checkpoint file (greedy; as
-``sample:CHECKPOINT`` its actions drawn from the policy), the search players built on an adapter
+``sample:CHECKPOINT`` its actions drawn from the policy), an exported network (``onnx:FILE``,
+played by onnxruntime without torch: ``agents.onnx_agent``), the search players built on an adapter
 (``mcts[:N]``, OpenSpiel's IS-MCTS over the OpenSpiel game) and mixtures of them
 (``mixture:FILE``, one member drawn per game: ``players/mixture.py``).
 
@@ -21,6 +22,7 @@ from island_fortress_env.agents.checkpoint import (
     read_metadata,
 )
 from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.agents.onnx_agent import OnnxAgent, OnnxModelError, check_onnx_model, is_onnx_path
 from island_fortress_env.players.ismcts import MCTSAgent
 from island_fortress_env.players.mixture import MixtureAgent, read_mixture
 from island_fortress_env.players.search import SearchAgent
@@ -36,7 +38,9 @@ from island_fortress_env.players.specs import (
 
 
 def _no_file(spec: AgentSpec, path: Path) -> AgentSpecError:
-    what = "a directory, not a checkpoint file" if path.exists() else "no such file"
+    what = "a directory, not a checkpoint file" if path.is_dir() else "no such file"
+    if path.exists() and not path.is_dir():
+        what = "not a regular file"  # a named pipe, a device
     if spec.kind is AgentKind.CHECKPOINT:
         return AgentSpecError(
             f"unknown agent {spec.text!r}: expected one of {AGENTS_HELP} or the path to a checkpoint "
@@ -47,11 +51,19 @@ def _no_file(spec: AgentSpec, path: Path) -> AgentSpecError:
 
 def _check_checkpoint(spec: AgentSpec, path: Path, native_only: bool = False) -> None:
     """The checkpoint file of ``spec`` exists and fits this environment (a native one, with
-    ``native_only``)."""
+    ``native_only``); an ONNX model for ``onnx:FILE`` and a search's ``FILE.onnx``."""
     if not path.is_file():
         if spec.kind is AgentKind.SEARCH and not path.exists():
             raise AgentSpecError(f"agent {spec.text!r}: no checkpoint file {str(path)!r}")
         raise _no_file(spec, path)
+    if spec.kind is AgentKind.ONNX or (spec.kind is AgentKind.SEARCH and is_onnx_path(path)):
+        try:
+            check_onnx_model(path)
+        except OnnxModelError as error:
+            raise AgentSpecError(str(error)) from None
+        return
+    if spec.kind is AgentKind.CHECKPOINT and is_onnx_path(path):
+        raise AgentSpecError(f"agent {spec.text!r}: an ONNX model plays as onnx:{spec.text}")
     try:
         metadata = read_metadata(path)
         check_signature(path, metadata)
@@ -63,8 +75,9 @@ def _check_checkpoint(spec: AgentSpec, path: Path, native_only: bool = False) ->
 
 def check_agent_spec(spec: str | AgentSpec) -> AgentSpec:
     """The parsed spec, once its files are checked: a checkpoint whose metadata fits this
-    environment (greedy, sampled or guiding a search), a mixture file of such agents, OpenSpiel
-    installed for ``mcts``. Anything else raises ``AgentSpecError`` with one clear sentence."""
+    environment (greedy, sampled or guiding a search), an ONNX model that fits it (``onnx:FILE``,
+    or guiding a search), a mixture file of such agents, OpenSpiel installed for ``mcts``.
+    Anything else raises ``AgentSpecError`` with one clear sentence."""
     parsed = parse_agent_spec(spec)
     kind = parsed.kind
     if kind is AgentKind.MIXTURE:
@@ -89,8 +102,8 @@ def check_agent_spec(spec: str | AgentSpec) -> AgentSpec:
 
 def make_agent(spec: str | AgentSpec, seed: int | None = None) -> Agent:
     """The agent ``spec`` names (``AGENTS_HELP``), seeded with ``seed``: a checkpoint plays
-    greedily, ``sample:CHECKPOINT`` draws its actions from the policy, ``mixture:FILE`` draws one
-    member per game."""
+    greedily, ``sample:CHECKPOINT`` draws its actions from the policy, ``onnx:FILE`` plays an
+    exported network greedily, ``mixture:FILE`` draws one member per game."""
     parsed = parse_agent_spec(spec)
     kind = parsed.kind
     if kind is AgentKind.RANDOM:
@@ -108,13 +121,15 @@ def make_agent(spec: str | AgentSpec, seed: int | None = None) -> Agent:
         return SearchAgent(parsed.path, parsed.simulations, seed=seed)
     if kind is AgentKind.SAMPLE:
         return CheckpointAgent(parsed.path, seed=seed, deterministic=False, name=f"sample:{parsed.path.stem}")
+    if kind is AgentKind.ONNX:
+        return OnnxAgent(parsed.path, seed=seed, name=parsed.label)
     return CheckpointAgent(parsed.path, seed=seed)
 
 
 def plays_in_core(spec: str | AgentSpec) -> bool:
     """Whether ``spec``'s agent plays from the observation and mask alone, so a batch of core
-    games can seat it: random, heuristic (in C++), checkpoints, and mixtures of those; the search
-    players read a game state."""
+    games can seat it: random, heuristic (in C++), checkpoints, ONNX models, and mixtures of those;
+    the search players read a game state."""
     parsed = parse_agent_spec(spec)
     if parsed.kind is AgentKind.MIXTURE:
         return all(plays_in_core(member.spec) for member in read_mixture(parsed.text))

@@ -13,8 +13,9 @@ A ``SeatPolicy`` decides for many games at once:
 * ``NetworkSeats``: a network, one forward pass for every seat it plays (greedy or sampled);
 * ``BatchHeuristicSeats`` / ``BatchRandomSeats``: the batch's own players (in C++ in the core),
   each game's seeded like its deal;
-* ``CheckpointSeats``: a checkpoint, one forward pass, each game's draws from its own seeded
-  generator (the same choices as ``CheckpointAgent`` with that seed);
+* ``CheckpointSeats``: a checkpoint (or an ONNX model, ``OnnxAgent``), one forward pass, each
+  game's draws from its own seeded generator (the same choices as ``CheckpointAgent`` with that
+  seed);
 * ``AgentSeats``: any single-game ``Agent`` (the search players, the seeded heuristic and random
   players of ``evaluate``), one per seat and game, reading the game's state;
 * ``MixtureSeats``: a mixture, one member drawn per game and seat.
@@ -369,8 +370,9 @@ def sample_actions(
 
 
 class CheckpointSeats:
-    """A checkpoint (``agents.checkpoint.CheckpointAgent``) for every seat it plays: one forward
-    pass per call; greedy, or each game's action drawn from its own generator, seeded at the
+    """A checkpoint (``agents.checkpoint.CheckpointAgent``, or ``agents.onnx_agent.OnnxAgent``:
+    any agent with ``probabilities`` of a batch and ``deterministic``) for every seat it plays: one
+    forward pass per call; greedy, or each game's action drawn from its own generator, seeded at the
     game's start (the same choices as a ``CheckpointAgent`` reset with that seed)."""
 
     def __init__(self, agent: Any, name: str | None = None) -> None:
@@ -426,16 +428,17 @@ class MixtureSeats:
 
 def seat_policy(spec: str | AgentSpec, make_agent: Callable[[str, int | None], Agent]) -> SeatPolicy:
     """The seat policy that agent ``spec`` plays as, in any batch (its games seeded per seat):
-    a checkpoint as ``CheckpointSeats``, a mixture as ``MixtureSeats`` of its members, any other
-    agent (random, heuristic, the search players) as ``AgentSeats`` of ``make_agent``'s agents."""
+    a checkpoint or an ONNX model as ``CheckpointSeats``, a mixture as ``MixtureSeats`` of its
+    members, any other agent (random, heuristic, the search players) as ``AgentSeats`` of
+    ``make_agent``'s agents."""
     from island_fortress_env.players.mixture import read_mixture
 
     parsed = parse_agent_spec(spec)
     if parsed.kind is AgentKind.MIXTURE:
         members = [(m.weight, seat_policy(m.spec, make_agent)) for m in read_mixture(parsed.text)]
         return MixtureSeats(members, name=parsed.label)
-    if parsed.checkpoint is not None:
+    if parsed.checkpoint is not None or parsed.kind is AgentKind.ONNX:
         agent = make_agent(parsed.text, None)
-        if hasattr(agent, "probabilities") and hasattr(agent, "deterministic"):  # a CheckpointAgent
+        if hasattr(agent, "probabilities") and hasattr(agent, "deterministic"):  # Checkpoint/OnnxAgent
             return CheckpointSeats(agent, name=parsed.label)
     return AgentSeats(lambda seed: make_agent(parsed.text, seed), name=parsed.label)

@@ -1,7 +1,8 @@
 """A search player: Monte-Carlo tree search over a seat's information set, guided by a policy.
 
 ``search[:N]`` searches with the shipped policy (``checkpoints/policy-2-4p.zip``) and
-``search:CHECKPOINT[:N]`` with any native checkpoint, ``N`` simulations per decision (default
+``search:CHECKPOINT[:N]`` with any native checkpoint, or with an exported network (a file named
+``*.onnx``, played by onnxruntime without torch), ``N`` simulations per decision (default
 ``DEFAULT_SIMULATIONS``). The tree is one tree over the searching seat's information set
 (single-observer information-set MCTS): every simulation starts from a fresh *determinisation*,
 a copy of the position in which everything the seat cannot see (the other hands, the deck order,
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env.agents.checkpoint import NATIVE_FORMAT, CheckpointError, load_policy, read_metadata
+from island_fortress_env.agents.onnx_agent import OnnxAgent, is_onnx_path
 from island_fortress_env.engine import visibility
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.players.specs import (
@@ -49,6 +51,19 @@ def parse_search_spec(spec: str) -> tuple[Path, int]:
     return parsed.path, parsed.simulations
 
 
+def _native_network(path: str | Path) -> Any:
+    """A native checkpoint's network (torch, one thread)."""
+    import torch
+
+    torch.set_num_threads(1)
+    metadata = read_metadata(path)
+    if metadata.get("format") != NATIVE_FORMAT:
+        raise CheckpointError(f"checkpoint {str(path)!r}: search needs a native checkpoint, not SB3's")
+    net, _ = load_policy(path)
+    net.eval()
+    return net
+
+
 @dataclass
 class _Node:
     """One node of the tree: the statistics of the actions tried from it."""
@@ -62,7 +77,8 @@ class _Node:
 
 
 class SearchAgent:
-    """Information-set MCTS guided by a native checkpoint's policy and value (module doc)."""
+    """Information-set MCTS guided by a native checkpoint's (or an ONNX model's) policy and value
+    (module doc)."""
 
     def __init__(
         self,
@@ -72,14 +88,8 @@ class SearchAgent:
         c_puct: float = C_PUCT,
         name: str | None = None,
     ) -> None:
-        import torch
-
-        torch.set_num_threads(1)
-        metadata = read_metadata(path)
-        if metadata.get("format") != NATIVE_FORMAT:
-            raise CheckpointError(f"checkpoint {str(path)!r}: search needs a native checkpoint, not SB3's")
-        self.net, _ = load_policy(path)
-        self.net.eval()
+        self.onnx = OnnxAgent(path) if is_onnx_path(path) else None
+        self.net: Any = None if self.onnx is not None else _native_network(path)
         self.simulations = simulations
         self.c_puct = c_puct
         self.name = name or f"search:{Path(path).stem}:{simulations}"
@@ -150,8 +160,6 @@ class SearchAgent:
 
     def _evaluate(self, world: Any) -> tuple[dict[int, float], np.ndarray]:
         """The policy's priors for the player to move and the value for every seat."""
-        import torch
-
         n = world.n
         encoder = self._encoders.get(id(world.game))
         if encoder is None:
@@ -161,9 +169,15 @@ class SearchAgent:
         mask = np.zeros((n, action_mask(world).shape[0]), dtype=bool)
         mask[mover] = action_mask(world).astype(bool)
         mask[[p for p in range(n) if p != mover]] = True  # the other seats' logits are not used
-        with torch.no_grad():
-            logits, values = self.net(torch.as_tensor(obs), torch.as_tensor(mask))
-        probs = torch.softmax(logits[mover], dim=-1).numpy()
+        if self.onnx is not None:
+            log_probs, values = self.onnx.forward(obs, mask)
+            probs = np.exp(log_probs[mover].astype(np.float64))
+        else:
+            import torch
+
+            with torch.no_grad():
+                logits, values_t = self.net(torch.as_tensor(obs), torch.as_tensor(mask))
+            probs, values = torch.softmax(logits[mover], dim=-1).numpy(), values_t.numpy()
         legal = world.legal_actions()
         priors = {int(a): float(probs[a]) for a in legal}
-        return priors, values.numpy().astype(np.float64)
+        return priors, np.asarray(values, dtype=np.float64)

@@ -35,6 +35,7 @@ class AgentKind(enum.Enum):
     SEARCH = "search"  # search[:CHECKPOINT][:N], MCTS guided by a native checkpoint
     MCTS = "mcts"  # mcts[:N], OpenSpiel's IS-MCTS with random rollouts
     MIXTURE = "mixture"  # mixture:FILE, one member drawn per game
+    ONNX = "onnx"  # onnx:FILE, an exported network played by onnxruntime (greedy, no torch)
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ KINDS: dict[AgentKind, KindInfo] = {
     AgentKind.SEARCH: KindInfo("search[:CHECKPOINT][:N]", in_core=False, league=False),
     AgentKind.MCTS: KindInfo("mcts[:N]", in_core=False, league=False),
     AgentKind.MIXTURE: KindInfo("mixture:FILE", in_core=True, league=True),
+    # a league holds snapshots as weights: an ONNX opponent plays as an agent, as a search player does
+    AgentKind.ONNX: KindInfo("onnx:FILE (an exported network, greedy)", in_core=True, league=False),
 }
 AGENTS_HELP = ", ".join(info.syntax for info in KINDS.values())  # every kind, for --help
 # The kinds named by a word alone.
@@ -66,8 +69,8 @@ SHIPPED_POLICY = Path(__file__).resolve().parents[2] / "checkpoints" / "policy-2
 @dataclass(frozen=True)
 class AgentSpec:
     """One agent spec, parsed. ``text`` is the spec as written (what records and tables name it
-    by); ``path`` the checkpoint or mixture file it reads, if any; ``simulations`` a search
-    player's per decision."""
+    by); ``path`` the checkpoint, ONNX model or mixture file it reads, if any; ``simulations`` a
+    search player's per decision."""
 
     kind: AgentKind
     text: str
@@ -87,7 +90,8 @@ class AgentSpec:
     def label(self) -> str:
         """A short display name, the same in every table, record and page: the spec, with a
         checkpoint by its file's name less ``.zip`` and a mixture by its file's name
-        (``policy-2-4p``, ``sample:policy-2-4p``, ``mixture:meta.json``)."""
+        (``policy-2-4p``, ``sample:policy-2-4p``, ``mixture:meta.json``), an ONNX model by its
+        file's name less ``.onnx`` (``onnx:policy-2-4p``)."""
         argument = self.text.partition(":")[2]
         if self.kind is AgentKind.CHECKPOINT:
             return _checkpoint_name(self.text)
@@ -95,6 +99,8 @@ class AgentSpec:
             return f"{self.kind.value}:{_checkpoint_name(argument)}"
         if self.kind is AgentKind.MIXTURE:
             return f"{self.kind.value}:{_file_name(argument)}"
+        if self.kind is AgentKind.ONNX:
+            return f"{self.kind.value}:{_file_name(argument).removesuffix('.onnx')}"
         return self.text
 
     def __str__(self) -> str:
@@ -144,6 +150,10 @@ def parse_agent_spec(text: str | AgentSpec) -> AgentSpec:
                 f"agent {text!r}: expected mixture:FILE, FILE a JSON file of agent specs and weights"
             )
         return AgentSpec(AgentKind.MIXTURE, text, path=Path(argument))
+    if word == AgentKind.ONNX.value:
+        if not argument:
+            raise AgentSpecError(f"agent {text!r}: expected onnx:FILE, a model from island-fortress export")
+        return AgentSpec(AgentKind.ONNX, text, path=Path(argument))
     if word == AgentKind.MCTS.value:
         return AgentSpec(
             AgentKind.MCTS, text, simulations=_simulations(text, argument, DEFAULT_MCTS_SIMULATIONS)

@@ -1,4 +1,5 @@
-"""``island-fortress``: demo | play | replay | serve | evaluate | tournament | train | bench | exploit | psro.
+"""``island-fortress``: demo | play | replay | serve | evaluate | tournament | train | bench | exploit | psro
+| export.
 
 Every user error (a bad option, a file that cannot be used, a game record that does not
 replay) ends the command with one line on stderr and exit status 2, never a traceback; its text
@@ -42,6 +43,7 @@ DELEGATED = {
     "tournament": "island_fortress_env.tools.tournament",
     "exploit": "island_fortress_env.tools.exploit",
     "psro": "island_fortress_env.tools.psro",
+    "export": "island_fortress_env.tools.export",  # a native checkpoint as ONNX, played without torch
 }
 
 
@@ -117,7 +119,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(
         prog=PROG,
-        description="Island Fortress: demo, play, replay, train, evaluate, tournament, benchmark.",
+        description="Island Fortress: demo, play, replay, train, evaluate, tournament, benchmark, export.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=CommandLineParser)
 
@@ -187,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--agents", nargs="+", default=["random", "heuristic"], type=agent_spec, metavar="AGENT",
         help=f"the agents offered for the seats: {AGENTS_HELP} "
-        "(a checkpoint file also serves the analysis; default: random heuristic)",
+        "(a checkpoint file or onnx:FILE also serves the analysis; default: random heuristic)",
     )  # fmt: skip
     serve.add_argument(
         "--games", default="games", metavar="DIR",

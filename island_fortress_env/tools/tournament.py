@@ -45,7 +45,6 @@ from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_COUNTS
 from island_fortress_env.players import AGENTS_HELP, check_agent_spec
 from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
-from island_fortress_env.training.collect import mp_context
 from island_fortress_env.training.evaluate import TableGame, agent_seed, entry_names, wilson_interval
 from island_fortress_env.training.evaluate import play_table as evaluate_table
 
@@ -280,6 +279,8 @@ def play_tables(jobs: Sequence[TableJob], workers: int = 1) -> Iterator[list[Gam
     if workers <= 1 or len(jobs) <= 1:
         yield from map(_play_table_job, jobs)
         return
+    from island_fortress_env.training.collect import mp_context  # imports torch: only for workers
+
     with mp_context().Pool(min(workers, len(jobs))) as pool:
         yield from pool.imap(_play_table_job, jobs)
 

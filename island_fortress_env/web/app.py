@@ -180,7 +180,8 @@ class WebApp:
         self.agents = tuple(dict.fromkeys(agents))
         self.store = RecordStore(games_dir)
         self.games = GameTable(self.agents, lambda spec, seed: make_agent(spec, seed=seed), self.store)
-        self.analyst = Analyst([s for s in self.agents if parse_agent_spec(s).kind is AgentKind.CHECKPOINT])
+        networks = (AgentKind.CHECKPOINT, AgentKind.ONNX)  # the agents that give top actions
+        self.analyst = Analyst([s for s in self.agents if parse_agent_spec(s).kind in networks])
         self.index_html = (STATIC / "index.html").read_text("utf-8")
 
     # ------------------------------------------------------------------ pages
