@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo serve test-browser train test lint bench bench-training bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-sanitize
+.PHONY: install demo serve test-browser train test lint bench bench-training bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx test-sanitize
 
 $(STAMP): pyproject.toml CMakeLists.txt $(wildcard island_fortress_env/core/src/*)
 	$(PYTHON) -m venv $(VENV)
@@ -82,11 +82,12 @@ test-sanitize: $(SAN_VENV)/.build-stamp
 .venv-%/.installed-stamp: pyproject.toml
 	$(PYTHON) -m venv .venv-$*
 	.venv-$*/bin/python -m pip install --quiet --upgrade pip
-	if [ "$*" != openspiel ]; then .venv-$*/bin/python -m pip install --quiet torch==2.13.0; fi
+	if [ -z "$(filter $*,$(NO_TORCH))" ]; then .venv-$*/bin/python -m pip install --quiet torch==2.13.0; fi
 	.venv-$*/bin/python -m pip install --quiet -e ".[$(or $(EXTRAS_$*),test$(comma)$*)]"
 	touch $@
 
 INTEGRATION_PYTEST = python -m pytest -q -p no:cacheprovider
+NO_TORCH := openspiel onnx  # the venvs that never get torch
 comma := ,
 # The extras of a library's venv: test + the library's own, and for RLlib the training stack too
 # (its backend trains and evaluates like `island-fortress train`).
@@ -122,7 +123,20 @@ test-skrl: .venv-skrl/.installed-stamp
 	.venv-skrl/bin/$(INTEGRATION_PYTEST) tests/integrations/test_skrl.py
 	.venv-skrl/bin/python examples/skrl_mappo.py --rollouts 128 --iterations 2
 
-test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl
+# ONNX: the shipped policy exported in .venv (torch's exporter: the [onnx] extra's packages added
+# there without rebuilding the package), checked against torch there (tests/test_onnx.py), then
+# played where torch is not installed (.venv-onnx: the package with its onnx and test extras).
+ONNX_MODEL := build/onnx/policy-2-4p.onnx
+test-onnx: $(STAMP) .venv-onnx/.installed-stamp
+	$(BIN)/python -m pip install --quiet torch==2.13.0 "onnx>=1.17" "onnxruntime>=1.20" "onnxscript>=0.5"
+	$(BIN)/$(INTEGRATION_PYTEST) tests/test_onnx.py
+	mkdir -p $(dir $(ONNX_MODEL))
+	$(BIN)/island-fortress export checkpoints/policy-2-4p.zip $(ONNX_MODEL)
+	$(BIN)/island-fortress evaluate checkpoints/policy-2-4p.zip heuristic --games 20 --seed 3 --json \
+		--no-progress > $(ONNX_MODEL:.onnx=.evaluate.json)
+	ONNX_MODEL=$(ONNX_MODEL) ONNX_WITHOUT_TORCH=1 .venv-onnx/bin/$(INTEGRATION_PYTEST) tests/integrations/test_onnx.py
+
+test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx
 
 clean:
-	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib .venv-benchmarl .venv-skrl $(SAN_VENV) runs bench-results
+	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib .venv-benchmarl .venv-skrl .venv-onnx $(SAN_VENV) runs bench-results
