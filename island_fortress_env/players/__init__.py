@@ -2,7 +2,8 @@
 ``sample:CHECKPOINT`` its actions drawn from the policy), an exported network (``onnx:FILE``,
 played by onnxruntime without torch: ``agents.onnx_agent``), the search players built on an adapter
 (``mcts[:N]``, OpenSpiel's IS-MCTS over the OpenSpiel game) and mixtures of them
-(``mixture:FILE``, one member drawn per game: ``players/mixture.py``).
+(``mixture:FILE``, one member drawn per game: ``players/mixture.py``). A bot served over HTTP
+plays as ``remote:URL`` (``players/remote.py``, docs/BOT-PROTOCOL.md).
 
     from island_fortress_env.players import make_agent
     agent = make_agent("heuristic", seed=0)
@@ -25,6 +26,7 @@ from island_fortress_env.agents.heuristic import HeuristicAgent
 from island_fortress_env.agents.onnx_agent import OnnxAgent, OnnxModelError, check_onnx_model, is_onnx_path
 from island_fortress_env.players.ismcts import MCTSAgent
 from island_fortress_env.players.mixture import MixtureAgent, read_mixture
+from island_fortress_env.players.remote import RemoteAgent, RemoteAgentError, check_remote
 from island_fortress_env.players.search import SearchAgent
 from island_fortress_env.players.specs import (
     AGENTS_HELP,
@@ -90,6 +92,8 @@ def check_agent_spec(spec: str | AgentSpec) -> AgentSpec:
                 check_agent_spec(member.spec)
             except AgentSpecError as error:
                 raise AgentSpecError(f"agent {parsed.text!r}: member {error}") from None
+    elif kind is AgentKind.REMOTE:
+        _check_remote(parsed)
     elif kind is AgentKind.MCTS:
         if importlib.util.find_spec("pyspiel") is None:
             raise AgentSpecError(
@@ -98,6 +102,24 @@ def check_agent_spec(spec: str | AgentSpec) -> AgentSpec:
     elif parsed.path is not None:
         _check_checkpoint(parsed, parsed.path, native_only=kind is AgentKind.SEARCH)
     return parsed
+
+
+def _check_remote(spec: AgentSpec) -> None:
+    """A remote agent's fallback is an agent of this process, Pillow draws the seat's view it is
+    sent, and its URL answers in the protocol (``players.remote.check_remote``)."""
+    target = spec.remote
+    assert target is not None
+    if target.fallback is not None:
+        try:
+            check_agent_spec(target.fallback)
+        except AgentSpecError as error:
+            raise AgentSpecError(f"agent {spec.text!r}: fallback {error}") from None
+    if importlib.util.find_spec("PIL") is None:
+        raise AgentSpecError(
+            f"agent {spec.text!r} sends its seat's view, which needs Pillow: "
+            "pip install 'island-fortress-env[web]'"
+        )
+    check_remote(target)
 
 
 def make_agent(spec: str | AgentSpec, seed: int | None = None) -> Agent:
@@ -112,6 +134,12 @@ def make_agent(spec: str | AgentSpec, seed: int | None = None) -> Agent:
         return HeuristicAgent(seed=seed)
     if kind is AgentKind.MIXTURE:
         return MixtureAgent(read_mixture(parsed.text), make_agent, seed=seed)
+    if kind is AgentKind.REMOTE:
+        target = parsed.remote
+        assert target is not None
+        fallback = target.fallback
+        make_fallback = None if fallback is None else (lambda s: make_agent(fallback, s))
+        return RemoteAgent(target, seed=seed, make_fallback=make_fallback, name=parsed.label)
     if kind is AgentKind.MCTS:
         assert parsed.simulations is not None
         return MCTSAgent(parsed.simulations, seed=seed)
@@ -145,6 +173,8 @@ __all__ = [
     "AgentSpecError",
     "MixtureAgent",
     "RandomAgent",
+    "RemoteAgent",
+    "RemoteAgentError",
     "check_agent_spec",
     "make_agent",
     "parse_agent_spec",

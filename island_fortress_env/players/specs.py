@@ -14,6 +14,8 @@ checks agents from these records; ``players/runner.py`` batches them.
 from __future__ import annotations
 
 import enum
+import math
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,7 @@ class AgentKind(enum.Enum):
     SAMPLE = "sample"  # sample:CHECKPOINT, its actions drawn from the policy
     SEARCH = "search"  # search[:CHECKPOINT][:N], MCTS guided by a native checkpoint
     MCTS = "mcts"  # mcts[:N], OpenSpiel's IS-MCTS with random rollouts
+    REMOTE = "remote"  # remote:URL, a bot served over HTTP (players/remote.py)
     MIXTURE = "mixture"  # mixture:FILE, one member drawn per game
     ONNX = "onnx"  # onnx:FILE, an exported network played by onnxruntime (greedy, no torch)
 
@@ -54,6 +57,8 @@ KINDS: dict[AgentKind, KindInfo] = {
     AgentKind.SAMPLE: KindInfo("sample:CHECKPOINT (its actions sampled)", in_core=True, league=True),
     AgentKind.SEARCH: KindInfo("search[:CHECKPOINT][:N]", in_core=False, league=False),
     AgentKind.MCTS: KindInfo("mcts[:N]", in_core=False, league=False),
+    # a remote bot is sent its seat's view, read off the game's state (the Python engine's)
+    AgentKind.REMOTE: KindInfo("remote:URL[#timeout=S&fallback=AGENT]", in_core=False, league=False),
     AgentKind.MIXTURE: KindInfo("mixture:FILE", in_core=True, league=True),
     # a league holds snapshots as weights: an ONNX opponent plays as an agent, as a search player does
     AgentKind.ONNX: KindInfo("onnx:FILE (an exported network, greedy)", in_core=True, league=False),
@@ -76,6 +81,7 @@ class AgentSpec:
     text: str
     path: Path | None = None
     simulations: int | None = None
+    remote: RemoteTarget | None = None  # a remote agent's URL and options
 
     @property
     def info(self) -> KindInfo:
@@ -99,6 +105,8 @@ class AgentSpec:
             return f"{self.kind.value}:{_checkpoint_name(argument)}"
         if self.kind is AgentKind.MIXTURE:
             return f"{self.kind.value}:{_file_name(argument)}"
+        if self.remote is not None:  # the URL without the client's options
+            return f"{self.kind.value}:{self.remote.url}"
         if self.kind is AgentKind.ONNX:
             return f"{self.kind.value}:{_file_name(argument).removesuffix('.onnx')}"
         return self.text
@@ -128,6 +136,64 @@ def _simulations(text: str, argument: str, default: int) -> int:
     return int(argument)
 
 
+DEFAULT_REMOTE_TIMEOUT = 5.0  # seconds a remote agent has for each answer
+MAX_REMOTE_TIMEOUT = 600.0
+MAX_URL_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class RemoteTarget:
+    """Where a remote agent is served (``url``, http or https, sent nothing of the options) and
+    how the client treats it: ``timeout`` seconds for each answer (connecting included), and the
+    agent spec that plays the seat for the rest of a game if the bot fails (``fallback``; None:
+    a failure ends the game with ``RemoteAgentError``)."""
+
+    url: str
+    timeout: float = DEFAULT_REMOTE_TIMEOUT
+    fallback: str | None = None
+
+
+def _remote_target(text: str, argument: str) -> RemoteTarget:
+    """``remote:URL[#timeout=S&fallback=AGENT]``: the fragment holds the client's options (a URL's
+    fragment is never sent to its server)."""
+
+    def fail(why: str) -> AgentSpecError:
+        return AgentSpecError(f"agent {text!r}: {why}")
+
+    url, _, options = argument.partition("#")
+    if len(url) > MAX_URL_CHARS or not (url.isascii() and url.isprintable()) or " " in url:
+        raise fail(f"expected remote:URL, at most {MAX_URL_CHARS} ASCII characters (%-escape others)")
+    split = urllib.parse.urlsplit(url)
+    if split.scheme not in ("http", "https") or not split.hostname:
+        raise fail("expected remote:URL with an http:// or https:// URL naming a host")
+    if split.username is not None or split.password is not None:
+        raise fail("a remote agent's URL carries no user name or password")
+    try:
+        split.port  # noqa: B018 - urllib checks the port when it is read
+    except ValueError:
+        raise fail(f"the port of {url!r} is not a port (1-65535)") from None
+    timeout, fallback = DEFAULT_REMOTE_TIMEOUT, None
+    try:
+        pairs = urllib.parse.parse_qsl(options, keep_blank_values=True, strict_parsing=bool(options))
+    except ValueError:
+        raise fail(f"expected options as #timeout=S&fallback=AGENT, not #{options}") from None
+    for key, value in pairs:
+        if key == "timeout":
+            try:
+                timeout = float(value)
+            except ValueError:
+                timeout = math.nan
+            if not 0 < timeout <= MAX_REMOTE_TIMEOUT:
+                raise fail(f"timeout must be seconds, more than 0 and at most {MAX_REMOTE_TIMEOUT:g}")
+        elif key == "fallback":
+            if not value or value.partition(":")[0] == AgentKind.REMOTE.value:
+                raise fail("fallback must name an agent of this process, not another remote one")
+            fallback = value
+        else:
+            raise fail(f"unknown option {key!r}: a remote agent takes timeout=S and fallback=AGENT")
+    return RemoteTarget(url, timeout, fallback)
+
+
 def parse_agent_spec(text: str | AgentSpec) -> AgentSpec:
     """``text`` as an ``AgentSpec`` (an ``AgentSpec`` is returned as it is). Only the syntax is
     read here; whether the files it names exist and fit is ``players.check_agent_spec``'s. A spec
@@ -154,6 +220,8 @@ def parse_agent_spec(text: str | AgentSpec) -> AgentSpec:
         if not argument:
             raise AgentSpecError(f"agent {text!r}: expected onnx:FILE, a model from island-fortress export")
         return AgentSpec(AgentKind.ONNX, text, path=Path(argument))
+    if word == AgentKind.REMOTE.value:
+        return AgentSpec(AgentKind.REMOTE, text, remote=_remote_target(text, argument))
     if word == AgentKind.MCTS.value:
         return AgentSpec(
             AgentKind.MCTS, text, simulations=_simulations(text, argument, DEFAULT_MCTS_SIMULATIONS)

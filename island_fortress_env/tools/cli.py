@@ -116,6 +116,26 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _bot_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.port > 65535:
+        parser.error(f"--port must be 0..65535, got {args.port}")
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.allow_remote:
+        parser.error(
+            f"--host {args.host} is not a loopback address: whoever reaches it could use the bot; "
+            "add --allow-remote to serve it there"
+        )
+    try:
+        from island_fortress_env.web.bots import bot_serve
+    except ImportError as exc:
+        if exc.name not in ("starlette", "uvicorn"):
+            raise
+        parser.exit(
+            2, f"{parser.prog}: error: {exc.name} is missing: pip install 'island-fortress-env[web]'\n"
+        )
+    bot_serve(args.agent, host=args.host, port=args.port, allow_remote=args.allow_remote)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(
         prog=PROG,
@@ -197,6 +217,24 @@ def build_parser() -> argparse.ArgumentParser:
         "(default games/)",
     )  # fmt: skip
     serve.set_defaults(func=_serve, parser=serve)
+
+    bots = sub.add_parser(
+        "bot-serve",
+        help="serve an agent as a bot over HTTP, to play anywhere as remote:URL",
+        description="Serve AGENT over the bot protocol (docs/BOT-PROTOCOL.md): GET / says the protocol, "
+        "POST / answers a decision. Bound to 127.0.0.1 unless --host (and --allow-remote) say otherwise.",
+    )
+    bots.add_argument("agent", type=agent_spec, metavar="AGENT", help=f"the agent served: {AGENTS_HELP}")
+    bots.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    bots.add_argument(
+        "--port", type=non_negative_int, default=8765, help="port (default 8765; 0: a free one)"
+    )
+    bots.add_argument(
+        "--allow-remote", action="store_true",
+        help="allow a --host that is not a loopback address (the bot has no password: whoever "
+        "reaches it may use it)",
+    )  # fmt: skip
+    bots.set_defaults(func=_bot_serve, parser=bots)
 
     for name in DELEGATED:
         sub.add_parser(name, help=f"see `{PROG} {name} --help`", add_help=False)

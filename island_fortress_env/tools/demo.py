@@ -13,6 +13,7 @@ from island_fortress_env.engine.events import EventKind
 from island_fortress_env.env.aec import env as make_env
 from island_fortress_env.env.records import printable, printable_lines
 from island_fortress_env.players import make_agent
+from island_fortress_env.training.evaluate import agent_seed
 from island_fortress_env.views.narrate import Narrator, describe_choice, final_score_lines, seat_name
 from island_fortress_env.views.text import render_text
 
@@ -47,8 +48,8 @@ def run_demo(
     env = make_env(num_players=players, render_mode="ansi")
     env.reset(seed=seed)
     raw = env.unwrapped
-    seats = {
-        a: make_agent(spec, seed + i)
+    seats = {  # each agent's seed a hash of the game's, never the deal's own (a remote agent is sent it)
+        a: make_agent(spec, agent_seed(seed, 0, i))
         for i, (a, spec) in enumerate(zip(env.possible_agents, specs, strict=True))
     }
     names = tuple(printable(seats[a].name) for a in env.possible_agents)

@@ -48,6 +48,7 @@ from island_fortress_env.env.records import (
 )
 from island_fortress_env.players import make_agent
 from island_fortress_env.tools.entries import read_number, shown
+from island_fortress_env.training.evaluate import agent_seed
 from island_fortress_env.views.narrate import (
     Line,
     Narrator,
@@ -194,7 +195,8 @@ def play_game(
     raw = env.unwrapped
     specs = list(agents)
     specs.insert(seat, HUMAN)
-    players = {p: make_agent(spec, seed + p) for p, spec in enumerate(specs) if p != seat}
+    # each agent's seed is a hash of the game's, never the deal's own (a remote agent is sent it)
+    players = {p: make_agent(spec, agent_seed(seed, 0, p)) for p, spec in enumerate(specs) if p != seat}
     names = tuple(specs)
     # Printed without markup, control characters escaped: a name is shown as it is.
     shown_names = tuple(YOU if p == seat else printable(name) for p, name in enumerate(specs))

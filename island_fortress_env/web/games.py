@@ -32,9 +32,17 @@ from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.env.records import GameRecord
-from island_fortress_env.players import Agent, parse_agent_spec
+from island_fortress_env.players import Agent, RemoteAgentError, parse_agent_spec
 from island_fortress_env.views import narrate
-from island_fortress_env.web.errors import BadRequest, Conflict, Forbidden, NotFound, TooMany, shown
+from island_fortress_env.web.errors import (
+    BadGateway,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    NotFound,
+    TooMany,
+    shown,
+)
 from island_fortress_env.web.seatview import positions, seat_view
 
 if TYPE_CHECKING:
@@ -207,7 +215,10 @@ class LiveGame:
                 out.append(self._apply(legal[0], auto=True))
                 continue
             obs = self.encoder.encode(state, seat)
-            action = operator.index(self.agents[seat].act(obs, action_mask(state), state))
+            try:
+                action = operator.index(self.agents[seat].act(obs, action_mask(state), state))
+            except RemoteAgentError as exc:  # a bot served elsewhere failed: nothing is applied
+                raise BadGateway(str(exc)) from None
             out.append(self._apply(action, auto=False))
         return out
 
