@@ -183,3 +183,22 @@ def test_the_learning_race_trains_and_evaluates_one_leg(tmp_path):
     leg = race_leg(0.02, str(tmp_path), [*PREVIOUS_DEFAULT, *small, "policy.cnn_channels=2"], 1, 0)
     assert leg["decisions"] >= 64
     assert {f"win_rate_vs_heuristic_{n}p" for n in (2, 3, 4)} <= set(leg)
+    assert leg["curves"] == {}
+
+
+def test_the_learning_races_curves_are_its_checkpoints_evaluated_after_the_run(tmp_path):
+    """A point every 64 decisions and the last one, against decisions and against the seconds the
+    run had taken; plotted, one line per leg."""
+    from island_fortress_env.training.bench_training import race_leg
+    from island_fortress_env.training.plot_curves import plot_race
+
+    small = ["pretrain.games=2", "train.rollout_decisions=64", "train.games_per_collector=2",
+             "ppo.minibatch_size=32", "policy.hidden=8"]  # fmt: skip
+    leg = race_leg(0.03, str(tmp_path), small, 1, 0, curve_every=64)
+    points = leg["curves"]["eval/win_rate_vs_heuristic_2p"]
+    steps = [step for step, _ in points]
+    assert len(points) >= 2 and steps == sorted(steps) and steps[-1] == leg["decisions"]
+    seconds = [s for s, _ in leg["curves"]["eval_time/win_rate_vs_heuristic_4p"]]
+    assert seconds == sorted(seconds) and seconds[0] > 0
+    out = plot_race([{"name": "default", **leg}], tmp_path / "race.png")
+    assert out.stat().st_size > 10_000

@@ -228,14 +228,14 @@ def race_leg(
     minutes: float, workdir: str, overrides: Sequence[str], games: int, seed: int, curve_every: int = 0
 ) -> dict[str, Any]:
     """``configs/default.yaml`` (with ``overrides``) trained for ``minutes``, then its greedy
-    evaluation against the heuristic at every table size. With ``curve_every`` the run also
-    evaluates itself every ``curve_every`` decisions (``CURVE_GAMES`` games per table, against the
-    heuristic; the time it takes counts in the minutes) and the leg's ``curves`` are those points,
-    against decisions (``eval/``) and seconds (``eval_time/``)."""
+    evaluation against the heuristic at every table size. With ``curve_every`` the run keeps a
+    checkpoint every ``curve_every`` decisions, each evaluated after the run (``CURVE_GAMES`` games
+    per table against the heuristic, so the evaluations take none of the minutes), and the leg's
+    ``curves`` are those points and the final one, against the decisions learned from (``eval/``)
+    and the seconds the run had taken, imitation included (``eval_time/``)."""
     from island_fortress_env.agents.checkpoint import load_policy, read_metadata
     from island_fortress_env.training.config import NativeConfig, load_config
     from island_fortress_env.training.greedy_eval import FINAL_EVAL_SEED, greedy_evaluation
-    from island_fortress_env.training.plot_curves import read_scalars
     from island_fortress_env.training.ppo import train_native
     from island_fortress_env.training.weights import network_kwargs
 
@@ -243,13 +243,11 @@ def race_leg(
         ROOT / "configs" / "default.yaml",
         [
             f"seed={seed}",
-            f"eval.every={curve_every}",
-            f"eval.games={CURVE_GAMES}",
-            "eval.opponents=[heuristic]",
+            "eval.every=0",
             "eval.final_games=0",
             "logging.progress_bar=false",
             "train.total_decisions=1000000000",
-            "train.checkpoint_every=1000000000",
+            f"train.checkpoint_every={curve_every or 1000000000}",
             f"train.max_minutes={minutes}",
             "ppo.anneal_over=minutes",
             f"logging.runs_dir={workdir}/runs",
@@ -265,13 +263,25 @@ def race_leg(
         net, network_kwargs(cfg), games, cfg.seed + FINAL_EVAL_SEED, ["heuristic"], cfg.env.options,
         1 + cfg.train.workers,
     )  # fmt: skip
-    curves = {}
-    if curve_every:
-        curves = {
-            tag: points
-            for tag, points in read_scalars(f"{workdir}/runs/race").items()
-            if tag.startswith("eval")
-        }
+    curves: dict[str, list[tuple[float, float]]] = {}
+    points = sorted(Path(final).parent.glob("step_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
+    for path in [*points, Path(final)] if curve_every else []:
+        meta = read_metadata(path)
+        point, _ = load_policy(path)
+        figures = greedy_evaluation(
+            point,
+            network_kwargs(cfg),
+            CURVE_GAMES,
+            cfg.seed + FINAL_EVAL_SEED,
+            ["heuristic"],
+            cfg.env.options,
+        )
+        for n in (2, 3, 4):
+            rate = figures[f"win_rate_vs_heuristic_{n}p"]
+            curves.setdefault(f"eval/win_rate_vs_heuristic_{n}p", []).append((meta["num_timesteps"], rate))
+            curves.setdefault(f"eval_time/win_rate_vs_heuristic_{n}p", []).append(
+                (meta["elapsed_seconds"], rate)
+            )
     return {"decisions": read_metadata(final)["num_timesteps"], **result, "curves": curves}
 
 
