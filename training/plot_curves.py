@@ -96,6 +96,7 @@ def plot_race(legs: Sequence[dict], out: str | Path) -> Path:
     against wall-clock seconds (bottom row), one line per leg name (the mean over its seeds where
     they were evaluated at the same points, else every seed's own line)."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -116,7 +117,9 @@ def plot_race(legs: Sequence[dict], out: str | Path) -> Path:
                     continue
                 x, y = zip(*points, strict=True)
                 axes[row][col].plot(x, [100 * v for v in y], "o-", color=colour, alpha=0.8, label=label)
+    millions = matplotlib.ticker.FuncFormatter(lambda x, _pos: f"{x / 1e6:g}M")
     for col, n in enumerate(RACE_TABLES):
+        axes[0][col].xaxis.set_major_formatter(millions)
         for row, xlabel in enumerate(("decisions learned from", "wall-clock seconds (imitation included)")):
             ax = axes[row][col]
             ax.set_title(f"{n} players: greedy win rate against the heuristic (%)", fontsize=9)
