@@ -87,7 +87,7 @@ test-sanitize: $(SAN_VENV)/.build-stamp
 	touch $@
 
 INTEGRATION_PYTEST = python -m pytest -q -p no:cacheprovider
-NO_TORCH := openspiel onnx  # the venvs that never get torch
+NO_TORCH := onnx  # the venvs that never get torch (OpenSpiel's has it for OpenSpiel's PyTorch DQN)
 comma := ,
 # The extras of a library's venv: test + the library's own, and for RLlib the training stack too
 # (its backend trains and evaluates like `island-fortress train`).
@@ -108,6 +108,7 @@ test-torchrl: .venv-torchrl/.installed-stamp
 test-openspiel: .venv-openspiel/.installed-stamp
 	.venv-openspiel/bin/$(INTEGRATION_PYTEST) tests/integrations/test_openspiel.py
 	.venv-openspiel/bin/python examples/openspiel_mcts.py --games 2 --simulations 10
+	.venv-openspiel/bin/python examples/openspiel_dqn.py --episodes 2 --eval-games 2
 	.venv-openspiel/bin/island-fortress evaluate mcts:10 random --games 2 --no-progress
 
 test-rllib: .venv-rllib/.installed-stamp

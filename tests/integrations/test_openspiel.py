@@ -24,6 +24,8 @@ from island_fortress_env.engine.wall import iter_bits  # noqa: E402
 from island_fortress_env.players import make_agent  # noqa: E402
 from island_fortress_env.training import evaluate as evaluate_mod  # noqa: E402
 
+from .conftest import load_example, torch_threads_at_start  # noqa: E402
+
 
 def _play_random(state, seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -217,6 +219,38 @@ def test_openspiel_rl_environment_plays_on_observations():
         player = time_step.observations["current_player"]
         time_step = env.step([int(rng.choice(time_step.observations["legal_actions"][player]))])
     assert sorted(time_step.rewards) == [-1.0, 1.0] or time_step.rewards == [0.0, 0.0]
+
+
+def test_openspiels_pytorch_dqn_learns_through_rl_environment():
+    """OpenSpiel's own DQN (``open_spiel.python.pytorch.dqn``, examples/openspiel_dqn.py) on the
+    game through ``rl_environment``: self-play games with learning steps, then greedy games
+    against OpenSpiel's random agents; the environment checks every action against the legal ones."""
+    torch = pytest.importorskip("torch", reason="OpenSpiel's PyTorch DQN needs torch (make test-openspiel)")
+    pytest.importorskip("tree", reason="OpenSpiel's PyTorch DQN needs dm-tree (the openspiel extra)")
+    example = load_example("openspiel_dqn")
+    np.random.seed(0)  # noqa: NPY002  (OpenSpiel's DQN explores with numpy's global generator)
+    env = example.make_env(players=2, seed=1)
+    assert env.game.get_type().chance_mode == pyspiel.GameType.ChanceMode.DETERMINISTIC
+    assert env.observation_spec()["info_state"] == (ifo.OBS_SIZE,)
+    assert env.action_spec()["num_actions"] == ifo.NUM_ACTIONS
+    agents = example.make_agents(env, hidden=32, seed=1, min_buffer=64, learn_every=4)
+    untrained = [p.detach().clone() for p in agents[0]._q_network.parameters()]
+    returns = example.train(env, agents, episodes=2)
+    assert all(sorted(r) == [-1.0, 1.0] or r == [0.0, 0.0] for r in returns)
+    for agent in agents:
+        assert len(agent.replay_buffer) > 64 and agent.step_counter > 100
+        assert agent.loss is not None and np.isfinite(float(agent.loss))  # it learned
+    trained = list(agents[0]._q_network.parameters())
+    assert any(not torch.equal(a, b) for a, b in zip(untrained, trained, strict=True))
+    assert -1.0 <= example.evaluate(env, agents, games=2) <= 1.0
+
+
+def test_the_dqn_example_runs_torch_on_one_thread_unless_told(monkeypatch):
+    pytest.importorskip("torch", reason="OpenSpiel's PyTorch DQN needs torch (make test-openspiel)")
+    pytest.importorskip("tree", reason="OpenSpiel's PyTorch DQN needs dm-tree (the openspiel extra)")
+    example = load_example("openspiel_dqn")
+    assert torch_threads_at_start(monkeypatch, example, "train", []) == [1]
+    assert torch_threads_at_start(monkeypatch, example, "train", ["--threads", "2"]) == [2]
 
 
 # --------------------------------------------------------------------------- saved states
