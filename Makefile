@@ -48,8 +48,9 @@ bench-training: $(STAMP)
 bench-learning: $(STAMP)
 	$(BIN)/python -m island_fortress_env.training.bench_training --race 4 --games 96
 
+# The bench extra: the anchors, and onnx for the search player's ONNX side (torch stays pinned).
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	$(BIN)/python -m pip install --quiet torch==2.13.0 -e ".[bench]"
 	$(BIN)/island-fortress bench --out bench-results/bench.json
 
 # The C++ core built with AddressSanitizer and UndefinedBehaviorSanitizer in a venv of its own

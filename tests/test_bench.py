@@ -49,7 +49,7 @@ def no_anchors(tmp_path_factory):
 @pytest.fixture(scope="module")
 def with_anchors(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "bench.json"
-    return _run(["--quick", "--players", "3", "--out", str(out)])
+    return _run(["--quick", "--players", "3", "--no-search", "--out", str(out)])
 
 
 def _positive(x) -> bool:
@@ -127,6 +127,58 @@ def test_both_backends_give_the_same_evaluation(no_anchors):
     assert results["evaluation"]["core"]["wins"] == results["evaluation"]["python"]["wins"]
 
 
+def _installed(*modules: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+def test_the_search_player_is_timed_with_torch_and_with_onnx(no_anchors):
+    results, table = no_anchors
+    search = results["search"]
+    decisions = bench.QUICK_SEARCH_DECISIONS
+    assert results["settings"]["search"] is True
+    assert (search["players"], search["simulations"], search["decisions"]) == (
+        bench.SEARCH_PLAYERS,
+        bench.QUICK_SEARCH_SIMULATIONS,
+        decisions,
+    )
+    if not _installed("torch"):
+        assert search["torch"]["status"] == "not installed" and search["onnx"]["status"] == "skipped"
+        return
+    torch_fig = search["torch"]
+    assert torch_fig["status"] == "ok" and len(torch_fig["runs_ms"]) == decisions
+    assert all(_positive(x) for x in torch_fig["runs_ms"]) and _positive(torch_fig["ms_per_decision"])
+    row = _table_row(table, "search torch ms/decision")
+    assert f"{torch_fig['ms_per_decision']:.1f}" in row and f"policy-2-4p.zip:{search['simulations']}" in row
+    onnx = search["onnx"]
+    if _installed(*bench.ONNX_MODULES):
+        assert onnx["status"] == "ok" and len(onnx["runs_ms"]) == decisions
+        assert _positive(search["export_seconds"])
+        speedup = torch_fig["ms_per_decision"] / onnx["ms_per_decision"]
+        assert search["onnx_speedup"] == pytest.approx(speedup)
+        pairs = zip(torch_fig["choices"], onnx["choices"], strict=True)
+        assert search["same_choices"] == sum(a == b for a, b in pairs)
+        row = _table_row(table, "search onnx ms/decision")
+        assert f"{onnx['ms_per_decision']:.1f}" in row and f"{speedup:.2f}x torch's speed" in row
+    else:
+        assert onnx["status"] == "not installed" and "onnx" in onnx["note"]
+        assert "not installed" in _table_row(table, "search onnx ms/decision")
+
+
+def test_the_search_item_says_what_is_missing_instead_of_failing(monkeypatch):
+    monkeypatch.setattr(bench, "ONNX_MODULES", ("numpy", "no_such_module_for_onnx"))
+    if _installed("torch"):
+        search = bench.measure_search(simulations=2, decisions=1, seed=0)
+        assert search["torch"]["status"] == "ok" and "onnx_speedup" not in search
+        assert search["onnx"]["status"] == "not installed"
+        assert search["onnx"]["missing"] == "no_such_module_for_onnx"
+        rows = bench_report._search_rows(search)
+        assert rows[1] == ("search onnx ms/decision", "not installed", search["onnx"]["note"])
+    monkeypatch.setattr(bench, "_missing", lambda modules: list(modules))
+    search = bench.measure_search(simulations=2, decisions=1, seed=0)
+    assert search["torch"]["status"] == "not installed" and search["onnx"]["status"] == "skipped"
+    assert [row[1] for row in bench_report._search_rows(search)] == ["not installed", "skipped"]
+
+
 def test_machine_date_and_skipped_anchors_are_recorded(no_anchors):
     results, _table = no_anchors
     machine = results["machine"]
@@ -180,6 +232,8 @@ def test_targets_are_reported_not_asserted(no_anchors):
 
 def test_anchors_are_measured_or_reported_not_installed(with_anchors):
     results, table = with_anchors
+    assert results["search"] == {"status": "skipped (--no-search)"}
+    assert "skipped (--no-search)" in _table_row(table, "search")
     for name, needs in ANCHOR_NEEDS.items():
         fig = results["anchors"][name]
         installed = all(importlib.util.find_spec(m) is not None for m in needs)
@@ -247,7 +301,8 @@ def test_mask_and_list_choosers_make_the_same_draw():
 def test_cli_dispatches_bench(tmp_path):
     out = tmp_path / "cli.json"
     stdout = io.StringIO()
-    argv = ["bench", "--quick", "--no-anchors", "--players", "2", "--memory-envs", "20", "--out", str(out)]
+    argv = ["bench", "--quick", "--no-anchors", "--no-search", "--players", "2", "--memory-envs", "20"]
+    argv += ["--out", str(out)]
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
         assert cli.main(argv) == 0
     results = json.loads(out.read_text(encoding="utf-8"))

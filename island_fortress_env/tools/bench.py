@@ -21,6 +21,13 @@ per memory figure), on each backend (``--backends``: the C++ core and the Python
 * micro: ``clone()``, the observation, the mask and (engine) an uncached ``legal_actions()``, in µs
   per call, on states sampled from real random games;
 * memory: RSS growth of 1,000 live, reset environments of each backend, each in a fresh subprocess;
+* search: the search player (``players.search``) over the shipped policy's network in torch
+  (``search:checkpoints/policy-2-4p.zip:N``) and over the same network exported to ONNX
+  (``search:FILE.onnx:N``, onnxruntime; exported at the start of the item by
+  ``agents.onnx_export``), milliseconds per decision on the same positions of 2-player games, the
+  two taking turns decision by decision with the same seed, so the same determinisations; the ONNX
+  side is skipped with a note where onnx, onnxruntime or onnxscript is not installed (the ``onnx``
+  extra), both where torch is not;
 * anchors: PettingZoo classic ``connect_four_v3``, ``texas_holdem_no_limit_v6``, ``chess_v6``
   through the very same AEC loop, and OpenSpiel ``connect_four`` / ``chess`` (legal actions and
   ``observation_tensor()`` every step) when ``open-spiel`` is importable. Anchors whose packages
@@ -47,6 +54,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -78,6 +86,13 @@ BATCH_GAMES = 256  # games per batch call
 BATCH_STEPS = 10  # batch calls per timed "game" of the batch item
 BATCH_THREADS = (1, 2)
 WARMUP_GAME = 1_000_000  # game index of the untimed warm-up game (seed + index)
+SEARCH_PLAYERS = 2  # the search item's table size
+SEARCH_SIMULATIONS = 16  # simulations per decision
+QUICK_SEARCH_SIMULATIONS = 4
+SEARCH_DECISIONS = 8  # decisions timed per network
+QUICK_SEARCH_DECISIONS = 2
+SEARCH_EXPORT_CHECKS = 16  # positions on which the export compares onnxruntime with torch
+ONNX_MODULES = ("onnx", "onnxruntime", "onnxscript")  # the search item's ONNX side (the onnx extra)
 
 # The pip package that provides each module the anchors import.
 PIP_NAME = {"pygame": "pygame-ce", "chess": "chess", "rlcard": "rlcard", "pyspiel": "open-spiel"}
@@ -357,6 +372,94 @@ def measure_evaluation(backend: str, games: int, seed: int) -> dict:
     }
 
 
+def search_positions(count: int, seed: int, num_players: int = SEARCH_PLAYERS) -> list:
+    """``count`` positions with a choice to make (two legal actions or more), spread over two
+    random games."""
+    states = [
+        s
+        for s in sample_states(num_players, seed + 20_000, games=2, per_game=2 * count, backend=_default())
+        if len(s.legal_actions()) > 1
+    ]
+    pick = np.linspace(0, len(states) - 1, count).astype(int)
+    return [states[i] for i in pick]
+
+
+def _default() -> str:
+    from island_fortress_env.core import default_backend
+
+    return default_backend()
+
+
+def _missing(modules: Sequence[str]) -> list[str]:
+    import importlib.util
+
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+def measure_search(
+    simulations: int, decisions: int, seed: int, log: Callable[[str], None] | None = None
+) -> dict:
+    """The search player per decision with the shipped policy's network in torch and in ONNX
+    (module doc): each network's milliseconds per decision (median, mean, best, every run), the
+    ONNX side's speed against torch's, and how often the two chose the same move."""
+    from island_fortress_env.players.search import SearchAgent
+    from island_fortress_env.players.specs import SHIPPED_POLICY
+
+    out: dict[str, Any] = {
+        "players": SEARCH_PLAYERS, "simulations": simulations, "decisions": decisions,
+        "checkpoint": SHIPPED_POLICY.name, "backend": _default(),
+    }  # fmt: skip
+    if _missing(("torch",)):
+        out["torch"] = {"status": "not installed", "missing": "torch", "note": "pip install torch==2.13.0"}
+        out["onnx"] = {"status": "skipped", "note": "the export to ONNX needs torch"}
+        return out
+    agents = {"torch": SearchAgent(SHIPPED_POLICY, simulations, seed=seed)}
+    missing = _missing(ONNX_MODULES)
+    with tempfile.TemporaryDirectory(prefix="island-fortress-bench-") as folder:
+        if missing:
+            out["onnx"] = {
+                "status": "not installed",
+                "missing": ", ".join(missing),
+                "note": "pip install -e '.[onnx]' (onnx, onnxruntime, onnxscript)",
+            }
+        else:
+            from island_fortress_env.agents.onnx_export import export_onnx
+
+            if log is not None:
+                log(f"search: exporting {SHIPPED_POLICY.name} to ONNX ...")
+            start = time.perf_counter()
+            report = export_onnx(SHIPPED_POLICY, Path(folder) / "policy.onnx", positions=SEARCH_EXPORT_CHECKS)
+            out["export_seconds"] = time.perf_counter() - start
+            agents["onnx"] = SearchAgent(report.path, simulations, seed=seed)  # reads the model now
+    positions = search_positions(decisions, seed)
+    names = list(agents)
+    for agent in agents.values():  # imports, sessions, first calls: untimed
+        agent.search(positions[0])
+    runs: dict[str, list[float]] = {name: [] for name in names}
+    choices: dict[str, list[int]] = {name: [] for name in names}
+    gc.collect()
+    for i, state in enumerate(positions):
+        for name in names if i % 2 == 0 else names[::-1]:  # each goes first at every other position
+            agent = agents[name]
+            agent.reset(seed + i)  # the same determinisations for both networks
+            start = time.perf_counter()
+            choices[name].append(int(agent.search(state)))
+            runs[name].append((time.perf_counter() - start) * 1e3)
+    for name in names:
+        out[name] = {
+            "status": "ok",
+            "ms_per_decision": statistics.median(runs[name]),
+            "mean_ms": statistics.fmean(runs[name]),
+            "best_ms": min(runs[name]),
+            "runs_ms": runs[name],
+            "choices": choices[name],
+        }
+    if "onnx" in runs:
+        out["onnx_speedup"] = out["torch"]["ms_per_decision"] / out["onnx"]["ms_per_decision"]
+        out["same_choices"] = sum(a == b for a, b in zip(choices["torch"], choices["onnx"], strict=True))
+    return out
+
+
 # ---------------------------------------------------------------------------- memory
 
 
@@ -498,6 +601,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--eval-games", type=int, default=None,
         help=f"games of the heuristic evaluation (default {EVAL_GAMES}; {QUICK_EVAL_GAMES} with --quick)",
     )  # fmt: skip
+    p.add_argument(
+        "--search-simulations", type=int, default=None,
+        help=f"the search player's simulations per decision (default {SEARCH_SIMULATIONS}; "
+        f"{QUICK_SEARCH_SIMULATIONS} with --quick)",
+    )  # fmt: skip
+    p.add_argument(
+        "--search-decisions", type=int, default=None,
+        help=f"decisions timed per network, torch and ONNX (default {SEARCH_DECISIONS}; "
+        f"{QUICK_SEARCH_DECISIONS} with --quick)",
+    )  # fmt: skip
+    p.add_argument("--no-search", action="store_true", help="skip the search player (torch and ONNX)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=DEFAULT_OUT, help=f"JSON results file (default {DEFAULT_OUT})")
     p.add_argument(
@@ -537,8 +651,20 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict:
     eval_games = (
         args.eval_games if args.eval_games is not None else (QUICK_EVAL_GAMES if args.quick else EVAL_GAMES)
     )
-    if seconds <= 0 or repeats < 1 or mem_envs < 1 or eval_games < 1:
-        raise SystemExit("--seconds, --repeats, --memory-envs and --eval-games must be positive")
+    simulations = (
+        args.search_simulations
+        if args.search_simulations is not None
+        else (QUICK_SEARCH_SIMULATIONS if args.quick else SEARCH_SIMULATIONS)
+    )
+    decisions = (
+        args.search_decisions
+        if args.search_decisions is not None
+        else (QUICK_SEARCH_DECISIONS if args.quick else SEARCH_DECISIONS)
+    )
+    if seconds <= 0 or repeats < 1 or mem_envs < 1 or eval_games < 1 or simulations < 1 or decisions < 1:
+        raise SystemExit(
+            "--seconds, --repeats, --memory-envs, --eval-games and the --search- options must be positive"
+        )
     players = sorted(set(args.players))
     backends = _backends(args.backends, log)
     machine = machine_info()
@@ -550,10 +676,11 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict:
             "backends": backends, "default_backend": default_backend(),
             "anchors": not args.no_anchors, "memory_envs": mem_envs, "seed": args.seed,
             "batch_games": BATCH_GAMES, "batch_threads": list(BATCH_THREADS), "eval_games": eval_games,
+            "search": not args.no_search, "search_simulations": simulations, "search_decisions": decisions,
             "step": "one player decision (env.step(None) on finished agents is not counted)",
         },
         "engine": {}, "aec": {}, "aec_stock_wrapper": {}, "batch": {}, "heuristic": {}, "evaluation": {},
-        "micro": {}, "memory": {}, "anchors": {},
+        "search": {}, "micro": {}, "memory": {}, "anchors": {},
     }  # fmt: skip
     plays: dict[str, Callable[[int], int]] = {}
     for backend in backends:
@@ -595,6 +722,11 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict:
     for backend in backends:
         log(f"evaluate, {eval_games} heuristic games, {backend} ...")
         results["evaluation"][backend] = measure_evaluation(backend, eval_games, args.seed)
+    if args.no_search:
+        results["search"] = {"status": "skipped (--no-search)"}
+    else:
+        log(f"search player, torch and ONNX, {decisions} decisions of {simulations} simulations ...")
+        results["search"] = measure_search(simulations, decisions, args.seed, log)
     for backend in backends:
         for n in players:
             log(f"clone / encode / mask {backend} {n}p ...")

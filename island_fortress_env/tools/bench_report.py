@@ -18,7 +18,7 @@ SHORT_NAME = {
 }  # fmt: skip
 VERSION_PACKAGES = (
     "island-fortress-env", "numpy", "gymnasium", "pettingzoo", "open-spiel", "rlcard", "chess",
-    "pygame-ce",
+    "pygame-ce", "torch", "onnxruntime",
 )  # fmt: skip
 
 # The targets (informative only).
@@ -205,6 +205,33 @@ def _throughput_rows(label: str, fig: dict, unit: str) -> list[tuple[str, str, s
     ]
 
 
+def _search_rows(search: dict) -> list[tuple[str, str, str]]:
+    """The search player's rows: ms per decision with torch and with ONNX, or why not measured."""
+    if "status" in search:  # --no-search
+        return [("search", search["status"], "")]
+    rows = []
+    for name in ("torch", "onnx"):
+        fig = search.get(name)
+        if fig is None:
+            continue
+        label = f"search {name} ms/decision"
+        if fig.get("status") != "ok":
+            rows.append((label, fig["status"], fig.get("note", "")))
+        elif name == "torch":
+            rows.append((
+                label, f"{fig['ms_per_decision']:.1f}",
+                f"search:{search['checkpoint']}:{search['simulations']}, {search['players']} players, "
+                f"median of {len(fig['runs_ms'])} decisions",
+            ))  # fmt: skip
+        else:
+            rows.append((
+                label, f"{fig['ms_per_decision']:.1f}",
+                f"the same network in ONNX (onnxruntime): {search['onnx_speedup']:.2f}x torch's speed, "
+                f"the same move in {search['same_choices']} of {len(fig['runs_ms'])}",
+            ))  # fmt: skip
+    return rows
+
+
 def format_report(results: dict) -> str:
     s = results["settings"]
     m = results["machine"]
@@ -242,6 +269,7 @@ def format_report(results: dict) -> str:
             f"evaluate {backend} s", f"{fig['seconds']:.2f}",
             f"{fig['games']} heuristic-vs-heuristic games, 3 players ({fig['games_per_s']:,.1f} games/s)",
         ))  # fmt: skip
+    rows += _search_rows(results.get("search", {}))
     for backend, figures in results["micro"].items():
         for n, fig in figures.items():
             detail = f"{fig['states']} sampled states"
