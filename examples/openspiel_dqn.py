@@ -102,13 +102,16 @@ def main() -> None:
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
     parser.add_argument("--episodes", type=int, default=20, help="self-play games to learn from")
     parser.add_argument("--eval-games", type=int, default=4, help="games against random agents")
+    parser.add_argument(
+        "--min-buffer", type=int, default=500, help="transitions a seat keeps before it learns (default 500)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     np.random.seed(args.seed)  # noqa: NPY002  (OpenSpiel's DQN and RandomAgent draw from numpy's global one)
     env = make_env(args.players, args.seed)
-    agents = make_agents(env, seed=args.seed)
+    agents = make_agents(env, seed=args.seed, min_buffer=args.min_buffer)
     start = time.perf_counter()
     returns = train(env, agents, args.episodes)
     steps = sum(agent.step_counter for agent in agents)
