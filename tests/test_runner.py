@@ -14,8 +14,7 @@ from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_gam
 from island_fortress_env.players.mixture import Member, MixtureAgent
 from island_fortress_env.players.runner import (
     AgentSeats,
-    BatchHeuristicSeats,
-    BatchRandomSeats,
+    BatchSeats,
     Games,
     MixtureSeats,
     Seating,
@@ -159,7 +158,7 @@ def test_the_runner_seats_each_policy_where_the_seating_says_and_returns_games_i
 
 
 def test_idle_slots_do_not_move_once_their_games_are_dealt():
-    seatings = [Seating(2, 5, (BatchRandomSeats(),) * 2, tag=0)]
+    seatings = [Seating(2, 5, (BatchSeats("random"),) * 2, tag=0)]
     tables = EngineVectorEnv(3, num_players=2, seed=0)
     finished = play_seatings(tables, seatings)
     assert len(finished) == 1
@@ -173,7 +172,7 @@ def test_the_batchs_players_are_seeded_like_each_deal(twin):
     from island_fortress_env.agents.heuristic import HeuristicAgent
     from island_fortress_env.env.observation import action_mask
 
-    h = BatchHeuristicSeats()
+    h = BatchSeats("heuristic")
     seatings = [Seating(3, 40 + g, (h, h, h), tag=g) for g in range(3)]
     tables = (vector.VectorEnv if twin else EngineVectorEnv)(2, num_players=3, seed=9)
     for game in play_seatings(tables, seatings, keep_actions=True):
@@ -240,7 +239,7 @@ def test_a_checkpoint_plays_in_a_batch_as_its_agent_plays_alone():
 
     for spec in (SHIPPED, f"sample:{SHIPPED}"):
         policy = seat_policy(spec, make_agent)
-        h = BatchHeuristicSeats()
+        h = BatchSeats("heuristic")
         seatings = [
             Seating(
                 2, 70 + g, (policy, h) if g % 2 else (h, policy), (11 + g, 0) if g % 2 else (0, 11 + g), tag=g

@@ -37,8 +37,7 @@ from island_fortress_env.players import make_agent
 from island_fortress_env.players.engine_vector import EngineVectorEnv
 from island_fortress_env.players.runner import (
     AgentSeats,
-    BatchHeuristicSeats,
-    BatchRandomSeats,
+    BatchSeats,
     Finished,
     GameRunner,
     Games,
@@ -146,8 +145,8 @@ class Collector:
         self.learner = NetworkSeats(
             None, greedy=False, generator=self.generator, name="learner", on_act=self._acted
         )
-        self.heuristic = BatchHeuristicSeats()
-        self.random = BatchRandomSeats()
+        self.heuristic = BatchSeats("heuristic")
+        self.random = BatchSeats("random")
         # league.opponent's search player: one for every game, seeded apart from the collector's draws
         self.agent: AgentSeats | None = None
         if cfg.league.opponent and fixed_opponent_kind(cfg.league.opponent) is GameKind.AGENT:

@@ -62,8 +62,7 @@ def play_evaluation_table(
     (shared wins split) and every game's final ranks in agent order (policy first)."""
     from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
     from island_fortress_env.players.runner import (
-        BatchHeuristicSeats,
-        BatchRandomSeats,
+        BatchSeats,
         NetworkSeats,
         Seating,
         play_seatings,
@@ -75,7 +74,7 @@ def play_evaluation_table(
     net.load_state_dict(state_dict)
     net.eval()
     policy = NetworkSeats(net, greedy=True)
-    opponent = BatchHeuristicSeats() if kind == "heuristic" else BatchRandomSeats()
+    opponent = BatchSeats(kind)
     batch_seed = seed + 1000 * players
     seatings = []
     for g in range(games):

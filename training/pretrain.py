@@ -62,12 +62,12 @@ def collect_demonstrations(
     Python engine. With ``rows`` (``demonstration_rows()``) the observations and masks are appended
     there instead (several tables' games gathered before one join) and left out of the result."""
     from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
-    from island_fortress_env.players.runner import BatchHeuristicSeats, GameRunner, Seating, seat_policy
+    from island_fortress_env.players.runner import BatchSeats, GameRunner, Seating, seat_policy
     from island_fortress_env.vector import VectorEnv
 
     batched = teacher == "heuristic"
     in_core = batched and core_available()
-    policy = BatchHeuristicSeats() if batched else seat_policy(teacher, make_agent)
+    policy = BatchSeats("heuristic") if batched else seat_policy(teacher, make_agent)
     obs_rows, mask_rows = rows if rows is not None else demonstration_rows()
     slots = max(1, min(games, CORE_SLOTS)) if batched else 1
     batch = VectorEnv if in_core else EngineVectorEnv

@@ -11,7 +11,7 @@ test holds the two equal. Several times slower: one Python state per game.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -192,26 +192,29 @@ class EngineVectorEnv:
 
     def random_actions(self, games: Any = None) -> np.ndarray:
         """A uniformly random legal action in every game (-1 where ``games`` is false)."""
-        self._require_started()
-        which = self._which(games)
-        out = np.full(self.num_games, -1, dtype=np.int64)
-        for i, slot in enumerate(self._slots):
-            if which is not None and not which[i]:
-                continue
+
+        def draw(slot: _Slot) -> int:
             legal = slot.state.legal_actions()
             slot.chooser, k = rng.below(slot.chooser, len(legal))
-            out[i] = legal[k]
-        return out
+            return int(legal[k])
+
+        return self._decide(games, lambda i, slot: draw(slot))
 
     def heuristic_actions(self, games: Any = None) -> np.ndarray:
         """The heuristic player's action in every game (-1 where ``games`` is false)."""
+        return self._decide(
+            games, lambda i, slot: slot.heuristic.act(self.obs[i], self.mask[i].view(np.int8), slot.state)
+        )
+
+    def _decide(self, games: Any, choose: Callable[[int, _Slot], int]) -> np.ndarray:
+        """``choose(i, slot)`` in every game ``i`` where ``games`` is true (all without it), -1
+        elsewhere."""
         self._require_started()
         which = self._which(games)
         out = np.full(self.num_games, -1, dtype=np.int64)
         for i, slot in enumerate(self._slots):
-            if which is not None and not which[i]:
-                continue
-            out[i] = slot.heuristic.act(self.obs[i], self.mask[i].view(np.int8), slot.state)
+            if which is None or which[i]:
+                out[i] = choose(i, slot)
         return out
 
     def score_gains(self) -> np.ndarray:

@@ -11,8 +11,8 @@ Training's collectors, its greedy evaluation and demonstrations, ``evaluate``, `
 A ``SeatPolicy`` decides for many games at once:
 
 * ``NetworkSeats``: a network, one forward pass for every seat it plays (greedy or sampled);
-* ``BatchHeuristicSeats`` / ``BatchRandomSeats``: the batch's own players (in C++ in the core),
-  each game's seeded like its deal;
+* ``BatchSeats("heuristic")`` / ``BatchSeats("random")``: the batch's own players (in C++ in the
+  core), each game's seeded like its deal;
 * ``CheckpointSeats``: a checkpoint (or an ONNX model, ``OnnxAgent``), one forward pass, each
   game's draws from its own seeded generator (the same choices as ``CheckpointAgent`` with that
   seed);
@@ -249,28 +249,22 @@ def play_seatings(
 # ================================================================ policies
 
 
-class BatchHeuristicSeats:
-    """The batch's heuristic player: each game's seeded like its deal, every seat it plays."""
+class BatchSeats:
+    """One of the batch's own players (``kind``: ``heuristic`` or ``random``, in C++ in the core)
+    for every seat it plays: each game's seeded like its deal."""
 
-    name = "heuristic"
-
-    def begin(self, slot: int, seat: int, seed: int | None) -> None:
-        pass
-
-    def act(self, observations: np.ndarray, masks: np.ndarray, games: Games) -> np.ndarray:
-        return games.tables.heuristic_actions(games.which)[games.slots]
-
-
-class BatchRandomSeats:
-    """The batch's random player: each game's draws seeded like its deal."""
-
-    name = "random"
+    def __init__(self, kind: str) -> None:
+        if kind not in ("heuristic", "random"):
+            raise ValueError(f"the batch's players are heuristic and random, not {kind!r}")
+        self.name = kind
 
     def begin(self, slot: int, seat: int, seed: int | None) -> None:
         pass
 
     def act(self, observations: np.ndarray, masks: np.ndarray, games: Games) -> np.ndarray:
-        return games.tables.random_actions(games.which)[games.slots]
+        tables = games.tables
+        decide = tables.heuristic_actions if self.name == "heuristic" else tables.random_actions
+        return decide(games.which)[games.slots]
 
 
 class AgentSeats:
