@@ -52,7 +52,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -64,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.tools.bench_memory import measure_memory
 from island_fortress_env.tools.bench_report import (
     ANCHORS,
     BACKENDS,
@@ -463,72 +463,6 @@ def measure_search(
 # ---------------------------------------------------------------------------- memory
 
 
-def rss_bytes() -> int:
-    """Resident set size now (from /proc/self/statm); the peak from getrusage elsewhere."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        import resource
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak if sys.platform == "darwin" else peak * 1024
-
-
-def _make_env(kind: str, num_players: int) -> Any:
-    """``island_fortress:<backend>`` or a PettingZoo classic module name."""
-    if kind.startswith("island_fortress"):
-        from island_fortress_env import island_fortress_v0
-
-        backend = kind.partition(":")[2] or None
-        return island_fortress_v0.env(num_players=num_players, backend=backend)
-    module = importlib.import_module(f"pettingzoo.classic.{kind}")
-    return module.env()
-
-
-def memory_child(kind: str, num_players: int, count: int) -> dict:
-    """Runs in a fresh interpreter: RSS growth from ``count`` made-and-reset environments."""
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    warnings.simplefilter("ignore")
-    warm = _make_env(kind, num_players)  # imports, tables and caches are loaded first
-    warm.reset(seed=0)
-    gc.collect()
-    before = rss_bytes()
-    envs = []
-    for i in range(count):
-        env = _make_env(kind, num_players)
-        env.reset(seed=i)
-        envs.append(env)
-    gc.collect()
-    delta = rss_bytes() - before
-    return {
-        "envs": count,
-        "rss_delta_mb": delta / 2**20,
-        "kb_per_env": delta / 1024 / count,
-        "mb_per_1000_envs": delta / 2**20 * 1000 / count,
-    }
-
-
-def measure_memory(kind: str, num_players: int, count: int) -> dict:
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
-    cmd = [
-        sys.executable,
-        "-m",
-        "island_fortress_env.tools.bench",
-        "--memory-child",
-        kind,
-        str(num_players),
-        str(count),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(f"memory subprocess failed: {proc.stderr.strip().splitlines()[-1:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 # ---------------------------------------------------------------------------- anchors
 
 
@@ -619,7 +553,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="instead: cProfile AEC random play (default 3 players, the default backend) for --seconds, "
         "print the top 20",
     )  # fmt: skip
-    p.add_argument("--memory-child", nargs=3, metavar=("KIND", "PLAYERS", "COUNT"), help=argparse.SUPPRESS)
     return p
 
 
@@ -786,10 +719,6 @@ def profile(num_players: int, seconds: float, seed: int, top: int = 20) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.memory_child:
-        kind, n, count = args.memory_child
-        print(json.dumps(memory_child(kind, int(n), int(count))))
-        return 0
     if args.profile is not None:
         seconds = (
             args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
