@@ -9,7 +9,7 @@ Q-values, a replay buffer, a target network; after each game every agent steps o
 last time step, to learn from the game's end. Then each greedy agent (``is_evaluation=True``)
 plays OpenSpiel's ``RandomAgent`` in the other seats.
 
-    pip install torch==2.13.0 && pip install -e ".[openspiel]"    # torch: OpenSpiel's PyTorch DQN
+    pip install torch==2.13.0 && pip install -e ".[openspiel,train]"    # train: torch for its PyTorch DQN
     python examples/openspiel_dqn.py --episodes 20 --eval-games 4
 """
 
