@@ -157,6 +157,25 @@ def test_the_runner_seats_each_policy_where_the_seating_says_and_returns_games_i
     assert a.asked and b.asked
 
 
+def test_the_runner_lets_go_of_policies_no_game_plays_any_more(monkeypatch):
+    """A new policy object for every game (as a league's snapshots come and go): the runner holds
+    only a bounded number of them, and every game is still played by its own."""
+    from island_fortress_env.players import runner as runner_module
+
+    monkeypatch.setattr(runner_module, "COMPACT_AT", 4)
+    recorders = [Recorder() for _ in range(30)]
+    seatings = [Seating(2, 300 + g, (recorders[g], BatchSeats("random")), tag=g) for g in range(30)]
+    tables = EngineVectorEnv(2, num_players=2, seed=0)
+    queue = iter(seatings)
+    runner = runner_module.GameRunner(tables, lambda _slot: next(queue, None))
+    seen = 0
+    while runner.playing:
+        runner.tick()
+        seen = max(seen, len(runner.policies))
+    assert seen <= 12  # of the 60 seated over the run
+    assert all(recorder.asked and {seat for _slot, seat in recorder.asked} == {0} for recorder in recorders)
+
+
 def test_idle_slots_do_not_move_once_their_games_are_dealt():
     seatings = [Seating(2, 5, (BatchSeats("random"),) * 2, tag=0)]
     tables = EngineVectorEnv(3, num_players=2, seed=0)

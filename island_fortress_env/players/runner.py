@@ -36,6 +36,7 @@ from island_fortress_env.engine.results import GameResult
 from island_fortress_env.players.specs import AgentKind, AgentSpec, parse_agent_spec
 
 SEED_BOUND = 2**63  # a mixture member's seed for a game is drawn below this
+COMPACT_AT = 64  # policies held before those no game plays any more are let go
 
 
 @dataclass(frozen=True)
@@ -145,8 +146,9 @@ class GameRunner:
         self.keep_actions = keep_actions
         n = tables.num_games
         self.slots = [_Slot() for _ in range(n)]
-        self.policies: list[SeatPolicy] = []  # every policy seated so far, by index
+        self.policies: list[SeatPolicy] = []  # the policies seated, by index
         self._index: dict[int, int] = {}  # id(policy) -> its index
+        self._compact_at = COMPACT_AT
         self.seat_policy = np.full((n, 4), -1, dtype=np.int64)  # each slot's policy per seat
         self.active = np.zeros(n, dtype=np.bool_)
         self.last_actions = np.full(n, -1, dtype=np.int64)  # the actions of the last tick (-1: idle)
@@ -178,7 +180,20 @@ class GameRunner:
                 self.policies.append(policy)
             self.seat_policy[slot, seat] = index
             policy.begin(slot, seat, seating.seed_of(seat))
+        if len(self.policies) > self._compact_at:
+            self._compact()
         self._deal(slot, self.next_seating(slot))
+
+    def _compact(self) -> None:
+        """Forget the policies that no game under way is seated with any more (a league's retired
+        snapshots), so that a long run holds only the ones in play."""
+        used = sorted(set(self.seat_policy[self.active].ravel().tolist()) - {-1})
+        remap = np.full(len(self.policies) + 1, -1, dtype=np.int64)  # remap[-1]: an empty seat
+        remap[used] = np.arange(len(used))
+        self.seat_policy = remap[self.seat_policy]
+        self.policies = [self.policies[old] for old in used]
+        self._index = {id(policy): i for i, policy in enumerate(self.policies)}
+        self._compact_at = max(COMPACT_AT, 2 * len(self.policies))
 
     @property
     def playing(self) -> bool:
