@@ -15,6 +15,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.players import AGENTS_HELP
@@ -95,17 +96,23 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    if args.port > 65535:
-        parser.error(f"--port must be 1..65535, got {args.port}")
+def _web_import(parser: argparse.ArgumentParser, module: str, name: str) -> Any:
+    """``module.name`` of the web layer; without the ``web`` extra, one line saying what to install
+    (exit 2)."""
     try:
-        from island_fortress_env.web import serve
+        return getattr(importlib.import_module(module), name)
     except ImportError as exc:
         if exc.name not in ("starlette", "uvicorn"):
             raise
         parser.exit(
             2, f"{parser.prog}: error: {exc.name} is missing: pip install 'island-fortress-env[web]'\n"
         )
+
+
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.port > 65535:
+        parser.error(f"--port must be 1..65535, got {args.port}")
+    serve = _web_import(parser, "island_fortress_env.web", "serve")
     serve(
         host=args.host,
         port=args.port,
@@ -124,14 +131,7 @@ def _bot_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             f"--host {args.host} is not a loopback address: whoever reaches it could use the bot; "
             "add --allow-remote to serve it there"
         )
-    try:
-        from island_fortress_env.web.bots import bot_serve
-    except ImportError as exc:
-        if exc.name not in ("starlette", "uvicorn"):
-            raise
-        parser.exit(
-            2, f"{parser.prog}: error: {exc.name} is missing: pip install 'island-fortress-env[web]'\n"
-        )
+    bot_serve = _web_import(parser, "island_fortress_env.web.bots", "bot_serve")
     bot_serve(args.agent, host=args.host, port=args.port, allow_remote=args.allow_remote)
     return 0
 

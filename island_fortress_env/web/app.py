@@ -434,6 +434,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return Answer({"error": printable(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
 
+# Every error of the app (and of the bot server, web/bots.py) is one JSON object with a sentence.
+ERROR_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+    WebError: _web_error,
+    HTTPException: _http_error,
+}
+
+
 def create_app(
     agents: Sequence[str] = ("random", "heuristic"),
     games_dir: str | Path = "games",
@@ -449,15 +456,11 @@ def create_app(
         yield
         web.analyst.close()
 
-    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
-        WebError: _web_error,
-        HTTPException: _http_error,
-    }
     middleware = []
     if allowed_hosts is not None:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
     app = Starlette(
-        routes=web.routes(), exception_handlers=handlers, middleware=middleware, lifespan=lifespan
+        routes=web.routes(), exception_handlers=ERROR_HANDLERS, middleware=middleware, lifespan=lifespan
     )
     app.state.web = web
     return app

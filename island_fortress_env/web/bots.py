@@ -37,7 +37,6 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -52,7 +51,7 @@ from island_fortress_env.env.records import printable
 from island_fortress_env.players import Agent, check_agent_spec, make_agent
 from island_fortress_env.players.remote import PROTOCOL
 from island_fortress_env.views.seatview import seat_view
-from island_fortress_env.web.app import read_body
+from island_fortress_env.web.app import ERROR_HANDLERS, read_body
 from island_fortress_env.web.errors import BadRequest, Conflict, Forbidden, WebError, WrongMediaType, shown
 from island_fortress_env.web.jsontext import Answer, FileRefused, parse
 
@@ -276,16 +275,6 @@ def _refuse_pages(request: Request) -> None:
         raise Forbidden("this bot answers programs, not web pages (the request has an Origin)")
 
 
-async def _web_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, WebError)
-    return Answer({"error": printable(exc.message)}, status_code=exc.status)
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    return Answer({"error": printable(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
-
-
 def create_bot_app(spec: str, allowed_hosts: list[str] | None = None) -> Starlette:
     """The bot's ASGI app for agent ``spec`` (checked now); ``allowed_hosts``: the Host headers
     answered (None answers any)."""
@@ -295,7 +284,7 @@ def create_bot_app(spec: str, allowed_hosts: list[str] | None = None) -> Starlet
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts))
     app = Starlette(
         routes=[Route("/", bot.info, methods=["GET"]), Route("/", bot.act, methods=["POST"])],
-        exception_handlers={WebError: _web_error, HTTPException: _http_error},
+        exception_handlers=ERROR_HANDLERS,
         middleware=middleware,
     )
     app.state.bot = bot
