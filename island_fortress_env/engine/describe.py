@@ -8,6 +8,8 @@ from . import actions as A
 from . import tables
 from .decisions import Decision
 from .events import Event, Petition, Role, Score, ScoreReason
+from .tables import MAX_REGIONS
+from .wall import STRIDE, WallGeometry, geometry
 
 if TYPE_CHECKING:
     from .state import State
@@ -20,11 +22,31 @@ _CELL_VERB = {
 }
 
 
+# A public cell index names the same cell on every wall (``region * 17 + k``), so the largest
+# wall answers for all.
+_WALL = geometry(MAX_REGIONS)
+
+
+def cell_label(cell: int) -> str:
+    """A wall cell's coordinates as drawn on the board, "R2-L3-C4" (region, level 1-4, column
+    1-5), by its public index (``WallGeometry.cell_name`` of its bit)."""
+    return _WALL.cell_name(_WALL.cell_bits[cell])
+
+
+def cell_level(cell: int) -> int:
+    """The 0-based level of the cell with public index ``cell`` (the towers are the top level)."""
+    return _WALL.cell_bits[cell] // STRIDE
+
+
+def cell_workers(cell: int) -> int:
+    """The Workers a block on the cell with public index ``cell`` needs."""
+    return WallGeometry.workers_for(_WALL.cell_bits[cell])
+
+
 def cell_name(state: State, cell: int) -> str:
-    geo = state.geo
-    if not 0 <= cell < len(geo.cell_bits):
+    if not 0 <= cell < len(state.geo.cell_bits):
         return f"cell {cell} (not on this wall)"
-    return geo.cell_name(geo.cell_bits[cell])
+    return cell_label(cell)
 
 
 def action_to_string(state: State, action: int) -> str:

@@ -9,15 +9,14 @@ from .. import tables
 from ..decisions import D_BUILD_CELL, D_BUILD_COUNT, D_ROLE, D_TURN_END
 from ..events import K_BUYBACK, K_GOVERNOR_LOST, K_ROLE
 from ..fields import StateFields
+from ..refusals import ALWAYS_FEASIBLE, ROLE_CHECKS
 from ..roles.builder import Builder
 from ..roles.planner import Planner
 from ..roles.recruiter import Recruiter
 from ..roles.taskmaster import Taskmaster
 from ..roles.treasurer import Treasurer
-from ..wall import WallGeometry, iter_bits
+from ..wall import iter_bits
 
-# Collect from Prison, Collect Jade and Move the Taskmaster are always possible (docs/RULES.md E6).
-_ALWAYS_FEASIBLE = (1 << A.OP_COLLECT_PRISON) | (1 << A.OP_COLLECT_JADE) | (1 << A.OP_MOVE_TASKMASTER)
 _REPEAT_COST = tuple(
     tables.REPEAT_ROLE_COST.get(A.ROLE_KEYS[A.OP_CARD[op]], 1 << 30) for op in range(A.NUM_OPS)
 )  # Repeat cost per action; the Taskmaster's own action cannot be repeated
@@ -41,7 +40,6 @@ _ROLE_IDS = tuple(tuple(A.ROLE + op for op in range(A.NUM_OPS) if m >> op & 1) f
 _REPEAT_IDS = tuple(
     tuple(A.REPEAT + op for op in range(A.NUM_OPS) if m >> op & 1) for m in range(1 << A.NUM_OPS)
 )
-_SMALLEST_DRAW = min(draw for draw, _ in tables.FAVOR_DRAW_OPTIONS)
 
 
 class ActionPhase(StateFields):
@@ -97,48 +95,15 @@ class ActionPhase(StateFields):
         return _ROLE_IDS[feasible & in_hand] + _REPEAT_IDS[feasible & repeatable]
 
     def _feasible_ops(self, p: int, ops: int) -> int:
-        """Which of the role actions in bit set ``ops`` can be carried out to the end.
-
-        None depends on Jade (every action's cheapest form is free; the Repeat cost is checked
-        by the caller), and each test is an existence check: the lowest set bit of a cell set is
-        its cheapest level, so "enough Workers for some cell" is one comparison.
-        """
-        geo = self.geo
-        region_mask = geo.region_mask[self.region[p]]
-        workers = self._workers(p)
-        ok = ops & _ALWAYS_FEASIBLE
-        if ops >> A.OP_RECRUIT & 1 and (
-            self.sup_laborers >= 1 or self.unlimited
-        ):  # one Laborer costs nothing
-            ok |= 1 << A.OP_RECRUIT
-        if ops >> A.OP_COLLECT_CONVICTS & 1 and self.laborers[p] >= tables.LABORERS_FOR_CONVICTS:
-            ok |= 1 << A.OP_COLLECT_CONVICTS
-        if ops >> A.OP_BUY_BLOCKS & 1 and self.stock_blocks[p] >= 1:
-            ok |= 1 << A.OP_BUY_BLOCKS
-        if ops >> A.OP_DRAW_FAVORS & 1 and len(self.deck) >= _SMALLEST_DRAW:
-            ok |= 1 << A.OP_DRAW_FAVORS
-        if ops >> A.OP_REMOVE_REINFORCEMENT & 1 and self.reinf & region_mask:
-            ok |= 1 << A.OP_REMOVE_REINFORCEMENT
-        if (
-            ops >> A.OP_BUILD & 1
-            and self.blocks[p] >= 1
-            and self._cheapest_next(self.occ, region_mask) <= workers
-        ):
-            ok |= 1 << A.OP_BUILD
-        if (
-            ops >> A.OP_PLAY_FAVOR & 1
-            and self.favor_hand[p]
-            and self.game.playable_cards(self.favor_hand[p], self.own[p] & ~self.reinf)
-        ):
-            ok |= 1 << A.OP_PLAY_FAVOR
-        if ops >> A.OP_REPLACE & 1 and not self.cfg.no_replace and self.blocks[p] >= 1:
-            targets = self._replace_targets(p)
-            if targets:
-                cheapest = (targets & -targets).bit_length() - 1
-                if tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(cheapest) <= workers:
-                    ok |= 1 << A.OP_REPLACE
-        if ops >> A.OP_COLLECT_TREASURE & 1 and self.convicts[p] >= tables.TREASURE_CONVICTS:
-            ok |= 1 << A.OP_COLLECT_TREASURE
+        """Which of the role actions in bit set ``ops`` can be carried out to the end: those
+        ``refusals.role_refusal`` finds nothing against (``ROLE_CHECKS``) (docs/RULES.md E6)."""
+        ok = ops & ALWAYS_FEASIBLE
+        rest = ops & ~ALWAYS_FEASIBLE
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            if ROLE_CHECKS[low.bit_length() - 1](self, p) is None:
+                ok |= low
         return ok
 
     def _on_role(self, p: int, a: int) -> None:

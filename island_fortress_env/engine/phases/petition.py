@@ -2,11 +2,56 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from enum import Enum
+from typing import NamedTuple
+
 from .. import actions as A
 from .. import rng, tables
 from ..decisions import D_BID
 from ..events import K_BID_PLACED, K_INCENTIVE, K_INCOME, K_PETITION, K_ROUND, ScoreReason
 from ..fields import StateFields
+
+
+class TieBreak(str, Enum):
+    """How the petition's winner was found (docs/RULES.md E4)."""
+
+    NONE = "none"  # one seat has the highest total
+    MORE_JADE = "more_jade"  # of the seats tied on the total, one bid the most Jade
+    RANDOM = "random"  # still tied in round 1 (no marker yet): drawn at random
+    CLOCKWISE = "clockwise"  # still tied: the marker moves clockwise from its holder, never staying
+
+
+class PetitionOrder(NamedTuple):
+    """The petition's result before any draw: the highest total, the seats that reach it, those
+    of them who bid the most Jade, how the tie (if any) is broken and the winner (-1 when it is
+    drawn at random among ``contenders``)."""
+
+    best: int
+    tied: tuple[int, ...]
+    contenders: tuple[int, ...]
+    tie_break: TieBreak
+    winner: int
+
+
+def petition_order(bids: Sequence[int], totals: Sequence[int], holder: int) -> PetitionOrder:
+    """Who wins the petition with these sealed ``bids`` and their ``totals`` (bid + favor petition
+    bonus), the Governor marker held by ``holder`` (-1 in round 1) (docs/RULES.md E4): the highest
+    total, then the most Jade bid, then clockwise from the holder (at random in round 1)."""
+    n = len(bids)
+    best = max(totals)
+    tied = tuple(p for p in range(n) if totals[p] == best)
+    if len(tied) == 1:
+        return PetitionOrder(best, tied, tied, TieBreak.NONE, tied[0])
+    most_jade = max(bids[p] for p in tied)
+    contenders = tuple(p for p in tied if bids[p] == most_jade)
+    if len(contenders) == 1:
+        return PetitionOrder(best, tied, contenders, TieBreak.MORE_JADE, contenders[0])
+    if holder < 0:  # round 1: the tie is split at random
+        return PetitionOrder(best, tied, contenders, TieBreak.RANDOM, -1)
+    # the marker moves clockwise and never stays with its holder
+    winner = next((holder + k) % n for k in range(1, n) if (holder + k) % n in contenders)
+    return PetitionOrder(best, tied, contenders, TieBreak.CLOCKWISE, winner)
 
 
 class PetitionPhase(StateFields):
@@ -62,18 +107,11 @@ class PetitionPhase(StateFields):
         n = self.n
         bids = self.bids
         totals = [bids[p] + self.petition_bonus[p] for p in range(n)]
-        best = max(totals)
-        tied = [p for p in range(n) if totals[p] == best]
-        if len(tied) > 1:
-            most_jade = max(bids[p] for p in tied)
-            tied = [p for p in tied if bids[p] == most_jade]
-        if len(tied) == 1:
-            winner = tied[0]
-        elif self.holder < 0:  # round 1: the tie is split at random
-            self.rng, i = rng.below(self.rng, len(tied))
-            winner = tied[i]
-        else:  # the marker moves clockwise and never stays with its holder
-            winner = next((self.holder + k) % n for k in range(1, n) if (self.holder + k) % n in tied)
+        order = petition_order(bids, totals, self.holder)
+        winner = order.winner
+        if order.tie_break is TieBreak.RANDOM:
+            self.rng, i = rng.below(self.rng, len(order.contenders))
+            winner = order.contenders[i]
         self.last_bids = tuple(bids)
         self.bids = [0] * n
         self._log.append((K_PETITION, self.last_bids, tuple(totals), winner))

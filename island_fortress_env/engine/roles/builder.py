@@ -16,9 +16,15 @@ from ..decisions import (
 )
 from ..events import K_BUILD, K_FAVOR_PLAYED, K_REINFORCED, K_REPLACED, K_WORKERS, ScoreReason
 from ..fields import StateFields
+from ..refusals import cheapest_build, replace_targets, replace_workers
 from ..wall import WallGeometry, iter_bits
 
 _FAVOR_CARD = ScoreReason.FAVOR_CARD
+
+
+def laborers_lost(laborers: int) -> int:
+    """Of the Laborers assigned to a build or a replace, half (rounded up) die."""
+    return (laborers + 1) // 2
 
 
 class Builder(StateFields):
@@ -72,7 +78,7 @@ class Builder(StateFields):
     def _pay_workers(self, p: int, laborers: int) -> None:
         """All assigned Convicts and half the assigned Laborers (rounded up) die."""
         convicts = self.worker_need - laborers
-        dead_laborers = (laborers + 1) // 2
+        dead_laborers = laborers_lost(laborers)
         self.convicts[p] -= convicts
         self.sup_convicts += convicts
         self.laborers[p] -= dead_laborers
@@ -94,15 +100,9 @@ class Builder(StateFields):
         return out
 
     def _cheapest_next(self, occ: int, region_mask: int) -> int:
-        """Workers for the cheapest block buildable in the region (a big number if none).
-
-        A Governor block never makes a build possible that was not possible without it: a
-        cell it supports is always dearer than the cell it stands on.
-        """
-        candidates = self.geo.buildable(occ) & region_mask
-        if not candidates:
-            return 1 << 30
-        return WallGeometry.workers_for((candidates & -candidates).bit_length() - 1)
+        """Workers for the cheapest block buildable in the region (a big number if none)."""
+        cheapest = cheapest_build(self.geo, occ, region_mask)
+        return 1 << 30 if cheapest is None else cheapest
 
     def _can_build(self, p: int, count: int, jade: int) -> bool:
         if self.blocks[p] < count or (count == 2 and jade < tables.DOUBLE_BUILD_COST):
@@ -183,19 +183,18 @@ class Builder(StateFields):
         self.own[p] |= b
         self.blocks[p] -= 1
         self._log.append((K_REPLACED, p, a - A.CELL, victim))
-        self.worker_need = tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(bit)
+        self.worker_need = replace_workers(bit)
         self.decision = D_LABORERS
 
     def _replace_targets(self, p: int) -> int:
         """Other players' unreinforced blocks in the region of ``p``'s Taskmaster."""
-        mine_or_fixed = self.own[p] | self.gov_bits | self.reinf
-        return self.occ & ~mine_or_fixed & self.geo.region_mask[self.region[p]]
+        return replace_targets(self, p)
 
     def _replace_cells(self, p: int) -> int:
         """Replace targets ``p`` has the (double) Workers for."""
         budget = self._workers(p)
         out = 0
         for bit in iter_bits(self._replace_targets(p)):
-            if tables.REPLACE_MULTIPLIER * WallGeometry.workers_for(bit) <= budget:
+            if replace_workers(bit) <= budget:
                 out |= 1 << bit
         return out

@@ -11,6 +11,11 @@ from ..events import K_JADE_COLLECTED, K_TREASURE_COLLECTED, ScoreReason
 from ..fields import StateFields
 
 
+def jade_to_collect(treasure: int) -> int:
+    """Collect Jade's Jade for a player holding ``treasure`` Treasure (before a short supply)."""
+    return tables.COLLECT_JADE + treasure // tables.TREASURE_PER_EXTRA_JADE
+
+
 class Treasurer(StateFields):
     """Each action: how it starts, its legal choices and their effect."""
 
@@ -18,7 +23,7 @@ class Treasurer(StateFields):
 
     def _collect_jade(self, p: int) -> None:
         """Treasurer A (Collect Jade): 3, plus 1 for every 3 Treasure held."""
-        got = self._take_jade(tables.COLLECT_JADE + self.treasure[p] // tables.TREASURE_PER_EXTRA_JADE)
+        got = self._take_jade(jade_to_collect(self.treasure[p]))
         self.jade[p] += got
         self._log.append((K_JADE_COLLECTED, p, got))
         self._finish_action()
