@@ -6,7 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install demo serve test-browser train test lint bench bench-training bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx test-sanitize
 
-$(STAMP): pyproject.toml CMakeLists.txt $(wildcard island_fortress_env/core/src/*)
+# The core's sources include what its generated headers are written from (core/codegen.py).
+CORE_SOURCES := $(wildcard island_fortress_env/core/src/*) island_fortress_env/core/codegen.py \
+	$(wildcard island_fortress_env/engine/*.py island_fortress_env/engine/data/*.json)
+
+$(STAMP): pyproject.toml CMakeLists.txt $(CORE_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first, pinned: it takes the CPU build on these machines, never the CUDA one.
@@ -70,7 +74,7 @@ $(SAN_VENV)/.deps-stamp: pyproject.toml Makefile
 	$(SAN_BIN)/python -m pip install --quiet numpy gymnasium pytest hypothesis
 	touch $@
 
-$(SAN_VENV)/.build-stamp: $(SAN_VENV)/.deps-stamp CMakeLists.txt $(wildcard island_fortress_env/core/src/*)
+$(SAN_VENV)/.build-stamp: $(SAN_VENV)/.deps-stamp CMakeLists.txt $(CORE_SOURCES)
 	ISLAND_FORTRESS_SANITIZE=ON CMAKE_BUILD_PARALLEL_LEVEL=2 $(SAN_BIN)/python -m pip install --quiet --no-deps -e . \
 		-Cbuild-dir=build/sanitize -Ccmake.build-type=RelWithDebInfo
 	touch $@

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from island_fortress_env.engine import Game, State
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.events import EventKind, Score, ScoreReason
 from island_fortress_env.engine.wall import COLUMNS_PER_REGION, STRIDE, bit_of
 
@@ -271,14 +272,14 @@ def empty_hand(state: State, p: int) -> None:
 
 def keep_setup(state: State) -> None:
     """Every seat keeps the three lowest-numbered of its five dealt favor cards."""
-    while state.decision == S.D_KEEP_SETUP:
+    while state.decision == Decision.KEEP_DEALT_FAVORS:
         do(state, state.legal_actions()[0])
 
 
 def bid_all(state: State, bids: dict[int, int]) -> None:
     """Place every sealed bid of the petition (seats not named bid 0)."""
-    assert state.decision == S.D_BID
-    while state.decision == S.D_BID:
+    assert state.decision == Decision.PETITION_BID
+    while state.decision == Decision.PETITION_BID:
         do(state, A.BID + bids.get(state.current_player(), 0))
 
 
@@ -291,7 +292,7 @@ def action_phase_state(
     state = Game(num_players=num_players, **options).new_initial_state(seed)
     keep_setup(state)
     bid_all(state, {holder: 1})
-    assert state.decision == S.D_ROLE and state.current_player() == holder
+    assert state.decision == Decision.CHOOSE_ROLE_ACTION and state.current_player() == holder
     if not governor:
         drop_governor(state)
     return state
@@ -305,15 +306,15 @@ def quiet_turn(state: State) -> None:
     prisons) moves no Jade or Workers: Move the Taskmaster, Draw Favor Cards, Collect from
     Prison, in that order of preference; never places the Governor block."""
     p = state.current_player()
-    assert state.decision == S.D_ROLE
+    assert state.decision == Decision.CHOOSE_ROLE_ACTION
     ops = role_ops(state)
     op = next(o for o in _QUIET_OPS if o in ops)
     do(state, role(op))
     while state.current_player() == p and state.decision in S.ACTION_PHASE_DECISIONS:
         d = state.decision
-        if d == S.D_DRAW_COUNT:
+        if d == Decision.DRAW_FAVORS_COUNT:
             do(state, A.DRAW_COUNT)
-        elif d == S.D_TURN_END:
+        elif d == Decision.BUYBACK_OR_END_TURN:
             do(state, A.END_TURN)
         else:  # move region / keep drawn cards: the first option that is not a Governor block
             do(state, next(a for a in legal(state) if not A.GOVERNOR <= a < A.LABORERS))
@@ -327,7 +328,7 @@ def play_turns(state: State, count: int) -> None:
 def finish_round(state: State) -> None:
     """Quiet turns until the round is over (next round's bids, trade-in or game over)."""
     while state.decision in S.ACTION_PHASE_DECISIONS:
-        if state.decision == S.D_TURN_END:
+        if state.decision == Decision.BUYBACK_OR_END_TURN:
             do(state, A.END_TURN)
         else:
             quiet_turn(state)

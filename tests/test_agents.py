@@ -23,6 +23,7 @@ from island_fortress_env.agents.heuristic import HeuristicAgent
 from island_fortress_env.core import Game
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.fields import StateFields
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
@@ -186,7 +187,7 @@ def _hide_differently(state: S.State, seat: int, rng: np.random.Generator) -> tu
         changed.append("deck order")
     other.rng = (state.rng * 6364136223846793005 + 1442695040888963407) % (1 << 64)
     # Change the sealed bids already placed by opponents.
-    if state.decision == S.D_BID:
+    if state.decision == Decision.PETITION_BID:
         for q in state.order[: state.order_pos]:
             if q != seat and state.jade[q] > 0:
                 other.bids[q] = (state.bids[q] + 1 + int(rng.integers(state.jade[q]))) % (state.jade[q] + 1)
@@ -225,7 +226,12 @@ def test_heuristic_ignores_hidden_information(backend, players, options):
         p = state.current_player()
         mask = action_mask(state)
         obs = encoder.encode(state, p)
-        if step % 2 == 0 or state.decision in (S.D_BID, S.D_KEEP_SETUP, S.D_KEEP_DRAWN, S.D_TRADE_IN):
+        if step % 2 == 0 or state.decision in (
+            Decision.PETITION_BID,
+            Decision.KEEP_DEALT_FAVORS,
+            Decision.KEEP_DRAWN_FAVORS,
+            Decision.FAVOR_TRADE_IN,
+        ):
             other, changed = hide(state, p, rng)
             assert changed, "nothing hidden was changed: the check would prove nothing"
             # The change is invisible to this seat: same observation, same legal actions.
@@ -241,10 +247,15 @@ def test_heuristic_ignores_hidden_information(backend, players, options):
             bids_checked += any(c.startswith("bids") for c in changed)
         state.apply_action(players_[p].act(obs, mask, state))
         step += 1
-    assert {S.D_KEEP_SETUP, S.D_BID, S.D_ROLE, S.D_TURN_END} <= checked
+    assert {
+        Decision.KEEP_DEALT_FAVORS,
+        Decision.PETITION_BID,
+        Decision.CHOOSE_ROLE_ACTION,
+        Decision.BUYBACK_OR_END_TURN,
+    } <= checked
     assert bids_checked > 0
     if options.get("favor_trade_in"):
-        assert S.D_TRADE_IN in checked or not any(e[0] == "traded" for e in state.log)
+        assert Decision.FAVOR_TRADE_IN in checked or not any(e[0] == "traded" for e in state.log)
 
 
 # ---------------------------------------------------------------------------- sensible choices
@@ -280,7 +291,7 @@ def test_heuristic_spends_convicts_before_laborers():
     state.apply_action(A.ROLE + A.OP_BUILD)
     state.apply_action(A.BUILD_COUNT)  # one block
     state.apply_action(A.CELL + 0)  # level 1: two Workers
-    assert state.decision == S.D_LABORERS
+    assert state.decision == Decision.ASSIGN_LABORERS
     assert _choose(state) == A.LABORERS + 0  # two Convicts, no Laborer
     # Three Convicts for four Workers: two Laborers (one dies) beat an odd one (one dies too).
     state = action_phase_state(3, seed=3, holder=0, governor=False)
@@ -294,7 +305,7 @@ def test_heuristic_spends_convicts_before_laborers():
 def test_heuristic_bids_modestly(backend):
     for seed in range(4):
         state = Game(num_players=3, backend=backend).new_initial_state(seed)
-        while state.decision != S.D_BID:
+        while state.decision != Decision.PETITION_BID:
             state.apply_action(HeuristicAgent(seed=0).act(None, action_mask(state), state))
         action = HeuristicAgent(seed=0).act(None, action_mask(state), state)
         bid = action - A.BID

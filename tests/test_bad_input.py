@@ -15,8 +15,8 @@ import pytest
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine import ConfigError, DeckError, Game, GameConfig, IllegalActionError, load_deck
 from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.fields import StateFields
-from island_fortress_env.engine.state import D_BID, D_KEEP_SETUP, D_ROLE
 
 # --------------------------------------------------------------------------- configuration
 
@@ -218,7 +218,7 @@ def test_smallest_valid_deck_plays_whole_games(tmp_path, n):
         assert state.deck == []
         chooser = random.Random(seed)
         while not state.is_terminal():
-            if len(state.deck) < 3 and state.decision == D_ROLE:
+            if len(state.deck) < 3 and state.decision == Decision.CHOOSE_ROLE_ACTION:
                 assert A.ROLE + A.OP_DRAW_FAVORS not in state.legal_actions()
             state.apply_action(chooser.choice(state.legal_actions()))
             assert state.component_totals() == _expected_totals(game)
@@ -284,14 +284,18 @@ def _state_where(pred, n: int = 3, seed: int = 5):
 
 def _state_at(decision: int):
     """The first state at ``decision`` (the action phase: from round 2, with cards on tables)."""
-    return _state_where(lambda s: s.decision == decision and (decision != D_ROLE or s.round >= 2))
+    return _state_where(
+        lambda s: s.decision == decision and (decision != Decision.CHOOSE_ROLE_ACTION or s.round >= 2)
+    )
 
 
 NOT_INTEGERS = [1.0, 2.5, None, "5", b"5", [1], (1,), np.float32(3.0), float("nan"), {"a": 1}]
 OUT_OF_RANGE = [A.NUM_ACTIONS, A.NUM_ACTIONS + 1, 10**9, -1, -A.NUM_ACTIONS, 2**70]
 
 
-@pytest.mark.parametrize("decision", [D_KEEP_SETUP, D_BID, D_ROLE])
+@pytest.mark.parametrize(
+    "decision", [Decision.KEEP_DEALT_FAVORS, Decision.PETITION_BID, Decision.CHOOSE_ROLE_ACTION]
+)
 @pytest.mark.parametrize("action", NOT_INTEGERS + OUT_OF_RANGE, ids=repr)
 def test_engine_rejects_malformed_actions_without_change(decision, action):
     state = _state_at(decision)
@@ -319,7 +323,9 @@ def _wrong_family_actions(state) -> list[int]:
     return [a for a in out if a not in legal]
 
 
-@pytest.mark.parametrize("decision", [D_KEEP_SETUP, D_BID, D_ROLE])
+@pytest.mark.parametrize(
+    "decision", [Decision.KEEP_DEALT_FAVORS, Decision.PETITION_BID, Decision.CHOOSE_ROLE_ACTION]
+)
 def test_engine_rejects_wrong_decision_family_without_change(decision):
     state = _state_at(decision)
     before = _snapshot(state)
@@ -335,14 +341,14 @@ def test_engine_rejects_wrong_decision_family_without_change(decision):
 def test_engine_rejects_legal_looking_actions_without_change():
     """Actions of the right family that the rules forbid right now."""
     cases = []
-    keep = _state_at(D_KEEP_SETUP)
+    keep = _state_at(Decision.KEEP_DEALT_FAVORS)
     not_dealt = next(c for c in range(len(keep.game.deck)) if not keep.drawn[0] >> c & 1)
     cases.append((keep, A.KEEP_FAVOR + not_dealt))  # a card that was not dealt to this seat
-    bid = _state_at(D_BID)
+    bid = _state_at(Decision.PETITION_BID)
     cases.append((bid, A.BID + bid.jade[bid.current] + 1))  # more Jade than the player holds
     role = _state_where(
         lambda s: (
-            s.decision == D_ROLE
+            s.decision == Decision.CHOOSE_ROLE_ACTION
             and s.round >= 2
             and s.roles_table[s.current] & 1 << A.BUILDER
             and not s.roles_table[s.current] & 1 << A.PLANNER
@@ -355,7 +361,7 @@ def test_engine_rejects_legal_looking_actions_without_change():
     cases.append((role, A.REPEAT + A.OP_BUY_BLOCKS))  # repeat a card that is not on the table
     cases.append((role, A.CELL + 0))  # a wall cell, but no build is under way
     cases.append((role, A.LABORERS + 2))  # Workers, but nothing to pay for
-    cases.append((role, A.PASS))  # pass while other actions exist
+    cases.append((role, A.PASS))  # pass while other actions exist (C12: PASS only when nothing else is)
     assert role.roles_hand[p] & 1 << A.BUILDER == 0
     for state, action in cases:
         assert action not in state.legal_actions()
@@ -366,7 +372,7 @@ def test_engine_rejects_legal_looking_actions_without_change():
 
 
 def test_numpy_integer_actions_are_accepted():
-    state = _state_at(D_BID)
+    state = _state_at(Decision.PETITION_BID)
     legal = state.legal_actions()
     state.apply_action(np.int64(legal[-1]))
     state.apply_action(np.int32(state.legal_actions()[0]))

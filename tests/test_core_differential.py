@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from island_fortress_env import core
 from island_fortress_env.engine import Game, tables
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine.state import D_BID, IllegalActionError, State
+from island_fortress_env.engine.decisions import Decision
+from island_fortress_env.engine.state import IllegalActionError, State
 from island_fortress_env.env.global_state import encode_global_state
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 
@@ -182,40 +183,17 @@ def test_huge_bids_are_entered_as_the_same_digits() -> None:
     assert digits > 0
 
 
-def test_the_core_tables_are_the_engine_tables() -> None:
-    t = core.state._core.TABLES  # type: ignore[attr-defined]
-    assert t["PURCHASE_COST"] == list(tables.PURCHASE_COST)
-    assert t["WORKERS_PER_LEVEL"] == list(tables.WORKERS_PER_LEVEL)
-    assert t["REPEAT_ROLE_COST"] == [tables.REPEAT_ROLE_COST[k] for k in A.ROLE_KEYS[:4]]
-    assert t["ROW_POINTS"] == list(tables.ROW_POINTS)
-    assert t["BUYBACK_CHIP_POINTS"] == list(tables.BUYBACK_CHIP_POINTS)
-    assert t["REGIONS_BY_PLAYERS"][2:] == [tables.REGIONS_BY_PLAYERS[n] for n in tables.PLAYER_COUNTS]
-    assert t["GOVERNOR_BLOCKS_BY_PLAYERS"][2:] == [
-        tables.GOVERNOR_BLOCKS_BY_PLAYERS[n] for n in tables.PLAYER_COUNTS
-    ]
-    assert t["COMPONENTS"] == list(tables.COMPONENTS.values())
-    assert t["FAVOR_DRAW_OPTIONS"] == [x for pair in tables.FAVOR_DRAW_OPTIONS for x in pair]
-    for name in (
-        "REPLACE_MULTIPLIER", "DOUBLE_BUILD_COST", "TASKMASTER_BUYBACK_COST", "TOWER_POINTS",
-        "LEAST_REGION_MULTIPLIER", "TREASURE_BONUS", "JADE_BONUS", "WORKERS_BONUS", "INCOME",
-        "COLLECT_JADE", "TREASURE_PER_EXTRA_JADE", "CONVICTS_COLLECTED", "LABORERS_FOR_CONVICTS",
-        "STARTING_JADE", "FAVOR_DEAL", "FAVOR_KEEP", "MAX_BID", "TURNS_PER_ROUND", "TREASURE_CONVICTS",
-        "MAX_PURCHASE",
-    ):  # fmt: skip
-        assert t[name] == getattr(tables, name), name
-    assert t["FAMILY_STARTS"] == [f.start for f in A.ACTION_FAMILIES]
-    assert t["NUM_ACTIONS"] == A.NUM_ACTIONS
-    from island_fortress_env.engine.state import UNLIMITED
-    from island_fortress_env.engine.wall import STRIDE
+def test_the_core_is_built_from_the_engine_declarations() -> None:
+    # Every number, enum and weight the core shares with the engine is generated from the
+    # engine's declarations (core/codegen.py): the module reports the digest of what it was
+    # built from, and a stale build (the declarations changed since) fails here.
+    from island_fortress_env.core import codegen
     from island_fortress_env.env.global_state import STATE_SIZE
     from island_fortress_env.env.observation import OBS_SIZE
 
-    assert (t["UNLIMITED"], t["STRIDE"], t["OBS_SIZE"], t["STATE_SIZE"]) == (
-        UNLIMITED,
-        STRIDE,
-        OBS_SIZE,
-        STATE_SIZE,
-    )
+    built = core.state._core  # type: ignore[attr-defined]
+    assert codegen.digest() == built.SPEC_DIGEST, "the core is stale: rebuild it (pip install -e .)"
+    assert (built.TABLES["OBS_SIZE"], built.TABLES["STATE_SIZE"]) == (OBS_SIZE, STATE_SIZE)
 
 
 def test_clone_and_with_block_are_independent_copies() -> None:
@@ -329,7 +307,7 @@ def test_the_redeal_of_the_unseen_matches_the_engine(num_players: int, variant: 
     pick = random.Random(num_players)
     compared = step = 0
     while not py.is_terminal():
-        if py.decision == D_BID or step % 9 == 0:
+        if py.decision == Decision.PETITION_BID or step % 9 == 0:
             compared += assert_same_redeals(py, cs, (step, 2**64 - 1 - step))
         action = pick.choice(py.legal_actions())
         py.apply_action(action)
@@ -369,7 +347,7 @@ def test_the_redeal_of_a_bid_entered_by_digits_matches_the_engine() -> None:
     pick = random.Random(5)
     partial = 0
     while py.round < 4:
-        if py.decision == D_BID:
+        if py.decision == Decision.PETITION_BID:
             digits, jade = 0, py.jade[py.current]  # the digits after the first (phases/petition.py)
             while jade > tables.MAX_BID:
                 jade //= tables.BID_BASE

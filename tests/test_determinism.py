@@ -20,8 +20,8 @@ import pytest
 
 from island_fortress_env.core import Game
 from island_fortress_env.engine import State
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.fields import StateFields
-from island_fortress_env.engine.state import D_BID
 from island_fortress_env.env.observation import ObservationEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -214,7 +214,7 @@ def _sealing_bids(backend: str) -> State:
     are written in place as they come, and ``last_bids`` holds the previous round's."""
     state = Game(num_players=3, backend=backend).new_initial_state(5)
     chooser = random.Random(5)
-    while not (state.round >= 2 and state.decision == D_BID and state.order_pos >= 1):
+    while not (state.round >= 2 and state.decision == Decision.PETITION_BID and state.order_pos >= 1):
         state.apply_action(chooser.choice(state.legal_actions()))
     assert state.last_bids is not None
     return state
@@ -224,7 +224,7 @@ def _through_next_petition(state: State, seed: int) -> None:
     """Play ``state`` on until the next petition reveals new bids (``last_bids`` replaced): the
     last sealed bid resolves the petition and ends the bidding."""
     chooser = random.Random(seed)
-    while state.decision == D_BID:
+    while state.decision == Decision.PETITION_BID:
         state.apply_action(chooser.choice(state.legal_actions()))
 
 

@@ -66,6 +66,7 @@ def assert_in_box(encoder: ObservationEncoder, state: State) -> None:
 # ---------------------------------------------------------------------------- favor deck rewards
 
 
+# docs/RULES.md E27: a card reward beyond its bound is refused at load.
 @pytest.mark.parametrize("kind", REWARD_KINDS)
 def test_a_card_reward_above_its_limit_is_refused_naming_file_card_and_limit(tmp_path, kind):
     cards = plain_cards(15)
@@ -75,6 +76,7 @@ def test_a_card_reward_above_its_limit_is_refused_naming_file_card_and_limit(tmp
         load_deck(path)
 
 
+# docs/RULES.md E27: a deck total beyond its bound is refused at load.
 @pytest.mark.parametrize("kind", sorted(DECK_REWARD_LIMITS))
 def test_a_deck_total_above_its_limit_is_refused(tmp_path, kind):
     per_card = REWARD_LIMITS[kind]

@@ -26,14 +26,8 @@ import pytest
 from island_fortress_env.core import Game
 from island_fortress_env.engine import State
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine.state import (
-    ACTION_PHASE_DECISIONS,
-    D_BID,
-    D_DRAW_COUNT,
-    D_KEEP_DRAWN,
-    D_KEEP_SETUP,
-    D_TRADE_IN,
-)
+from island_fortress_env.engine.decisions import Decision
+from island_fortress_env.engine.state import ACTION_PHASE_DECISIONS
 from island_fortress_env.engine.wall import iter_bits
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.views.text import render_text
@@ -56,7 +50,13 @@ def interesting_states(n: int, seed: int, backend: str = "python", **options) ->
     chooser = random.Random(seed)
     out: list[State] = []
     per_kind: dict[int, int] = {}
-    limits = {D_KEEP_SETUP: 3 * n, D_BID: 2 * n + 2, D_KEEP_DRAWN: 6, D_DRAW_COUNT: 4, D_TRADE_IN: 3}
+    limits = {
+        Decision.KEEP_DEALT_FAVORS: 3 * n,
+        Decision.PETITION_BID: 2 * n + 2,
+        Decision.KEEP_DRAWN_FAVORS: 6,
+        Decision.DRAW_FAVORS_COUNT: 4,
+        Decision.FAVOR_TRADE_IN: 3,
+    }
     step = 0
     while not state.is_terminal():
         d = state.decision
@@ -67,7 +67,9 @@ def interesting_states(n: int, seed: int, backend: str = "python", **options) ->
         state.apply_action(chooser.choice(state.legal_actions()))
         step += 1
     kinds = {s.decision for s in out}
-    assert {D_KEEP_SETUP, D_BID, D_KEEP_DRAWN} <= kinds, "the game never reached a hidden decision"
+    assert {Decision.KEEP_DEALT_FAVORS, Decision.PETITION_BID, Decision.KEEP_DRAWN_FAVORS} <= kinds, (
+        "the game never reached a hidden decision"
+    )
     return out
 
 
@@ -132,7 +134,11 @@ def change_rng(state: State) -> State:
 
 def change_bid(state: State, p: int) -> State | None:
     """Another sealed bid, only while the bids are still sealed and p has placed one."""
-    if state.decision != D_BID or p not in state.order[: state.order_pos] or state.jade[p] < 1:
+    if (
+        state.decision != Decision.PETITION_BID
+        or p not in state.order[: state.order_pos]
+        or state.jade[p] < 1
+    ):
         return None
     c = _fresh(state)
     c.bids[p] = (state.bids[p] + 1) % (state.jade[p] + 1)
@@ -243,7 +249,7 @@ def test_trade_in_phase_hides_other_hands():
         s
         for seed in (3, 4, 5)
         for s in interesting_states(3, seed, favor_trade_in=True)
-        if s.decision == D_TRADE_IN
+        if s.decision == Decision.FAVOR_TRADE_IN
     ]
     assert states, "no game reached the Favor Trade-in phase"
     encoder = ObservationEncoder(states[0].game)
@@ -268,7 +274,11 @@ def _log_delta(state: State, action: int) -> tuple[State, list[tuple]]:
 def test_kept_card_choice_leaves_no_public_trace(backend, n, seed):
     """Whichever card a player keeps (setup deal or Draw Favor Cards), the new log events and
     every other seat's observation are the same."""
-    keeps = [s for s in interesting_states(n, seed, backend) if s.decision in (D_KEEP_SETUP, D_KEEP_DRAWN)]
+    keeps = [
+        s
+        for s in interesting_states(n, seed, backend)
+        if s.decision in (Decision.KEEP_DEALT_FAVORS, Decision.KEEP_DRAWN_FAVORS)
+    ]
     assert keeps
     encoder = ObservationEncoder(keeps[0].game)
     for state in keeps:
@@ -289,7 +299,7 @@ def test_kept_card_choice_leaves_no_public_trace(backend, n, seed):
 
 @pytest.mark.parametrize("n,seed", GAMES)
 def test_sealed_bids_leave_no_public_trace_until_revealed(backend, n, seed):
-    bids = [s for s in interesting_states(n, seed, backend) if s.decision == D_BID]
+    bids = [s for s in interesting_states(n, seed, backend) if s.decision == Decision.PETITION_BID]
     encoder = ObservationEncoder(bids[0].game)
     compared = 0
     for state in bids:
@@ -317,7 +327,7 @@ def test_sealed_bids_leave_no_public_trace_until_revealed(backend, n, seed):
 def test_drawn_cards_leave_no_public_trace(n, seed):
     """Drawing from a differently ordered deck gives the same public log and the same view
     for every other seat (the drawn cards are private to the drawer)."""
-    draws = [s for s in interesting_states(n, seed) if s.decision == D_DRAW_COUNT]
+    draws = [s for s in interesting_states(n, seed) if s.decision == Decision.DRAW_FAVORS_COUNT]
     assert draws, "no Draw Favor Cards in this game"
     encoder = ObservationEncoder(draws[0].game)
     for state in draws:

@@ -12,7 +12,8 @@ from island_fortress_env import island_fortress_v0
 from island_fortress_env.core import Game
 from island_fortress_env.engine import NUM_ACTIONS
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine.state import D_BID, DECISION_NAMES
+from island_fortress_env.engine.decisions import Decision
+from island_fortress_env.engine.state import DECISION_NAMES
 from island_fortress_env.env.observation import (
     CARDS,
     GLOBAL_FEATURES,
@@ -73,7 +74,7 @@ def sampled_states(options: dict, seed: int, every: int = 9, backend: str = "pyt
     chooser = random.Random(seed)
     step = 0
     while not state.is_terminal():
-        if step % every == 0 or state.decision == D_BID:
+        if step % every == 0 or state.decision == Decision.PETITION_BID:
             yield state
         state.apply_action(chooser.choice(state.legal_actions()))
         step += 1

@@ -21,15 +21,9 @@ from hypothesis import strategies as st
 from island_fortress_env.core import Game
 from island_fortress_env.engine import IllegalActionError, tables
 from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.fields import StateFields
-from island_fortress_env.engine.state import (
-    ACTION_PHASE_DECISIONS,
-    D_BID,
-    D_GAME_OVER,
-    D_REINFORCE_CELL,
-    TERMINAL,
-    State,
-)
+from island_fortress_env.engine.state import ACTION_PHASE_DECISIONS, TERMINAL, State
 from island_fortress_env.engine.wall import MAX_CELLS, STRIDE, iter_bits
 
 MAX_STEPS = 5000  # a game takes 250-600 decisions; anything near this bound is a runaway loop
@@ -124,7 +118,7 @@ def check_invariants(state: State) -> None:
 
     # Never an empty choice before the end, nothing after it.
     if state.is_terminal():
-        assert state.decision == D_GAME_OVER
+        assert state.decision == Decision.GAME_OVER
         assert state.legal_actions() == ()
         assert state.current_player() == TERMINAL
     else:
@@ -177,20 +171,20 @@ def check_invariants(state: State) -> None:
     assert -1 <= state.holder < n
     # One Governor block leaves the stockpile per petition, and only then.
     taken = game.totals["governor_blocks"] - state.gov_stock
-    assert taken == state.round - (1 if state.decision == D_BID else 0)
+    assert taken == state.round - (1 if state.decision == Decision.PETITION_BID else 0)
     if state.gov_in_hand:
         assert state.holder >= 0
 
     # Reinforcements come only from played favors; persistent favor rewards add up.
     played_cards = [list(iter_bits(state.favor_played[p])) for p in range(n)]
     assert state.reinf.bit_count() <= sum(len(c) for c in played_cards)
-    if state.decision != D_REINFORCE_CELL:  # rewards are paid after the reinforcement
+    if state.decision != Decision.REINFORCE_CELL:  # rewards are paid after the reinforcement
         cards = game.deck.cards
         for p in range(n):
             assert state.income_bonus[p] == sum(cards[c].rewards["income"] for c in played_cards[p])
             assert state.petition_bonus[p] == sum(cards[c].rewards["petition"] for c in played_cards[p])
 
-    if state.decision == D_BID:
+    if state.decision == Decision.PETITION_BID:
         assert not state.gov_in_hand, "a Governor block survived into the next petition"
         assert all(state.bids[p] <= state.jade[p] for p in range(n))
         if state.round >= 2:  # every player finished the three turns of the last round

@@ -35,8 +35,9 @@ from starlette.testclient import TestClient
 from test_hidden_information import hidden_from, interesting_states
 
 from island_fortress_env.engine import infoset, visibility
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.fields import StateFields
-from island_fortress_env.engine.state import D_BID, Game
+from island_fortress_env.engine.state import Game
 from island_fortress_env.players import (
     AgentSpecError,
     RemoteAgent,
@@ -144,7 +145,7 @@ def test_the_request_names_no_hidden_card_no_sealed_bid_and_not_the_seed():
         }
         shown_ids |= {c for pl in fields["favor_hand"] + fields["drawn"] if pl for c in pl}
         assert not shown_ids & hidden
-        if state.decision == D_BID:
+        if state.decision == Decision.PETITION_BID:
             sealed = [p for p in state.order[: state.order_pos] if p != seat]
             for p in sealed:
                 assert fields["bids"][p] is None and request["view"]["players"][p]["bid"] is None

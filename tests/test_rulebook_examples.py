@@ -39,7 +39,7 @@ from scenario import (
 
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import scoring
-from island_fortress_env.engine import state as S
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.events import EventKind, ScoreReason
 from island_fortress_env.engine.wall import geometry
 
@@ -55,7 +55,7 @@ def test_income_example_extra_income_from_a_favor():
     before = list(s.jade)
     mark = len(s.log)
     finish_round(s)  # quiet turns move no Jade; the next round starts with income
-    assert s.decision == S.D_BID and s.round == 2
+    assert s.decision == Decision.PETITION_BID and s.round == 2
     assert [s.jade[p] - before[p] for p in range(3)] == [4, 3, 3]
     assert {e[1]: e[2] for e in events(s, EventKind.INCOME, mark)} == {ADAM: 4, BILL: 3, CHARLES: 3}
 
@@ -63,7 +63,7 @@ def test_income_example_extra_income_from_a_favor():
 def _round_two_bids(holder: int):
     s = action_phase_state(holder=holder)
     finish_round(s)
-    assert s.decision == S.D_BID and s.holder == holder
+    assert s.decision == Decision.PETITION_BID and s.holder == holder
     set_all(s, jade=10)
     return s
 
@@ -107,7 +107,7 @@ def test_buyback_example_taskmaster_bought_back_for_three_jade_then_build():
     s = action_phase_state(holder=ADAM, governor=False)
     set_player(s, ADAM, jade=10, blocks=1, laborers=2, convicts=0)
     do(s, role(A.OP_MOVE_TASKMASTER), A.MOVE_REGION + 1)
-    assert s.decision == S.D_TURN_END and A.BUYBACK_TASKMASTER in legal(s)
+    assert s.decision == Decision.BUYBACK_OR_END_TURN and A.BUYBACK_TASKMASTER in legal(s)
     do(s, A.BUYBACK_TASKMASTER)
     assert s.jade[ADAM] == 7 and s.roles_hand[ADAM] == A.ALL_ROLES
     do(s, role(A.OP_BUILD), A.BUILD_COUNT, at(s, 1, 1, 2), A.LABORERS + 2)
@@ -181,7 +181,7 @@ def test_build_example_two_blocks_seven_laborers_three_convicts():
     set_player(s, ADAM, jade=5, blocks=2, laborers=7, convicts=3)
     laborers, convicts = s.sup_laborers, s.sup_convicts
     do(s, role(A.OP_BUILD), A.BUILD_COUNT + 1, at(s, 0, 2, 2), at(s, 0, 3, 2))
-    assert s.decision == S.D_LABORERS
+    assert s.decision == Decision.ASSIGN_LABORERS
     assert legal(s) == [A.LABORERS + 7]  # 10 Workers: all 7 Laborers and all 3 Convicts
     do(s, A.LABORERS + 7)
     assert owner(s, 0, 2, 2) == ADAM and owner(s, 0, 3, 2) == ADAM
@@ -289,7 +289,7 @@ def test_governor_example_level_three_then_own_tower_block_on_top():
     do(s, gov_at(s, 0, 3, 4))
     assert owner(s, 0, 3, 4) == GOV and not s.gov_in_hand
     assert (s.jade[CHARLES], s.laborers[CHARLES], s.convicts[CHARLES], s.blocks[CHARLES]) == held
-    assert s.score[CHARLES] == 0 and s.decision == S.D_ROLE  # not an action
+    assert s.score[CHARLES] == 0 and s.decision == Decision.CHOOSE_ROLE_ACTION  # not an action
     do(s, role(A.OP_BUILD), A.BUILD_COUNT, at(s, 0, 4, 4), A.LABORERS + 8)
     assert owner(s, 0, 4, 4) == CHARLES
     assert s.score[CHARLES] == 5
@@ -302,7 +302,7 @@ def test_governor_example_build_one_governor_on_it_second_on_the_governor():
     set_player(s, CHARLES, jade=3, blocks=2, laborers=8, convicts=0)
     do(s, role(A.OP_BUILD), A.BUILD_COUNT + 1, at(s, 0, 1, 1))
     do(s, gov_at(s, 0, 2, 1))
-    assert s.decision == S.D_BUILD_CELL
+    assert s.decision == Decision.BUILD_CELL
     do(s, at(s, 0, 3, 1))
     assert legal(s) == [A.LABORERS + 8]  # 2 + 6 Workers: the Governor block costs none
     do(s, A.LABORERS + 8)

@@ -59,6 +59,7 @@ from scenario import (
 from island_fortress_env.engine import ConfigError, Game, IllegalActionError, scoring
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.events import EventKind, ScoreReason
 from island_fortress_env.engine.wall import bit_of, geometry
 
@@ -78,7 +79,7 @@ def round_two_bids(holder=ADAM, **options):
     """Round 2, waiting on the first sealed bid; ``holder`` won round 1; everyone has 10 Jade."""
     s = action_phase_state(holder=holder, **options)
     finish_round(s)
-    assert s.decision == S.D_BID and s.round == 2
+    assert s.decision == Decision.PETITION_BID and s.round == 2
     set_all(s, jade=10)
     return s
 
@@ -102,10 +103,11 @@ def test_setup_by_player_count(players, regions, governor):
     assert s.favor_hand == [0] * players
     assert len(s.deck) == 36 - 5 * players
     assert s.holder == -1 and s.round == 0
-    assert s.decision == S.D_KEEP_SETUP and s.current_player() == 0
+    assert s.decision == Decision.KEEP_DEALT_FAVORS and s.current_player() == 0
     assert_consistent(s)
 
 
+# docs/RULES.md E1: the setup keep is decided seat by seat; returned cards go back to the deck.
 def test_setup_each_player_keeps_three_of_five_privately_and_returns_two():
     """Setup: each player keeps 3 of the 5 dealt cards (seat 0 first) choosing only among
     their own; the other 2 go back into the deck, which is then reshuffled; the public log
@@ -122,7 +124,7 @@ def test_setup_each_player_keeps_three_of_five_privately_and_returns_two():
         assert s.favor_hand[p] == sum(1 << (a - A.KEEP_FAVOR) for a in keep)
         returned += [i for i in range(36) if dealt[p] >> i & 1 and not s.favor_hand[p] >> i & 1]
         unshuffled += returned[-2:]
-    assert s.decision == S.D_BID and s.round == 1
+    assert s.decision == Decision.PETITION_BID and s.round == 1
     assert sorted(s.deck) == sorted(unshuffled) and s.deck != unshuffled  # reshuffled
     assert s.drawn == [0, 0, 0]
     assert len(s.deck) == 36 - 9 and set(returned) <= set(s.deck)
@@ -148,6 +150,7 @@ def test_income_is_three_in_round_one_and_treasure_gives_no_income():
     assert [s.jade[p] - before[p] for p in range(3)] == [3, 3, 3]
 
 
+# docs/RULES.md C8: income from a short treasury is paid in turn order from the marker's holder.
 def test_income_from_a_short_treasury_is_paid_in_turn_order_from_the_holder():
     """Ruling 8: income from a short treasury is paid in turn order starting with the marker
     holder. Bill holds the marker and 4 Jade remain: Bill 3, Charles 1, Adam 0."""
@@ -158,7 +161,7 @@ def test_income_from_a_short_treasury_is_paid_in_turn_order_from_the_holder():
     before = list(s.jade)
     mark = len(s.log)
     quiet_turn(s)
-    assert s.decision == S.D_BID and s.round == 2
+    assert s.decision == Decision.PETITION_BID and s.round == 2
     assert [e[1:] for e in events(s, EventKind.INCOME, mark)] == [(BILL, 3), (CHARLES, 1), (ADAM, 0)]
     assert [s.jade[p] - before[p] for p in range(3)] == [0, 3, 1]
     assert s.sup_jade == 0
@@ -185,7 +188,7 @@ def test_bids_are_placed_in_turn_order_from_the_holder_and_logged_sealed():
     s = round_two_bids(holder=CHARLES)
     order = []
     mark = len(s.log)
-    while s.decision == S.D_BID:
+    while s.decision == Decision.PETITION_BID:
         order.append(s.current_player())
         do(s, A.BID + 1 + s.current_player())
     assert order == [CHARLES, ADAM, BILL]
@@ -211,7 +214,7 @@ def test_petition_winner_alone_pays_takes_marker_governor_block_and_fills_own_pr
     assert s.gov_in_hand and s.gov_stock == stock - 1
     assert s.prison_jade == [0, 1] and s.prison_convicts == [0, 1]
     assert s.sup_jade == sup_jade + 4 - 1 and s.sup_convicts == sup_convicts - 1
-    assert s.decision == S.D_ROLE and s.current_player() == BILL
+    assert s.decision == Decision.CHOOSE_ROLE_ACTION and s.current_player() == BILL
     assert s.roles_hand == [A.ALL_ROLES] * 3 and s.roles_table == [0] * 3
 
 
@@ -240,6 +243,7 @@ def test_petition_tie_on_hand_jade_moves_marker_clockwise_from_the_holder(holder
     assert s.holder == winner
 
 
+# docs/RULES.md E4, E24: round 1's tie is split by the game's seeded generator.
 def test_round_one_tie_is_random_but_reproducible_from_the_seed():
     """Petition: a tie in the first round is split at random; the engine's draw comes from the
     game seed, so the same seed gives the same winner, and different seeds differ."""
@@ -259,13 +263,14 @@ def test_round_one_tie_is_random_but_reproducible_from_the_seed():
 # ================================================================ turn structure
 
 
+# docs/RULES.md C14: the action phase starts with the marker's holder and goes clockwise.
 def test_action_phase_order_holder_first_clockwise_three_turns_each():
     """Action Phase: starting with the holder and going clockwise, each player takes one turn
     at a time until all have taken three; then the next round begins with income and bids."""
     s = action_phase_state(holder=BILL)
     starts = []
-    while s.decision != S.D_BID:
-        assert s.decision == S.D_ROLE
+    while s.decision != Decision.PETITION_BID:
+        assert s.decision == Decision.CHOOSE_ROLE_ACTION
         starts.append(s.current_player())
         quiet_turn(s)
     assert starts == [BILL, CHARLES, ADAM] * 3
@@ -329,7 +334,7 @@ def test_taskmaster_buyback_needs_three_jade():
     s = action_phase_state(holder=ADAM, governor=False)
     set_player(s, ADAM, jade=3, chips=0)
     do(s, role(A.OP_MOVE_TASKMASTER), A.MOVE_REGION + 1, A.BUYBACK_TASKMASTER)
-    assert s.jade[ADAM] == 0 and s.decision == S.D_ROLE
+    assert s.jade[ADAM] == 0 and s.decision == Decision.CHOOSE_ROLE_ACTION
 
 
 def test_a_played_card_cannot_be_played_again_in_the_round():
@@ -352,6 +357,7 @@ def test_recruit_cost_table(count, cost):
     assert s.laborers[ADAM] == count and s.jade[ADAM] == 6 - cost
 
 
+# docs/RULES.md E7: only counts the stockpile can supply and the player can pay.
 def test_recruit_counts_limited_by_jade():
     """Recruiter A: a count whose cost cannot be paid is illegal (docs/RULES.md C7)."""
     s = action_phase_state(holder=ADAM, governor=False)
@@ -370,6 +376,7 @@ def test_recruit_counts_limited_by_jade():
         (A.OP_BUILD, [A.BUILD_COUNT, None, A.LABORERS + 2]),
     ],
 )
+# docs/RULES.md E8: option A's Convict goes to the prison when the card is played.
 def test_option_a_actions_send_a_convict_to_the_taskmasters_prison(op, finish):
     """Recruiter A, Planner A and Builder A each put one Convict from the stockpile in the
     prison of the region where the Taskmaster stands."""
@@ -392,7 +399,7 @@ def test_other_actions_send_nothing_to_prison(op):
     clear_prisons(s)
     set_player(s, ADAM, laborers=2)
     do(s, role(op))
-    while s.current_player() == ADAM and s.decision != S.D_ROLE:
+    while s.current_player() == ADAM and s.decision != Decision.CHOOSE_ROLE_ACTION:
         do(s, legal(s)[0])
     assert s.prison_convicts == [0, 0] and s.prison_jade == [0, 0]
 
@@ -446,6 +453,7 @@ def test_buy_blocks_limited_by_the_colours_stockpile():
     assert A.OP_BUY_BLOCKS not in role_ops(s)
 
 
+# docs/RULES.md C10, E9: declare 3 (keep 2); unkept cards go under the deck in a shuffled order.
 def test_draw_three_keep_two_unkept_to_the_bottom():
     """Planner B: declare 3 (keep 2) before drawing; the top three are drawn, two kept, the
     other goes to the bottom of the deck."""
@@ -454,7 +462,7 @@ def test_draw_three_keep_two_unkept_to_the_bottom():
     top = set(s.deck[-3:])
     size = len(s.deck)
     do(s, role(A.OP_DRAW_FAVORS))
-    assert s.decision == S.D_DRAW_COUNT and s.drawn[ADAM] == 0  # declared before drawing
+    assert s.decision == Decision.DRAW_FAVORS_COUNT and s.drawn[ADAM] == 0  # declared before drawing
     do(s, A.DRAW_COUNT)
     assert legal(s) == sorted(A.KEEP_FAVOR + i for i in top)
     keep = legal(s)[:2]
@@ -478,6 +486,7 @@ def test_draw_five_keep_one_unkept_to_the_bottom():
     assert set(s.deck[:4]) == top - {max(top)}
 
 
+# docs/RULES.md C10, E6: a draw option is illegal when the deck is shorter.
 def test_draw_illegal_when_the_deck_is_short():
     """Ruling 10: an option is illegal when the deck holds fewer cards than declared."""
     s = action_phase_state(holder=ADAM, governor=False)
@@ -570,6 +579,7 @@ def test_build_workers_per_level(workers, cells):
     assert cells_of(s, legal(s)) == cells
 
 
+# docs/RULES.md E11: Workers are assigned as "L Laborers", the rest Convicts; C11: the deaths.
 def test_build_worker_assignment_and_deaths():
     """Build Wall: Workers may be Laborers or Convicts; every Convict and half the Laborers,
     rounded up, die."""
@@ -603,6 +613,7 @@ def test_build_two_blocks_costs_one_jade_and_two_blocks():
     assert s.jade[ADAM] == 0 and s.blocks[ADAM] == 0 and s.laborers[ADAM] == 2
 
 
+# docs/RULES.md E6: a role action is offered only when it can be carried out to the end.
 def test_build_two_blocks_only_if_workers_cover_both():
     """Build Wall: Workers for both blocks are assigned together, so the second cell must be
     affordable with what the first leaves."""
@@ -690,7 +701,7 @@ def test_favor_pattern_may_straddle_regions_and_lie_outside_the_taskmasters_regi
     put_block(s, ADAM, 1, 1, 2)  # not part of any match
     set_player(s, ADAM, region=1)
     do(s, role(A.OP_PLAY_FAVOR), A.PLAY_FAVOR + rampart)
-    assert s.decision == S.D_REINFORCE_CELL
+    assert s.decision == Decision.REINFORCE_CELL
     assert cells_of(s, legal(s)) == {(0, 1, 3), (0, 1, 4), (1, 1, 0)}
     supply = s.sup_reinf
     do(s, at(s, 0, 1, 4))
@@ -723,7 +734,7 @@ def test_favor_rewards_one_time_and_persistent(tmp_path):
     assert s.stock_blocks[ADAM] == 18 - 1 - 2
     assert s.treasure[ADAM] == 2 and s.score[ADAM] == 4 + 2
     assert s.income_bonus[ADAM] == 1 and s.petition_bonus[ADAM] == 2
-    assert s.decision == S.D_TURN_END and A.BUYBACK_CHIP in legal(s)  # the chip is usable now
+    assert s.decision == Decision.BUYBACK_OR_END_TURN and A.BUYBACK_CHIP in legal(s)  # the chip is usable now
     do(s, A.END_TURN)
     clear_prisons(s)
     set_all(s, jade=0)
@@ -734,6 +745,7 @@ def test_favor_rewards_one_time_and_persistent(tmp_path):
     assert s.holder == ADAM
 
 
+# docs/RULES.md E12: with no Reinforcement left the card is still played, no token placed.
 def test_favor_without_reinforcements_in_the_stockpile_places_none(tmp_path):
     """Ruling 7: with the Reinforcement stockpile empty the favor is still played and paid,
     and no Reinforcement is placed."""
@@ -778,6 +790,7 @@ def test_replace_needs_double_workers_and_a_block_in_supply():
     assert legal(s) == [A.LABORERS + 4]
 
 
+# docs/RULES.md E13: Replace: the removed block returns to its owner; nothing is scored again.
 def test_replace_never_rescores_a_completed_row_and_gives_no_chip():
     """Replace: a replaced block in a completed row is not scored again; no Buyback Chip."""
     s = action_phase_state(holder=ADAM, governor=False)
@@ -810,6 +823,7 @@ def test_replace_a_tower_block_scores_nothing():
 # ================================================================ Treasurer
 
 
+# docs/RULES.md C9: Collect a Treasure sends 2 own Convicts to 2 different prisons.
 def test_collect_a_treasure_sends_two_own_convicts_to_two_different_prisons():
     """Treasurer B: 2 Convicts from the player's supply to 2 different prisons (any), then
     one Treasure and one victory point."""
@@ -874,7 +888,7 @@ def test_repeat_role_costs(first, op, cost):
     mark = len(s.log)
     do(s, repeat(op))
     assert events(s, EventKind.ROLE, mark) == [("role", ADAM, op, True, cost)]
-    assert s.jade[ADAM] == 10 - cost and s.decision != S.D_ROLE  # paid, action under way
+    assert s.jade[ADAM] == 10 - cost and s.decision != Decision.CHOOSE_ROLE_ACTION  # paid, action under way
     assert s.roles_table[ADAM] >> A.TASKMASTER & 1
 
 
@@ -889,6 +903,7 @@ def test_repeat_needs_the_jade():
     assert repeat_ops(s) == {A.OP_COLLECT_JADE}  # Collect a Treasure needs 2 Convicts
 
 
+# docs/RULES.md E15: Repeat picks any non-Taskmaster card played in an earlier turn of this round.
 def test_repeat_only_cards_played_in_an_earlier_turn_and_never_the_taskmaster():
     """Repeat: only a card already on the table from an earlier turn of this round; a card
     bought back is in the hand, not on the table; the Taskmaster card cannot be repeated."""
@@ -927,7 +942,7 @@ def test_governor_block_is_free_in_any_region():
     do(s, find_action(s, "governor", (1, 2, 2)))
     assert owner(s, 1, 2, 2) == GOV
     assert (s.jade[ADAM], s.laborers[ADAM], s.convicts[ADAM]) == (0, 0, 0)
-    assert s.decision == S.D_ROLE and s.current_player() == ADAM
+    assert s.decision == Decision.CHOOSE_ROLE_ACTION and s.current_player() == ADAM
 
 
 def test_governor_block_at_any_decision_of_the_holders_turns_only():
@@ -937,30 +952,32 @@ def test_governor_block_at_any_decision_of_the_holders_turns_only():
     set_player(s, ADAM, jade=5, laborers=4, blocks=1)
     assert governor_cells(s)
     do(s, role(A.OP_RECRUIT))
-    assert s.decision == S.D_RECRUIT_COUNT and governor_cells(s)
+    assert s.decision == Decision.RECRUIT_COUNT and governor_cells(s)
     do(s, A.RECRUIT_COUNT)
-    assert s.decision == S.D_TURN_END and legal(s)[0] == A.END_TURN and governor_cells(s)
+    assert s.decision == Decision.BUYBACK_OR_END_TURN and legal(s)[0] == A.END_TURN and governor_cells(s)
     do(s, A.END_TURN)
     assert s.current_player() == BILL and not governor_cells(s)
     play_turns(s, 2)
     do(s, role(A.OP_BUILD), A.BUILD_COUNT, at(s, 0, 1, 0))
-    assert s.decision == S.D_LABORERS and governor_cells(s)
+    assert s.decision == Decision.ASSIGN_LABORERS and governor_cells(s)
     do(s, gov_at(s, 0, 2, 0))
-    assert s.decision == S.D_LABORERS and not governor_cells(s)
+    assert s.decision == Decision.ASSIGN_LABORERS and not governor_cells(s)
     do(s, A.LABORERS + 2)
     assert s.current_player() == BILL  # nothing left to decide: the turn ended
 
 
+# docs/RULES.md E14: buyback and Governor placement after an action are one decision.
 def test_governor_block_placed_at_the_turn_end_decision_ends_the_turn():
     """Governor block: the holder may place it after the last action of a turn; with nothing
     else to decide the turn then ends."""
     s = action_phase_state(holder=ADAM)
     do(s, role(A.OP_COLLECT_JADE))
-    assert s.decision == S.D_TURN_END and s.current_player() == ADAM  # only for the Governor
+    assert s.decision == Decision.BUYBACK_OR_END_TURN and s.current_player() == ADAM  # only for the Governor
     do(s, gov_at(s, 1, 1, 2))
     assert s.current_player() == BILL and owner(s, 1, 1, 2) == GOV
 
 
+# docs/RULES.md E16: during a build only cells after which the build can still finish.
 def test_governor_block_never_blocks_the_build_under_way():
     """Governor block (docs/RULES.md C11): during a two-block build it may be placed between the
     blocks, but not where it would leave the second block nowhere to go."""
@@ -974,6 +991,7 @@ def test_governor_block_never_blocks_the_build_under_way():
     assert {(1, 1, 0), (0, 2, 0), (0, 2, 3)} <= options
 
 
+# docs/RULES.md C14: a Governor block not placed by the end of the holder's third turn goes to the box.
 def test_governor_block_lost_after_the_holders_third_turn():
     """Governor block: not placed by the end of the holder's third turn, it goes to the box."""
     s = action_phase_state(holder=BILL)
@@ -1034,6 +1052,7 @@ def test_row_points_by_level(level, points, workers):
     assert s.score == [points, 0, 0] and s.chips == [1, 0, 0]
 
 
+# docs/RULES.md E10: blocks land when their cell is chosen and what they complete scores then.
 def test_completing_a_row_with_the_first_of_two_blocks_gives_a_usable_chip():
     """Completing a row: the chip comes immediately, and the completer who holds it may use
     it as this turn's buyback."""
@@ -1087,6 +1106,7 @@ def test_completed_level_tie_gives_every_tied_player_a_treasure():
 # ================================================================ end of the game
 
 
+# docs/RULES.md C15, E18: the last wall cell ends the game; its builder takes every prison.
 def test_wall_completion_ends_the_game_and_the_completer_takes_every_prison():
     """End of the game: the builder of the last block receives all Jade and Convicts of all
     prisons; the game ends when the action is done (no buyback even with a chip)."""
@@ -1103,6 +1123,7 @@ def test_wall_completion_ends_the_game_and_the_completer_takes_every_prison():
     assert score_events(s, AT_END) == []  # every row and level was complete
 
 
+# docs/RULES.md E17: inside an action, the game ends when that action ends.
 def test_wall_completed_by_the_governor_block_mid_action_ends_after_the_action():
     """Ruling 15: the game ends after the current action when the last cell is filled, even
     if the Governor block filled it during that action."""
@@ -1111,7 +1132,7 @@ def test_wall_completed_by_the_governor_block_mid_action_ends_after_the_action()
     clear_prisons(s)
     set_player(s, CHARLES, jade=5, laborers=0, convicts=0)
     do(s, role(A.OP_RECRUIT), gov_at(s, 0, 4, 0))
-    assert not s.is_terminal() and s.decision == S.D_RECRUIT_COUNT
+    assert not s.is_terminal() and s.decision == Decision.RECRUIT_COUNT
     do(s, A.RECRUIT_COUNT + 1)
     assert s.is_terminal()
     assert s.laborers[CHARLES] == 2 and s.convicts[CHARLES] == 1  # the Recruit's own Convict
@@ -1119,6 +1140,7 @@ def test_wall_completed_by_the_governor_block_mid_action_ends_after_the_action()
     assert points_by(s, ScoreReason.TOWER) == {}
 
 
+# docs/RULES.md E17: a Governor block filling the last cell outside an action ends the game at once.
 def test_wall_completed_by_the_governor_between_actions_ends_at_once():
     """End of the game: the Governor block filling the last cell at a turn's start ends the
     game immediately; the placer takes the prisons."""
@@ -1130,6 +1152,7 @@ def test_wall_completed_by_the_governor_between_actions_ends_at_once():
     assert s.is_terminal() and ("wall_complete", BILL, 1, 2) in s.log
 
 
+# docs/RULES.md C15: the game ends at the end of the round in which the last Governor block left.
 def test_game_ends_at_round_end_when_the_governor_stockpile_is_empty():
     """End of the game: at the end of a round with no Governor block in the stockpile the
     game ends (not before the round's last turn)."""
@@ -1144,7 +1167,7 @@ def test_game_ends_at_round_end_when_the_governor_stockpile_is_empty():
     s.gov_box += s.gov_stock - 1
     s.gov_stock = 1  # the next petition takes the last one: round 2 is the last
     finish_round(s)
-    assert s.decision == S.D_BID
+    assert s.decision == Decision.PETITION_BID
     bid_all(s, {})
     assert s.gov_stock == 0 and s.gov_in_hand
     finish_round(s)
@@ -1158,13 +1181,14 @@ def test_game_lasts_as_many_rounds_as_governor_blocks(players, rounds):
     """Overview: the game is limited to 12 rounds (2-3 players) or 11 (4 players)."""
     s = action_phase_state(num_players=players, holder=ADAM)
     while not s.is_terminal():
-        if s.decision == S.D_BID:
+        if s.decision == Decision.PETITION_BID:
             bid_all(s, {})
         else:
             finish_round(s)
     assert s.round == rounds
 
 
+# docs/RULES.md E19: end-game order: uncompleted rows, then levels, then the bonuses.
 def test_end_game_scores_uncompleted_rows_and_levels():
     """End-game scoring: uncompleted rows and levels are scored as if completed; rows with no
     player block score for nobody."""
@@ -1226,6 +1250,7 @@ def test_end_game_treasure_most_and_fewest(treasure, plus, minus):
     assert all(pts == -3 for _, _, pts, *_ in score_events(s, ScoreReason.FEWEST_TREASURE))
 
 
+# docs/RULES.md E21: all players tied for the most score, even at zero.
 @pytest.mark.parametrize("jade, winners", [([4, 9, 9], {BILL, CHARLES}), ([10, 2, 3], {ADAM})])
 def test_end_game_most_jade_ties_all_score(jade, winners):
     """End-game scoring: most Jade +3; all tied players score."""
@@ -1416,6 +1441,7 @@ def test_friendly_variant_never_more_regions_than_players():
         Game(num_players=2, extra_region=True)
 
 
+# docs/RULES.md E2: Quicker Play resources come from the supplies, start_blocks from the own 18.
 def test_quicker_play_variant_starting_resources():
     """Quicker Play: extra starting Jade and Workers and Wall Blocks, from the supplies."""
     game = Game(num_players=3, extra_jade=4, start_laborers=3, start_convicts=2, start_blocks=5)
@@ -1429,6 +1455,7 @@ def test_quicker_play_variant_starting_resources():
         Game(num_players=3, start_blocks=19)
 
 
+# docs/RULES.md E5: First Round Incentive (wall_block from the own stockpile, treasure worth 1 VP).
 @pytest.mark.parametrize("kind", ["wall_block", "buyback_chip", "treasure"])
 def test_first_round_incentive(kind):
     """First Round Incentive: the round-1 petition winner gets the agreed Wall Block, Buyback
@@ -1446,6 +1473,7 @@ def test_first_round_incentive(kind):
         Game(num_players=3, first_round_incentive="jade")
 
 
+# docs/RULES.md E20: Favor Trade-in from the last petition winner clockwise, 1 Jade or 1 Convict a card.
 def test_favor_trade_in_order_and_rates():
     """Favor Trade-in: at game end, from the last petition winner clockwise, each player may
     discard favor cards for 1 Jade or 1 Convict each; players without cards are skipped; the
@@ -1457,7 +1485,7 @@ def test_favor_trade_in_order_and_rates():
     play_turns(s, 8)  # Charles has played his last turn; Adam's is left
     empty_hand(s, CHARLES)
     quiet_turn(s)
-    assert s.decision == S.D_TRADE_IN and s.current_player() == BILL
+    assert s.decision == Decision.FAVOR_TRADE_IN and s.current_player() == BILL
     assert legal(s) == [A.TRADE_JADE, A.TRADE_CONVICT, A.TRADE_DONE]
     hand = s.favor_hand[BILL].bit_count()
     do(s, A.TRADE_JADE, A.TRADE_CONVICT, A.TRADE_DONE)

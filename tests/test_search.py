@@ -29,7 +29,7 @@ from island_fortress_env.agents.checkpoint import CheckpointAgent, save_policy
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine import Game, State
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine import state as S
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.players import AgentSpecError, check_agent_spec, make_agent
@@ -189,7 +189,7 @@ def _searched(agent: SearchAgent, position: State) -> tuple[int, dict, dict]:
 def test_search_chooses_alike_when_only_hidden_information_differs(n, seed):
     pairs = _twins(n, seed)
     decisions = {state.decision for state, _ in pairs}
-    assert {S.D_KEEP_SETUP, S.D_BID, S.D_KEEP_DRAWN} <= decisions
+    assert {Decision.KEEP_DEALT_FAVORS, Decision.PETITION_BID, Decision.KEEP_DRAWN_FAVORS} <= decisions
     agent = SearchAgent(SHIPPED_POLICY, 6, seed=7)
     for state, twin in pairs:
         mine, twins = _searched(agent, state), _searched(agent, twin)
@@ -222,7 +222,7 @@ def _last_turn_of_the_game() -> State:
     exhaust_governor_stock(state)
     for _ in range(5):  # seat 1, seat 0, seat 1, seat 0, seat 1
         quiet_turn(state)
-        if state.decision == S.D_TURN_END:
+        if state.decision == Decision.BUYBACK_OR_END_TURN:
             do(state, A.END_TURN)
     empty_hand(state, 0)
     give_favor(state, 0, "Great Corner")  # X.. / X.. / XXX
@@ -232,7 +232,7 @@ def _last_turn_of_the_game() -> State:
     put_block(state, 0, 0, 1, 2)
     set_player(state, 0, score=10)
     set_player(state, 1, score=45)
-    assert state.current_player() == 0 and state.decision == S.D_ROLE
+    assert state.current_player() == 0 and state.decision == Decision.CHOOSE_ROLE_ACTION
     return state
 
 

@@ -16,8 +16,8 @@ from test_hidden_information import interesting_states
 from island_fortress_env.core import Game
 from island_fortress_env.engine import SeedError, State, tables
 from island_fortress_env.engine import events as ev
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.fields import StateFields
-from island_fortress_env.engine.state import D_BID
 from island_fortress_env.engine.visibility import (
     bids_sealed,
     choosing_from,
@@ -155,7 +155,7 @@ def test_redeal_draws_bids_above_one_hundred_and_new_leading_digits(backend):
     held (E3), and the leading digit another player has entered is drawn again within it."""
     game = Game(backend=backend, num_players=3, unlimited_components=True, extra_jade=150)
     state = game.new_initial_state(3)
-    while state.decision != D_BID:
+    while state.decision != Decision.PETITION_BID:
         state.apply_action(state.legal_actions()[0])
     first = state.current
     state.apply_action(state.legal_actions()[-1])  # the leading digit of a bid of 101+ Jade
@@ -218,7 +218,7 @@ def test_sealed_bidders_are_the_bids_placed_this_round_in_the_public_log(backend
             elif event.kind == ev.EventKind.BID_PLACED:
                 placed.add(event.player)
         seen = len(state.log)
-        assert bids_sealed(state) == (state.decision == D_BID)
+        assert bids_sealed(state) == (state.decision == Decision.PETITION_BID)
         assert sealed_bidders(state) == frozenset(placed)
         for p in range(4):
             assert has_sealed_bid(state, p) == (p in placed)
@@ -232,7 +232,7 @@ def test_sealed_bidders_are_the_bids_placed_this_round_in_the_public_log(backend
 def test_a_seat_sees_its_own_bid_as_it_enters_it_and_nobody_elses(backend):
     game = Game(backend=backend, num_players=3, unlimited_components=True, extra_jade=150)
     state = game.new_initial_state(4)
-    while state.decision != D_BID:
+    while state.decision != Decision.PETITION_BID:
         state.apply_action(state.legal_actions()[0])
     bidder = state.current
     state.apply_action(state.legal_actions()[-1])  # one digit of two entered

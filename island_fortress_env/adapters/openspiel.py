@@ -9,10 +9,9 @@ Python games register themselves::
     game = pyspiel.load_game("python_island_fortress", {"players": 4, "favor_trade_in": True})
     state = game.new_initial_state()
 
-Parameters: ``players`` (2-4, default 3), every variant of ``GameConfig`` under its own name
-(``no_replace``, ``extra_region``, ``extra_jade``, ``start_laborers``, ``start_convicts``,
-``start_blocks``, ``first_round_incentive`` ("" for none), ``favor_trade_in``,
-``unlimited_components``, ``favor_deck`` ("" for the shipped deck)), ``rng_seed`` and ``backend``
+Parameters: ``players`` (2-4, default 3), every option of ``GameConfig`` under its own name and
+with its default (``no_replace``, ``extra_jade`` ...; "" for an option whose default is None:
+``first_round_incentive`` "" for none, ``favor_deck`` "" for the shipped deck), ``rng_seed`` and ``backend``
 (``"core"`` for the C++ core, ``"python"`` for the Python engine, "" for the default: the core where
 it is built; both play the same games).
 
@@ -67,6 +66,7 @@ Returns are the environment's ``win_loss`` rewards (zero-sum; a sole winner +1, 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any
 
@@ -100,16 +100,11 @@ MAX_GAME_LENGTH = {2: 1000, 3: 1500, 4: 2000}
 
 _PARAMETERS: dict[str, Any] = {
     "players": DEFAULT_PLAYERS,
-    "no_replace": False,
-    "extra_region": False,
-    "extra_jade": 0,
-    "start_laborers": 0,
-    "start_convicts": 0,
-    "start_blocks": 0,
-    "first_round_incentive": "",
-    "favor_trade_in": False,
-    "unlimited_components": False,
-    "favor_deck": "",
+    **{  # every option of GameConfig, "" for None (pyspiel parameters have no None)
+        f.name: "" if f.default is None else f.default
+        for f in dataclasses.fields(GameConfig)
+        if f.name != "num_players"
+    },
     "rng_seed": 0,
     "backend": "",
 }

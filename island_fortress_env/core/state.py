@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env import core as _package
+from island_fortress_env.core.codegen import core_options
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import events as ev
 from island_fortress_env.engine import rng
@@ -122,21 +123,7 @@ def core_game(game: Game) -> Any:
             )
             for card in game.deck.cards
         ]
-        incentive = cfg.first_round_incentive
-        found = _core.make_game(
-            num_players=cfg.num_players,
-            no_replace=cfg.no_replace,
-            extra_region=cfg.extra_region,
-            extra_jade=cfg.extra_jade,
-            start_laborers=cfg.start_laborers,
-            start_convicts=cfg.start_convicts,
-            start_blocks=cfg.start_blocks,
-            first_round_incentive=-1 if incentive is None else INCENTIVES.index(incentive),
-            favor_trade_in=cfg.favor_trade_in,
-            unlimited_components=cfg.unlimited_components,
-            custom_deck=cfg.favor_deck is not None,
-            cards=cards,
-        )
+        found = _core.make_game(options=core_options(cfg), cards=cards)
         _GAMES[game] = found
     return found
 

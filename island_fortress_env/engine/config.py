@@ -6,7 +6,7 @@ import dataclasses
 import operator
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from . import tables
@@ -31,6 +31,11 @@ class GameConfig:
     ``unlimited_components`` makes Jade, Treasure, Buyback Chips, Reinforcements, Laborers and
     Convicts inexhaustible; wall blocks, Governor blocks and favor cards stay finite.
     ``favor_deck`` is a path to a deck file (JSON) replacing the shipped stand-in deck.
+
+    These fields are the one declaration of the game's options: the C++ core's ``Config`` is
+    generated from them (``core/codegen.py``: a bool stays a bool, an int is a 64-bit integer,
+    an option with ``choices`` is the index of its choice, -1 for None, and ``core: "given"``
+    passes whether the option is set), and the core receives every field by name.
     """
 
     num_players: int = 3
@@ -40,10 +45,10 @@ class GameConfig:
     start_laborers: int = 0
     start_convicts: int = 0
     start_blocks: int = 0
-    first_round_incentive: str | None = None
+    first_round_incentive: str | None = field(default=None, metadata={"choices": INCENTIVES})
     favor_trade_in: bool = False
     unlimited_components: bool = False
-    favor_deck: str | None = None
+    favor_deck: str | None = field(default=None, metadata={"core": "given"})
 
     def __post_init__(self) -> None:
         def fail(name: str, why: str) -> None:

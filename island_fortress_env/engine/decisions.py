@@ -2,7 +2,8 @@
 
 The state always waits on one decision of one player; a role action with several choices is
 a short sequence of decisions. ``Decision.label`` is the text shown to people (prompts,
-observation feature names); code keys on the members.
+observation feature names); code keys on the members, one name each (``Decision.BUILD_CELL``;
+the C++ core's ``Decision::kBuildCell`` is generated from this class by ``core/codegen.py``).
 """
 
 from __future__ import annotations
@@ -63,25 +64,3 @@ DECISION_NAMES = tuple(d.label for d in Decision)  # indexed by the decision's i
 ACTION_PHASE_DECISIONS = frozenset(
     d for d in Decision if Decision.CHOOSE_ROLE_ACTION <= d <= Decision.BUYBACK_OR_END_TURN
 )
-
-# The members bound as module globals for the engine's hot paths (an enum attribute lookup
-# costs ~140 ns on Python 3.11).
-D_KEEP_SETUP = Decision.KEEP_DEALT_FAVORS
-D_BID = Decision.PETITION_BID
-D_ROLE = Decision.CHOOSE_ROLE_ACTION
-D_RECRUIT_COUNT = Decision.RECRUIT_COUNT
-D_BUY_COUNT = Decision.BUY_BLOCKS_COUNT
-D_DRAW_COUNT = Decision.DRAW_FAVORS_COUNT
-D_KEEP_DRAWN = Decision.KEEP_DRAWN_FAVORS
-D_REMOVE_CELL = Decision.REMOVE_REINFORCEMENT_CELL
-D_BUILD_COUNT = Decision.BUILD_COUNT
-D_BUILD_CELL = Decision.BUILD_CELL
-D_LABORERS = Decision.ASSIGN_LABORERS
-D_FAVOR_CARD = Decision.PLAY_FAVOR_CARD
-D_REINFORCE_CELL = Decision.REINFORCE_CELL
-D_REPLACE_CELL = Decision.REPLACE_CELL
-D_PRISON_PAIR = Decision.TREASURE_PRISONS
-D_MOVE_REGION = Decision.MOVE_TASKMASTER
-D_TURN_END = Decision.BUYBACK_OR_END_TURN
-D_TRADE_IN = Decision.FAVOR_TRADE_IN
-D_GAME_OVER = Decision.GAME_OVER

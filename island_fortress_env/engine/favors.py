@@ -70,6 +70,9 @@ class FavorCard:
 
     def matches(self, blocks: int) -> int:
         """Bottom-left anchors at which every marked cell is in ``blocks``."""
+        # docs/RULES.md C4: a pattern matches in the card's orientation (no rotation or mirroring), at any
+        # height and horizontal position, across region borders; only the marked cells must be the
+        # player's own unreinforced blocks.
         anchors = self.anchor_mask
         for off in self.offsets:
             anchors &= blocks >> off
@@ -185,6 +188,8 @@ def parse_deck(data: Any, where: str = "favor deck") -> FavorDeck:
 def load_deck(path: str | os.PathLike[str] | None = None) -> FavorDeck:
     """Load a deck file (UTF-8 JSON, at most ``MAX_DECK_BYTES``, a regular file); ``None`` gives
     the shipped stand-in deck. Any problem is a ``DeckError`` naming the file."""
+    # docs/RULES.md C3: the favor deck is a data file; the shipped deck is a stand-in; a user deck is
+    # validated. E27: its rewards are bounded per card and per deck (REWARD_LIMITS, DECK_REWARD_LIMITS).
     if path is None:
         text = resources.files(__package__).joinpath("data/favor_deck.json").read_text("utf-8")
         return parse_deck(parse_json(text), "stand-in favor deck")

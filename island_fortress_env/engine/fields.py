@@ -178,6 +178,9 @@ class StateFields:
             self.gov_bits |= b
         else:
             self.own[p] |= b
+        # docs/RULES.md C6: a Governor block placed by a player counts as that player completing a row
+        # (Buyback Chip, row scored) or the wall, never scores the level-4 bonus and never counts for a
+        # majority.
         level = bit // STRIDE
         self._log.append((K_PLACE, p, geo.bit_cell[bit], governor))
         if level == LEVELS - 1:  # a tower cell
@@ -197,6 +200,8 @@ class StateFields:
             self.wall_completer = p
 
     def _score_row(self, region: int, level: int, completed: bool) -> None:
+        # docs/RULES.md C16: a row or level with no player block gives its majority award to nobody
+        # (Governor blocks are in no player's own set).
         counts = scoring.blocks_in(self.own, self.geo.row_mask[region][level])
         reason = _ROW if completed else _ROW_AT_END
         for p in scoring.majority(counts):

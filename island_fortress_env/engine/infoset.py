@@ -30,7 +30,7 @@ from typing import Any
 from . import actions as A
 from . import events as ev
 from . import visibility
-from .decisions import D_BID, D_GAME_OVER, D_TURN_END, Decision
+from .decisions import Decision
 from .state import Game, State
 from .wall import iter_bits
 
@@ -100,7 +100,9 @@ def _bits(value: int) -> list[int]:
 def _tells_action(state: Any) -> bool:
     """Whether the seat to move is in a role action or ends the turn of one (the words of its
     choices then tell the action: ``views.narrate``'s pending text and buyback)."""
-    return not state.is_terminal() and ((state.in_action and state.op >= 0) or state.decision == D_TURN_END)
+    return not state.is_terminal() and (
+        (state.in_action and state.op >= 0) or state.decision == Decision.BUYBACK_OR_END_TURN
+    )
 
 
 def action_log(state: Any) -> list[ev.Event]:
@@ -256,7 +258,7 @@ def rebuild(game: Game, fields: Any, seat: int, seed: int) -> State:
     state.game, state.cfg, state.geo, state.n = game, game.config, geo, n
     state.unlimited = game.config.unlimited_components
     decision = read.number("decision", 0, len(Decision) - 1)
-    if decision == D_GAME_OVER:
+    if decision == Decision.GAME_OVER:
         raise read.fail("decision", "is the end of the game: nobody is to move")
     state.decision = Decision(decision)
     for name in SEAT_COUNTS:
@@ -279,7 +281,7 @@ def rebuild(game: Game, fields: Any, seat: int, seed: int) -> State:
         setattr(state, name, read.flag(name))
     for name in REGION_COUNTS:
         setattr(state, name, read.counts(name, geo.regions))
-    sealed = state.decision == D_BID
+    sealed = state.decision == Decision.PETITION_BID
     bids = read.array("bids", fields["bids"], n)
     for p, bid in enumerate(bids):
         if (bid is None) != (sealed and p != seat):

@@ -27,32 +27,7 @@ from . import actions as A
 from . import events as ev
 from . import rng, scoring, tables
 from .config import ConfigError, GameConfig
-from .decisions import (
-    ACTION_PHASE_DECISIONS,
-    D_BID,
-    D_BUILD_CELL,
-    D_BUILD_COUNT,
-    D_BUY_COUNT,
-    D_DRAW_COUNT,
-    D_FAVOR_CARD,
-    D_GAME_OVER,
-    D_KEEP_DRAWN,
-    D_KEEP_SETUP,
-    D_LABORERS,
-    D_MOVE_REGION,
-    D_PRISON_PAIR,
-    D_RECRUIT_COUNT,
-    D_REINFORCE_CELL,
-    D_REMOVE_CELL,
-    D_REPLACE_CELL,
-    D_ROLE,
-    D_TRADE_IN,
-    D_TURN_END,
-    DECISION_NAMES,
-    NUM_DECISIONS,
-    TERMINAL,
-    Decision,
-)
+from .decisions import ACTION_PHASE_DECISIONS, DECISION_NAMES, NUM_DECISIONS, TERMINAL, Decision
 from .events import K_PASS
 from .favors import FavorDeck, load_deck
 from .fields import StateFields
@@ -67,33 +42,15 @@ from .roles.taskmaster import Taskmaster
 from .roles.treasurer import Treasurer
 from .wall import WallGeometry, geometry, iter_bits
 
-# The decision names are defined in decisions.py; re-exported here for callers of the state.
+# The decisions are defined in decisions.py; re-exported here for callers of the state.
 __all__ = [
     "ACTION_PHASE_DECISIONS",
     "DECISION_NAMES",
-    "D_BID",
-    "D_BUILD_CELL",
-    "D_BUILD_COUNT",
-    "D_BUY_COUNT",
-    "D_DRAW_COUNT",
-    "D_FAVOR_CARD",
-    "D_GAME_OVER",
-    "D_KEEP_DRAWN",
-    "D_KEEP_SETUP",
-    "D_LABORERS",
-    "D_MOVE_REGION",
-    "D_PRISON_PAIR",
-    "D_RECRUIT_COUNT",
-    "D_REINFORCE_CELL",
-    "D_REMOVE_CELL",
-    "D_REPLACE_CELL",
-    "D_ROLE",
-    "D_TRADE_IN",
-    "D_TURN_END",
     "GOVERNOR_OWNER",
     "NUM_DECISIONS",
     "TERMINAL",
     "UNLIMITED",
+    "Decision",
     "Game",
     "IllegalActionError",
     "State",
@@ -261,7 +218,7 @@ class State(
         return self.current
 
     def is_terminal(self) -> bool:
-        return self.decision == D_GAME_OVER
+        return self.decision == Decision.GAME_OVER
 
     def legal_actions(self) -> tuple[int, ...]:
         """Sorted legal action ids for the current player (never empty before the end).
@@ -300,6 +257,8 @@ class State(
 
     def apply_action(self, action: int) -> None:
         """Apply one legal action; an illegal one raises and changes nothing."""
+        # docs/RULES.md E26: illegal input raises one error that names the problem and leaves the state
+        # unchanged.
         a = action_id(action)
         if a not in self.legal_actions():
             raise IllegalActionError(self._illegal_message(a))
@@ -358,7 +317,7 @@ class State(
 
     def _compute_legal(self) -> tuple[int, ...]:
         d = self.decision
-        if d == D_GAME_OVER:
+        if d == Decision.GAME_OVER:
             return ()
         p = self.current
         out = _LEGAL[d](self, p)  # each phase / role action owns its legal choices
@@ -373,7 +332,7 @@ class State(
         where = f"round {self.round}, player {self.current}, decision '{DECISION_NAMES[self.decision]}'"
         if not 0 <= action < A.NUM_ACTIONS:
             return f"illegal action {action}: outside the action space 0..{A.NUM_ACTIONS - 1} ({where})"
-        if self.decision == D_GAME_OVER:
+        if self.decision == Decision.GAME_OVER:
             return f"illegal action {action}: the game is over"
         legal = ", ".join(str(a) for a in self.legal_actions()[:12])
         more = "" if len(self.legal_actions()) <= 12 else ", ..."
@@ -384,6 +343,8 @@ class State(
         if A.GOVERNOR <= a < A.GOVERNOR + len(self.geo.cell_bits):
             self._place_governor(p, self.geo.cell_bits[a - A.GOVERNOR])
             return
+        # docs/RULES.md C12, E22: PASS is the only option when nothing else is legal, which a legal game
+        # never needs.
         if a == A.PASS:
             self._log.append((K_PASS, p))
             if self.decision in ACTION_PHASE_DECISIONS:
@@ -395,44 +356,44 @@ class State(
 
 
 _LEGAL: dict[Decision, Callable[[State, int], Sequence[int]]] = {
-    D_KEEP_SETUP: State._legal_keep,
-    D_BID: State._legal_bid_digits,
-    D_ROLE: State._legal_role,
-    D_RECRUIT_COUNT: State._legal_recruit,
-    D_BUY_COUNT: State._legal_buy,
-    D_DRAW_COUNT: State._legal_draw,
-    D_KEEP_DRAWN: State._legal_keep,
-    D_REMOVE_CELL: State._legal_remove,
-    D_BUILD_COUNT: State._legal_build_count,
-    D_BUILD_CELL: State._legal_build_cell,
-    D_LABORERS: State._legal_laborers,
-    D_FAVOR_CARD: State._legal_favor,
-    D_REINFORCE_CELL: State._legal_reinforce,
-    D_REPLACE_CELL: State._legal_replace,
-    D_PRISON_PAIR: State._legal_prisons,
-    D_MOVE_REGION: State._legal_move,
-    D_TURN_END: State._legal_turn_end,
-    D_TRADE_IN: State._legal_trade,
+    Decision.KEEP_DEALT_FAVORS: State._legal_keep,
+    Decision.PETITION_BID: State._legal_bid_digits,
+    Decision.CHOOSE_ROLE_ACTION: State._legal_role,
+    Decision.RECRUIT_COUNT: State._legal_recruit,
+    Decision.BUY_BLOCKS_COUNT: State._legal_buy,
+    Decision.DRAW_FAVORS_COUNT: State._legal_draw,
+    Decision.KEEP_DRAWN_FAVORS: State._legal_keep,
+    Decision.REMOVE_REINFORCEMENT_CELL: State._legal_remove,
+    Decision.BUILD_COUNT: State._legal_build_count,
+    Decision.BUILD_CELL: State._legal_build_cell,
+    Decision.ASSIGN_LABORERS: State._legal_laborers,
+    Decision.PLAY_FAVOR_CARD: State._legal_favor,
+    Decision.REINFORCE_CELL: State._legal_reinforce,
+    Decision.REPLACE_CELL: State._legal_replace,
+    Decision.TREASURE_PRISONS: State._legal_prisons,
+    Decision.MOVE_TASKMASTER: State._legal_move,
+    Decision.BUYBACK_OR_END_TURN: State._legal_turn_end,
+    Decision.FAVOR_TRADE_IN: State._legal_trade,
 }
 _HANDLERS: dict[Decision, Callable[[State, int, int], None]] = {
-    D_KEEP_SETUP: State._on_keep,
-    D_BID: State._on_bid,
-    D_ROLE: State._on_role,
-    D_RECRUIT_COUNT: State._on_recruit,
-    D_BUY_COUNT: State._on_buy,
-    D_DRAW_COUNT: State._on_draw,
-    D_KEEP_DRAWN: State._on_keep,
-    D_REMOVE_CELL: State._on_remove,
-    D_BUILD_COUNT: State._on_build_count,
-    D_BUILD_CELL: State._on_build_cell,
-    D_LABORERS: State._on_laborers,
-    D_FAVOR_CARD: State._on_favor,
-    D_REINFORCE_CELL: State._on_reinforce,
-    D_REPLACE_CELL: State._on_replace,
-    D_PRISON_PAIR: State._on_prisons,
-    D_MOVE_REGION: State._on_move,
-    D_TURN_END: State._on_turn_end,
-    D_TRADE_IN: State._on_trade,
+    Decision.KEEP_DEALT_FAVORS: State._on_keep,
+    Decision.PETITION_BID: State._on_bid,
+    Decision.CHOOSE_ROLE_ACTION: State._on_role,
+    Decision.RECRUIT_COUNT: State._on_recruit,
+    Decision.BUY_BLOCKS_COUNT: State._on_buy,
+    Decision.DRAW_FAVORS_COUNT: State._on_draw,
+    Decision.KEEP_DRAWN_FAVORS: State._on_keep,
+    Decision.REMOVE_REINFORCEMENT_CELL: State._on_remove,
+    Decision.BUILD_COUNT: State._on_build_count,
+    Decision.BUILD_CELL: State._on_build_cell,
+    Decision.ASSIGN_LABORERS: State._on_laborers,
+    Decision.PLAY_FAVOR_CARD: State._on_favor,
+    Decision.REINFORCE_CELL: State._on_reinforce,
+    Decision.REPLACE_CELL: State._on_replace,
+    Decision.TREASURE_PRISONS: State._on_prisons,
+    Decision.MOVE_TASKMASTER: State._on_move,
+    Decision.BUYBACK_OR_END_TURN: State._on_turn_end,
+    Decision.FAVOR_TRADE_IN: State._on_trade,
 }
 
 _LIST_SLOTS = (

@@ -1,4 +1,9 @@
-"""The rulebook's numbers, loaded once from ``data/rules_tables.json`` (data, not code)."""
+"""The rulebook's numbers, loaded once from ``data/rules_tables.json`` (data, not code).
+
+These numbers, like the engine's other declarations (decisions, events, game options, the
+observation's features), are the one source of the C++ core's copies: ``core/codegen.py`` writes
+them into headers at build time.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,12 @@ from importlib import resources
 from typing import Any
 
 
-def _load() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("data/rules_tables.json").read_text("utf-8")
-    return json.loads(text)
+def data_file(name: str) -> Any:
+    """The JSON file ``data/<name>`` of the package, parsed."""
+    return json.loads(resources.files(__package__).joinpath("data", name).read_text("utf-8"))
 
 
-TABLES: dict[str, Any] = _load()
+TABLES: dict[str, Any] = data_file("rules_tables.json")
 
 PURCHASE_COST: tuple[int, ...] = tuple(TABLES["purchase_cost"])  # index = count bought (1..5)
 WORKERS_PER_LEVEL: tuple[int, ...] = tuple(TABLES["workers_per_level"])  # index = level-1

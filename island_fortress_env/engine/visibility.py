@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import rng, tables
-from .decisions import D_BID
+from .decisions import Decision
 from .wall import iter_bits
 
 if TYPE_CHECKING:
@@ -25,21 +25,21 @@ if TYPE_CHECKING:
 
 def bids_sealed(state: State) -> bool:
     """Whether this round's petition bids are being taken (sealed until all are in, C13)."""
-    return state.decision == D_BID
+    return state.decision == Decision.PETITION_BID
 
 
 def sealed_bidders(state: State) -> frozenset[int]:
     """The seats whose sealed bid for this round's petition is in: while bids are taken, the
     seats before the current bidder in the bidding order (E3); none otherwise, since the bids
     are revealed together when the last is in."""
-    if state.decision != D_BID:
+    if state.decision != Decision.PETITION_BID:
         return frozenset()
     return frozenset(state.order[: state.order_pos])
 
 
 def has_sealed_bid(state: State, seat: int) -> bool:
     """Whether ``seat``'s sealed bid for this round's petition is in (public: not its amount)."""
-    return state.decision == D_BID and seat in state.order[: state.order_pos]
+    return state.decision == Decision.PETITION_BID and seat in state.order[: state.order_pos]
 
 
 def sees_private(viewer: int | None, owner: int) -> bool:
@@ -61,7 +61,7 @@ def own_bid(state: State, seat: int) -> int:
     sealed bid, or the digits entered so far while it enters a bid of several base-101 digits
     (E3: the partial bid is seen by its bidder only); 0 while it has not bid or outside the
     petition."""
-    if state.decision != D_BID:
+    if state.decision != Decision.PETITION_BID:
         return 0
     if seat == state.current or seat in state.order[: state.order_pos]:
         return state.bids[seat]
@@ -131,7 +131,7 @@ def redeal_unseen(state: State, seat: int, seed: int) -> State:
             field[p] = cards
             at += count
     other.deck = pool[at:]
-    if state.decision == D_BID:
+    if state.decision == Decision.PETITION_BID:
         for p in state.order[: state.order_pos]:
             if p != seat:
                 gen, other.bids[p] = rng.below(gen, state.jade[p] + 1)

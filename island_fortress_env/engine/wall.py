@@ -75,6 +75,8 @@ def _cell_bits_of_region(region: int) -> list[int]:
 def geometry(regions: int) -> WallGeometry:
     if not 1 <= regions <= MAX_REGIONS:
         raise ValueError(f"a wall has 1..{MAX_REGIONS} regions, not {regions}")
+    # docs/RULES.md C5: a region is 3 rows of 5 plus 2 tower cells on level 4 above its end columns (17
+    # cells); regions lie edge to edge as one continuous wall; a level is the same row across all regions.
     region_mask = []
     row_mask = []
     cell_bits: list[int] = []

@@ -12,13 +12,22 @@ by someone else not at all. ``LAYOUT`` names every slice (the README's table is 
 from __future__ import annotations
 
 import struct
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import tables
-from island_fortress_env.engine.decisions import NUM_DECISIONS, Decision
+from island_fortress_env.engine.decisions import NUM_DECISIONS
+from island_fortress_env.engine.observation_spec import (
+    GLOBAL_FEATURE_SPECS,
+    OBSERVED_OPTIONS,
+    PLAYER_FEATURE_SPECS,
+    PRIVATE_BLOCKS,
+    SUPPLY_KEYS,
+    WALL_PLANES,
+)
+from island_fortress_env.engine.observation_spec import Feature as Feature  # re-exported
 from island_fortress_env.engine.state import State
 from island_fortress_env.engine.visibility import has_sealed_bid, own_bid
 from island_fortress_env.engine.wall import LEVELS, STRIDE
@@ -32,111 +41,13 @@ MAX_PLAYERS = tables.MAX_PLAYERS
 CARDS = tables.MAX_FAVOR_CARDS
 GRID = LEVELS * STRIDE  # 80 positions: the wall as a 4 x 20 image
 OBS_LOW, OBS_HIGH = -1.0, 10.0  # every feature is scaled into this range (the Box's bounds)
-_SUPPLY_KEYS = ("jade", "treasure", "buyback_chips", "reinforcements", "laborers", "convicts")
-
-# Wall planes, each a 4 x 20 grid (level-major, left to right, level 1 first).
-WALL_PLANES = (
-    "cell exists",
-    "empty and buildable now",
-    "my block",
-    "block of opponent 1 (next in turn order)",
-    "block of opponent 2",
-    "block of opponent 3",
-    "Governor block",
-    "reinforced",
-    "my Taskmaster's region",
-    "opponent 1's Taskmaster's region",
-    "opponent 2's Taskmaster's region",
-    "opponent 3's Taskmaster's region",
-)
+# The features, their divisors and the card rows are declared in engine/observation_spec.py
+# (the C++ encoder's divisors are generated from it).
 NUM_PLANES = len(WALL_PLANES)
-
-
-class Feature(NamedTuple):
-    """One scaled number of the observation: the raw count divided by ``divisor`` (1 for a
-    flag or a one-hot). The label (README table, tests) is derived from the fields."""
-
-    name: str
-    divisor: int = 1
-    note: str = ""  # shown in parentheses after the label
-    show_divisor: bool = True  # False: the note says what the divisor is
-
-    @property
-    def label(self) -> str:
-        text = self.name
-        if self.divisor != 1 and self.show_divisor:
-            text += f" / {self.divisor}"
-        return f"{text} ({self.note})" if self.note else text
-
-
-_BLOCKS = tables.COMPONENTS["blocks_per_player"]
-
-# Per-player features, for me then each opponent in turn order.
-PLAYER_FEATURE_SPECS: tuple[Feature, ...] = (
-    Feature("seat present"),
-    Feature("Jade", 20),
-    Feature("Laborers", 10),
-    Feature("Convicts", 10),
-    Feature("Wall Blocks in supply", 10),
-    Feature("Wall Blocks left in stockpile", _BLOCKS),
-    Feature("Buyback Chips", 4),
-    Feature("Treasure", 20),
-    Feature("score", 50),
-    Feature("favor income bonus", 3),
-    Feature("favor petition bonus", 3),
-    Feature("favor cards in hand", 5),
-    Feature("favor cards played", 5),
-    Feature("blocks on the wall", _BLOCKS),
-    Feature("turns taken this round", tables.TURNS_PER_ROUND),
-    Feature("last revealed petition bid", 20),
-    Feature("holds the Governor marker"),
-    Feature("holds an unplaced Governor block"),
-    Feature("is the player to move"),
-    *(Feature(f"role in hand: {r}") for r in A.ROLE_NAMES),
-    *(Feature(f"role on table: {r}") for r in A.ROLE_NAMES),
-    *(Feature(f"Taskmaster in region {r + 1}") for r in range(tables.MAX_REGIONS)),
-    *(Feature(f"blocks in region {r + 1}", 10) for r in range(tables.MAX_REGIONS)),
-)
 PLAYER_FEATURES = tuple(f.label for f in PLAYER_FEATURE_SPECS)
 NUM_PLAYER_FEATURES = len(PLAYER_FEATURES)
-
-GLOBAL_FEATURE_SPECS: tuple[Feature, ...] = (
-    Feature("round", 12),
-    *(Feature(f"{n} players") for n in range(2, MAX_PLAYERS + 1)),
-    *(Feature(f"{r} regions") for r in range(2, tables.MAX_REGIONS + 1)),
-    Feature("variant: no Replace"),
-    Feature("variant: Favor Trade-in"),
-    Feature("unlimited components"),
-    Feature("Governor blocks left", max(tables.GOVERNOR_BLOCKS_BY_PLAYERS.values())),
-    Feature("favor deck size", tables.MAX_FAVOR_CARDS),
-    *(
-        Feature(f"supply: {k}", tables.COMPONENTS[k], "fraction of the box", show_divisor=False)
-        for k in _SUPPLY_KEYS
-    ),
-    *(Feature(f"prison {r + 1}: Jade", 5) for r in range(tables.MAX_REGIONS)),
-    *(Feature(f"prison {r + 1}: Convicts", 10) for r in range(tables.MAX_REGIONS)),
-    *(Feature(f"decision: {d.label}") for d in Decision),
-    *(Feature(f"action in progress: {name}") for name in A.OP_NAMES),
-    Feature("actions taken this turn", 2),
-    Feature("buyback used this turn"),
-    Feature("blocks left to place in this build", 2),
-    Feature("Workers this build needs", A.MAX_WORKERS),
-    Feature("Workers to assign", A.MAX_WORKERS),
-    # Also the base-101 digits of a sealed bid still to enter after this one (docs/RULES.md E3);
-    # its label is the one in trained policies' layout signature, which must not change.
-    Feature("favor cards left to keep", tables.FAVOR_KEEP),
-    Feature("my sealed bid this round", 20, "mine only"),
-    Feature("I have bid this round"),
-)
 GLOBAL_FEATURES = tuple(f.label for f in GLOBAL_FEATURE_SPECS)
 NUM_GLOBAL = len(GLOBAL_FEATURES)
-
-PRIVATE_BLOCKS = (
-    ("my favor hand", CARDS),
-    ("favor cards I am choosing from (setup deal or draw)", CARDS),
-    ("my hand cards whose pattern is complete now", CARDS),
-    ("favor cards played by anyone", CARDS),
-)
 
 LAYOUT: list[tuple[str, int, int]] = []  # (name, start, size)
 
@@ -213,10 +124,8 @@ class ObservationEncoder:
         static = [0] * (1 + 2 * (MAX_PLAYERS - 1))
         static[1 + (n - 2)] = 1
         static[1 + (MAX_PLAYERS - 1) + (geo.regions - 2)] = 1
-        self._static_global = [
-            *static[1:], int(cfg.no_replace), int(cfg.favor_trade_in), int(cfg.unlimited_components)
-        ]  # fmt: skip
-        self._box = tuple(tables.COMPONENTS[k] for k in _SUPPLY_KEYS)
+        self._static_global = [*static[1:], *(int(getattr(cfg, name)) for name in OBSERVED_OPTIONS)]
+        self._box = tuple(tables.COMPONENTS[k] for k in SUPPLY_KEYS)
         self._unlimited = cfg.unlimited_components
         self._zero_decision = [0] * (NUM_DECISIONS + A.NUM_OPS)
         # With the box's components and the shipped deck every feature is inside the Box

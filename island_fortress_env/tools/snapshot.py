@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from island_fortress_env.engine.state import D_BUILD_CELL
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.players import make_agent
@@ -31,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     state = env.game_state
     assert state is not None
     agents = [make_agent("heuristic", seed=args.seed + p) for p in range(args.players)]
-    while not state.is_terminal() and not (state.round >= args.round and state.decision == D_BUILD_CELL):
+    while not state.is_terminal() and not (
+        state.round >= args.round and state.decision == Decision.BUILD_CELL
+    ):
         p = state.current_player()
         obs = env.observe(env.possible_agents[p])
         env.step(agents[p].act(obs["observation"], obs["action_mask"], state))

@@ -18,7 +18,8 @@ from island_fortress_env import island_fortress_v0  # noqa: E402
 from island_fortress_env.adapters import openspiel as ifo  # noqa: E402
 from island_fortress_env.adapters import saved_states  # noqa: E402
 from island_fortress_env.engine import ConfigError  # noqa: E402
-from island_fortress_env.engine.state import ACTION_PHASE_DECISIONS, D_BID  # noqa: E402
+from island_fortress_env.engine.decisions import Decision  # noqa: E402
+from island_fortress_env.engine.state import ACTION_PHASE_DECISIONS  # noqa: E402
 from island_fortress_env.engine.visibility import redeal_unseen  # noqa: E402
 from island_fortress_env.engine.wall import iter_bits  # noqa: E402
 from island_fortress_env.players import make_agent  # noqa: E402
@@ -146,14 +147,14 @@ def _state_with_hidden_cards(backend: str, seed: int = 3, decision=None):
             and engine.favor_hand[1]
             and len(engine.deck) > 1
             and len(state.legal_actions()) > 1
-            and (decision != D_BID or engine.order_pos > 0)
+            and (decision != Decision.PETITION_BID or engine.order_pos > 0)
         ):
             return state
         state.apply_action(int(rng.choice(state.legal_actions())))
     raise AssertionError("no such state in this game")
 
 
-@pytest.mark.parametrize("decision", [None, D_BID])
+@pytest.mark.parametrize("decision", [None, Decision.PETITION_BID])
 def test_resampling_keeps_the_players_view_and_redeals_the_rest(decision, backend):
     state = _state_with_hidden_cards(backend, decision=decision)
     engine = state.engine

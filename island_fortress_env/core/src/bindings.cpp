@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "batch.h"
@@ -23,7 +24,8 @@
 #include "heuristic.h"
 #include "observation.h"
 #include "state.h"
-#include "tables.h"
+#include "generated/spec.h"
+#include "generated/tables.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -79,26 +81,34 @@ nb::tuple IntTuple(const std::vector<int>& values) {
 
 using Card = std::tuple<std::vector<int>, uint64_t, uint64_t, std::vector<int>>;
 
-std::shared_ptr<const Game> MakeGame(int num_players, bool no_replace, bool extra_region, int64_t extra_jade,
-                                     int64_t start_laborers, int64_t start_convicts, int start_blocks,
-                                     int first_round_incentive, bool favor_trade_in, bool unlimited_components,
-                                     bool custom_deck, const std::vector<Card>& cards) {
-  if (num_players < kMinPlayers || num_players > kMaxPlayers) throw std::invalid_argument("num_players must be 2..4");
+// A Config from every option of engine/config.py's GameConfig by name (as core/codegen.py's
+// core_options gives them): std::invalid_argument naming a missing or unknown option.
+Config ConfigFromOptions(const nb::dict& options) {
+  Config cfg;
+  size_t known = 0;
+  ForEachOption(cfg, [&](const char* name, auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if (!options.contains(name)) throw std::invalid_argument(std::string("missing game option ") + name);
+    ++known;
+    if constexpr (std::is_enum_v<Field>) {
+      const int index = nb::cast<int>(options[name]);
+      if (index < -1 || index >= NumChoices(Field{}))
+        throw std::invalid_argument(std::string("unknown choice of ") + name);
+      field = static_cast<Field>(index);
+    } else {
+      field = nb::cast<Field>(options[name]);
+    }
+  });
+  if (known != options.size()) throw std::invalid_argument("unknown game option(s): the core knows GameConfig's fields");
+  return cfg;
+}
+
+std::shared_ptr<const Game> MakeGame(const nb::dict& options, const std::vector<Card>& cards) {
+  const Config cfg = ConfigFromOptions(options);
+  if (cfg.num_players < kMinPlayers || cfg.num_players > kMaxPlayers)
+    throw std::invalid_argument("num_players must be 2..4");
   if (cards.empty() || cards.size() > static_cast<size_t>(kMaxFavorCards))
     throw std::invalid_argument("a favor deck holds 1..36 cards");
-  if (first_round_incentive < -1 || first_round_incentive > 2) throw std::invalid_argument("unknown incentive");
-  Config cfg;
-  cfg.num_players = num_players;
-  cfg.no_replace = no_replace;
-  cfg.extra_region = extra_region;
-  cfg.extra_jade = extra_jade;
-  cfg.start_laborers = start_laborers;
-  cfg.start_convicts = start_convicts;
-  cfg.start_blocks = start_blocks;
-  cfg.first_round_incentive = static_cast<Incentive>(first_round_incentive);
-  cfg.favor_trade_in = favor_trade_in;
-  cfg.unlimited_components = unlimited_components;
-  cfg.custom_deck = custom_deck;
   std::vector<FavorCard> deck;
   for (const Card& c : cards) {
     FavorCard card;
@@ -192,58 +202,20 @@ NB_MODULE(_core, m) {
   using namespace island_fortress;
   m.doc() = "The C++ core of the Island Fortress rules engine.";
 
+  // The sizes core/state.py reads; every other number is generated from the engine's declarations
+  // (generated/*.h), and SPEC_DIGEST tells which declarations this module was built from.
   nb::dict tables;
-  tables["PURCHASE_COST"] = std::vector<int>(kPurchaseCost.begin(), kPurchaseCost.end());
-  tables["WORKERS_PER_LEVEL"] = std::vector<int>(kWorkersPerLevel.begin(), kWorkersPerLevel.end());
-  tables["REPLACE_MULTIPLIER"] = kReplaceMultiplier;
-  tables["DOUBLE_BUILD_COST"] = kDoubleBuildCost;
-  tables["REPEAT_ROLE_COST"] = std::vector<int>(kRepeatRoleCost.begin(), kRepeatRoleCost.end());
-  tables["TASKMASTER_BUYBACK_COST"] = kTaskmasterBuybackCost;
-  tables["ROW_POINTS"] = std::vector<int>(kRowPoints.begin(), kRowPoints.end());
-  tables["TOWER_POINTS"] = kTowerPoints;
-  tables["BUYBACK_CHIP_POINTS"] = std::vector<int>(kBuybackChipPoints.begin(), kBuybackChipPoints.end());
-  tables["LEAST_REGION_MULTIPLIER"] = kLeastRegionMultiplier;
-  tables["TREASURE_BONUS"] = kTreasureBonus;
-  tables["JADE_BONUS"] = kJadeBonus;
-  tables["WORKERS_BONUS"] = kWorkersBonus;
-  tables["INCOME"] = kIncome;
-  tables["COLLECT_JADE"] = kCollectJade;
-  tables["TREASURE_PER_EXTRA_JADE"] = kTreasurePerExtraJade;
-  tables["CONVICTS_COLLECTED"] = kConvictsCollected;
-  tables["LABORERS_FOR_CONVICTS"] = kLaborersForConvicts;
-  tables["STARTING_JADE"] = kStartingJade;
-  tables["FAVOR_DEAL"] = kFavorDeal;
-  tables["FAVOR_KEEP"] = kFavorKeep;
-  tables["REGIONS_BY_PLAYERS"] = std::vector<int>(kRegionsByPlayers.begin(), kRegionsByPlayers.end());
-  tables["GOVERNOR_BLOCKS_BY_PLAYERS"] =
-      std::vector<int>(kGovernorBlocksByPlayers.begin(), kGovernorBlocksByPlayers.end());
-  tables["COMPONENTS"] = std::vector<int>{kBoxJade,     kBoxTreasure, kBoxBuybackChips, kBoxReinforcements,
-                                          kBoxLaborers, kBoxConvicts, kBlocksPerPlayer};
-  tables["MAX_BID"] = kMaxBid;
-  tables["TURNS_PER_ROUND"] = kTurnsPerRound;
-  tables["FAVOR_DRAW_OPTIONS"] = std::vector<int>{kFavorDrawOptions[0][0], kFavorDrawOptions[0][1],
-                                                  kFavorDrawOptions[1][0], kFavorDrawOptions[1][1]};
-  tables["TREASURE_CONVICTS"] = kTreasureConvicts;
-  tables["MAX_PURCHASE"] = kMaxPurchase;
-  tables["UNLIMITED"] = kUnlimited;
-  tables["STRIDE"] = kStride;
-  tables["NUM_ACTIONS"] = kNumActions;
-  tables["FAMILY_STARTS"] = std::vector<int>{kPass,      kEndTurn,  kBuybackTaskmaster, kBuybackChip, kKeepFavor,
-                                             kBid,       kRole,     kRepeat,            kRecruitCount, kBuyCount,
-                                             kDrawCount, kBuildCount, kCell,            kGovernor,     kLaborers,
-                                             kMoveRegion, kPrisonPair, kPlayFavor,      kTradeJade,    kTradeConvict,
-                                             kTradeDone};
   tables["OBS_SIZE"] = kObsSize;
   tables["STATE_SIZE"] = kStateSize;
   m.attr("TABLES") = tables;
+  m.attr("SPEC_DIGEST") = kSpecDigest;
+  m.attr("GENERATED_DIR") = ISLAND_FORTRESS_GENERATED_DIR;  // where generated/*.h were written
 
   nb::class_<Game>(m, "Game")
       .def_prop_ro("num_players", &Game::num_players)
       .def_prop_ro("regions", [](const Game& g) { return g.geometry().regions; });
-  m.def("make_game", &MakeGame, "num_players"_a, "no_replace"_a, "extra_region"_a, "extra_jade"_a,
-        "start_laborers"_a, "start_convicts"_a, "start_blocks"_a, "first_round_incentive"_a, "favor_trade_in"_a,
-        "unlimited_components"_a, "custom_deck"_a, "cards"_a,
-        "A game of a validated configuration and its loaded favor deck (offsets, anchor mask low and high "
+  m.def("make_game", &MakeGame, "options"_a, "cards"_a,
+        "A game of a validated configuration (every GameConfig option by name, as core_options gives them) and its loaded favor deck (offsets, anchor mask low and high "
         "64 bits, the 9 rewards of each card).");
 
   nb::class_<State>(m, "State")

@@ -9,6 +9,8 @@ namespace {
 int BitOf(int level, int column) { return level * kStride + column; }
 }  // namespace
 
+// C5: a region is 3 rows of 5 plus 2 tower cells on level 4 above its end columns (17 cells);
+// regions lie edge to edge as one continuous wall; a level is the same row across all regions.
 WallGeometry::WallGeometry(int num_regions) : regions(num_regions) {
   if (num_regions < 1 || num_regions > kMaxRegions) throw std::invalid_argument("a wall has 1..4 regions");
   bit_cell.fill(-1);
@@ -47,13 +49,13 @@ Game::Game(const Config& config, std::vector<FavorCard> deck)
       geometry_(kRegionsByPlayers[config.num_players] + (config.extra_region ? 1 : 0)),
       deck_(std::move(deck)) {
   const auto limit = [&](int64_t n) { return config_.unlimited_components ? kUnlimited : n; };
-  totals_ = Totals{limit(kBoxJade),
-                   limit(kBoxTreasure),
-                   limit(kBoxBuybackChips),
-                   limit(kBoxReinforcements),
-                   limit(kBoxLaborers),
-                   limit(kBoxConvicts),
-                   kBlocksPerPlayer,
+  totals_ = Totals{limit(kComponentsJade),
+                   limit(kComponentsTreasure),
+                   limit(kComponentsBuybackChips),
+                   limit(kComponentsReinforcements),
+                   limit(kComponentsLaborers),
+                   limit(kComponentsConvicts),
+                   kComponentsBlocksPerPlayer,
                    governor_blocks(),
                    static_cast<int>(deck_.size())};
 }

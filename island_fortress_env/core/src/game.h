@@ -1,6 +1,7 @@
 // A validated configuration, the wall's geometry and the favor deck: what every state of a game shares.
 // The Python engine validates the configuration and loads the deck (engine/config.py,
-// engine/favors.py); the core receives them as plain data.
+// engine/favors.py); the core receives them as plain data. Config (generated/config.h) is
+// generated from engine/config.py's GameConfig.
 #pragma once
 
 #include <array>
@@ -9,34 +10,21 @@
 #include <vector>
 
 #include "bits.h"
-#include "tables.h"
+#include "generated/config.h"
+#include "generated/tables.h"
 
 namespace island_fortress {
 
-enum class Incentive : int { kNone = -1, kWallBlock = 0, kBuybackChip = 1, kTreasure = 2 };
-
-// engine/config.py's GameConfig, already validated.
-struct Config {
-  int num_players = 3;
-  bool no_replace = false;
-  bool extra_region = false;
-  int64_t extra_jade = 0;
-  int64_t start_laborers = 0;
-  int64_t start_convicts = 0;
-  int start_blocks = 0;
-  Incentive first_round_incentive = Incentive::kNone;
-  bool favor_trade_in = false;
-  bool unlimited_components = false;
-  bool custom_deck = false;  // a favor deck file replaces the shipped stand-in deck
-};
-
 // One favor card: its pattern as bit offsets from the bottom-left cell, and its rewards.
+// C3: the favor deck is data, loaded and validated (E27: its rewards bounded) by engine/favors.py.
 struct FavorCard {
   std::vector<int> offsets;           // bit offsets of the marked cells
   Bits anchor_mask = 0;               // bottom-left positions where the pattern fits without wrapping
   std::array<int, kNumRewards> rewards{};  // in Reward order
 
   // Bottom-left anchors at which every marked cell is in `blocks`.
+  // C4: a pattern matches in the card's orientation (no rotation or mirroring), at any height and
+  // horizontal position, across region borders.
   Bits Matches(Bits blocks) const {
     Bits anchors = anchor_mask;
     for (int off : offsets) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bits.h"
+#include "generated/heuristic_weights.h"
 #include "state.h"
 
 namespace island_fortress {
@@ -52,6 +53,7 @@ class Heuristic {
   static size_t CacheBytes();
 
  private:
+  static constexpr double kBig = 1e9;  // beyond any value
   // The constants of one game configuration (heuristic.py's _GameInfo).
   struct Info {
     const Game* game = nullptr;
@@ -135,7 +137,7 @@ class Heuristic {
   mutable std::vector<HandEntry> hand_cache_;  // the same
   mutable MissingMemo missing_memo_;           // emptied for a new game
   mutable std::vector<DrawEntry> draw_cache_;  // allocated on first use, emptied for a new game
-  std::array<double, 100> step_pow_{};     // kFavorStep ** missing, for missing 0..99
+  std::array<double, 100> step_pow_{};     // heuristic_weights::kFavorStep ** missing, for missing 0..99
 };
 
 }  // namespace island_fortress

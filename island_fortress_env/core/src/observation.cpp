@@ -9,26 +9,6 @@ namespace island_fortress {
 
 namespace {
 
-// The divisor of every scaled number between the wall and the card rows (observation.py's
-// PLAYER_FEATURE_SPECS for each of the four seats, then GLOBAL_FEATURE_SPECS).
-constexpr std::array<int, kNumPlayerFeatures> kPlayerDivisors = {
-    1, 20, 10, 10, 10, kBlocksPerPlayer, 4, 20, 50, 3, 3,  // seat .. petition bonus
-    5, 5, kBlocksPerPlayer, kTurnsPerRound, 20, 1, 1, 1,  // favor counts .. is to move
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                          // roles in hand, on table
-    1, 1, 1, 1,                                            // Taskmaster's region
-    10, 10, 10, 10,                                        // blocks in each region
-};
-constexpr std::array<int, kNumGlobalFeatures> kGlobalDivisors = {
-    12,                                                                  // round
-    1, 1, 1, 1, 1, 1, 1, 1, 1,                                           // players, regions, variants
-    12, kMaxFavorCards,                                                  // Governor blocks, deck size
-    kBoxJade, kBoxTreasure, kBoxBuybackChips, kBoxReinforcements, kBoxLaborers, kBoxConvicts,
-    5, 5, 5, 5, 10, 10, 10, 10,                                          // prisons
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,              // decision
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                                  // action in progress
-    2, 1, 2, kMaxWorkers, kMaxWorkers, kFavorKeep, 20, 1,                // decision context
-};
-
 // float32(1 / divisor), as numpy stores the Python floats 1.0 / divisor.
 struct Scale {
   std::array<float, kMiddleSize> v{};
@@ -128,13 +108,14 @@ void EncodeObservation(const State& s, int seat, float* out) {
   put(s.round());
   for (int m = 2; m <= kMaxPlayers; ++m) put(n == m);
   for (int r = 2; r <= kMaxRegions; ++r) put(geo.regions == r);
-  put(cfg.no_replace);
-  put(cfg.favor_trade_in);
-  put(cfg.unlimited_components);
+  static_assert(kFirstOptionFeature == 1 + (kMaxPlayers - 1) + (kMaxRegions - 1), "the options follow the regions");
+  for (bool Config::*option : kObservedOptions) put(cfg.*option);
   put(s.gov_stock());
   put(s.deck_size());
   if (cfg.unlimited_components) {  // an unlimited supply never runs out: shown as a full box
-    for (int b : {kBoxJade, kBoxTreasure, kBoxBuybackChips, kBoxReinforcements, kBoxLaborers, kBoxConvicts}) put(b);
+    for (int b : {kComponentsJade, kComponentsTreasure, kComponentsBuybackChips, kComponentsReinforcements,
+                  kComponentsLaborers, kComponentsConvicts})
+      put(b);
   } else {
     put(s.sup_jade());
     put(s.sup_treasure());
@@ -178,8 +159,9 @@ void EncodeObservation(const State& s, int seat, float* out) {
   Plane64(playable, cards + 2 * kMaxFavorCards, kMaxFavorCards);
   Plane64(played, cards + 3 * kMaxFavorCards, kMaxFavorCards);
 
+  // E27: whatever a game reaches, every observation is clipped into its Box(-1, 10).
   // Unlimited supplies or another deck can take a count past the Box: then clip.
-  if (cfg.unlimited_components || cfg.custom_deck)
+  if (cfg.unlimited_components || cfg.favor_deck)
     for (int i = 0; i < kObsSize; ++i) out[i] = std::clamp(out[i], kObsLow, kObsHigh);
 }
 

@@ -1,22 +1,15 @@
 // The observation of one seat, the action mask and the global state vector, byte for byte as
-// island_fortress_env/observation.py (ObservationEncoder, action_mask) and global_state.py write them.
+// island_fortress_env/env/observation.py (ObservationEncoder, action_mask) and env/global_state.py write them.
 #pragma once
 
 #include <cstdint>
 
+#include "generated/observation_spec.h"
 #include "state.h"
 
 namespace island_fortress {
 
-inline constexpr int kNumPlanes = 12;                     // wall planes, each 4 x 20
-inline constexpr int kNumPlayerFeatures = 37;             // per seat, me first
-inline constexpr int kNumGlobalFeatures = 65;             // global and decision context
-inline constexpr int kWallStart = 0;
-inline constexpr int kPlayersStart = kWallStart + kNumPlanes * kGrid;                   // 960
-inline constexpr int kGlobalStart = kPlayersStart + kMaxPlayers * kNumPlayerFeatures;   // 1108
-inline constexpr int kPrivateStart = kGlobalStart + kNumGlobalFeatures;                 // 1173
-inline constexpr int kObsSize = kPrivateStart + 4 * kMaxFavorCards;                     // 1317
-inline constexpr int kMiddleSize = kPrivateStart - kPlayersStart;                       // scaled numbers
+// The layout and the divisors: generated/observation_spec.h (engine/observation_spec.py).
 // global_state.py: every seat's observation, the deck (in it, position from the top), the seat to move.
 inline constexpr int kDeckStart = kMaxPlayers * kObsSize;
 inline constexpr int kPositionStart = kDeckStart + kMaxFavorCards;

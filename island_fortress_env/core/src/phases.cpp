@@ -24,7 +24,7 @@ void State::Setup() {
     for (int k = 0; k < kFavorDeal; ++k) hand |= uint64_t{1} << deck_[--deck_size_];
     drawn_[p] = hand;
   }
-  Log(EventKind::kSetup, {n_, geo_->regions});
+  Log(event::Setup{n_, geo_->regions});
   decision_ = Decision::kKeepDealtFavors;
   current_ = 0;
   keep_left_ = kFavorKeep;
@@ -46,7 +46,7 @@ void State::OnKeep(int p, int a) {
   drawn_[p] = 0;
   if (decision_ == Decision::kKeepDealtFavors) {  // E1
     for (int i = 0; i < num_rest; ++i) deck_[deck_size_++] = rest[i];
-    Log(EventKind::kKept, {p, kFavorKeep});
+    Log(event::Kept{p, kFavorKeep});
     if (p + 1 < n_) {
       current_ = p + 1;
       keep_left_ = kFavorKeep;
@@ -67,13 +67,13 @@ void State::OnKeep(int p, int a) {
 
 void State::StartRound() {
   round_ += 1;
-  Log(EventKind::kRound, {round_});
+  Log(event::RoundStarted{round_});
   const int start = std::max(holder_, 0);
   for (int i = 0; i < n_; ++i) {  // income, paid in turn order from the marker (C8)
     const int p = (start + i) % n_;
     const int64_t got = TakeJade(kIncome + income_bonus_[p]);
     jade_[p] += got;
-    Log(EventKind::kIncome, {p, got});
+    Log(event::Income{p, got});
   }
   bids_.fill(0);
   for (int i = 0; i < n_; ++i) order_[i] = (start + i) % n_;
@@ -110,7 +110,7 @@ void State::OnBid(int p, int a) {
     bid_digits_left_ -= 1;
     return;
   }
-  Log(EventKind::kBidPlaced, {p});
+  Log(event::BidPlaced{p});
   order_pos_ += 1;
   if (order_pos_ < n_) {
     BeginBid(order_[order_pos_]);
@@ -157,13 +157,7 @@ void State::ResolvePetition() {
   has_last_bids_ = true;
   const std::array<int64_t, kMaxPlayers> bids = bids_;
   bids_.fill(0);
-  if (logging_) {
-    log_.push_back(static_cast<int64_t>(EventKind::kPetition));
-    log_.push_back(2 * n_ + 1);
-    log_.insert(log_.end(), last_bids_.begin(), last_bids_.begin() + n_);
-    log_.insert(log_.end(), totals.begin(), totals.begin() + n_);
-    log_.push_back(winner);
-  }
+  Log(event::Petition{{last_bids_.data(), n_}, {totals.data(), n_}, winner});
   const int64_t paid = bids[winner];
   PayJade(winner, paid);
   holder_ = winner;
@@ -172,7 +166,7 @@ void State::ResolvePetition() {
     gov_in_hand_ = true;
   }
   ToPrison(region_[winner], 1, 1);
-  if (round_ == 1 && game_->config().first_round_incentive != Incentive::kNone) FirstRoundIncentive(winner);
+  if (round_ == 1 && game_->config().first_round_incentive != FirstRoundIncentive::kNone) GiveFirstRoundIncentive(winner);
   for (int p = 0; p < n_; ++p) {
     roles_hand_[p] = kAllRoles;
     roles_table_[p] = 0;
@@ -182,19 +176,19 @@ void State::ResolvePetition() {
   StartTurn(winner);
 }
 
-void State::FirstRoundIncentive(int p) {
-  const Incentive kind = game_->config().first_round_incentive;
-  if (kind == Incentive::kWallBlock) {  // E5: from the winner's own stockpile
+void State::GiveFirstRoundIncentive(int p) {
+  const FirstRoundIncentive kind = game_->config().first_round_incentive;
+  if (kind == FirstRoundIncentive::kWallBlock) {  // E5: from the winner's own stockpile
     if (stock_blocks_[p] > 0) {
       stock_blocks_[p] -= 1;
       blocks_[p] += 1;
     }
-  } else if (kind == Incentive::kBuybackChip) {
+  } else if (kind == FirstRoundIncentive::kBuybackChip) {
     GainChip(p);
-  } else if (kind == Incentive::kTreasure) {
+  } else if (kind == FirstRoundIncentive::kTreasure) {
     GainTreasure(p, 1, ScoreReason::kFirstRoundIncentive);
   }
-  Log(EventKind::kIncentive, {p, static_cast<int64_t>(kind)});
+  Log(event::Incentive{p, kind});
 }
 
 // ----------------------------------------------------------------- action phase (phases/action.py)
@@ -235,7 +229,7 @@ void State::EndTurn() {
   if (p == holder_ && turns_taken_[p] == kTurnsPerRound && gov_in_hand_) {  // C14
     gov_in_hand_ = false;
     gov_box_ += 1;
-    Log(EventKind::kGovernorLost, {p});
+    Log(event::GovernorLost{p});
   }
   turn_index_ += 1;
   if (turn_index_ == kTurnsPerRound * n_) {
@@ -304,6 +298,8 @@ void State::OnRole(int p, int a) {
   if (a >= kRepeat) {  // Taskmaster B: repeat a card on the table
     op = a - kRepeat;
     card = kTaskmaster;
+    // C1: Repeat Role costs Recruiter 1, Planner 2, Builder 2, Treasurer 3; the Taskmaster card itself
+    // cannot be repeated.
     cost = kRepeatRoleCost[kOpCard[op]];
     PayJade(p, cost);
   } else {
@@ -315,7 +311,7 @@ void State::OnRole(int p, int a) {
   last_card_ = card;
   op_ = op;
   in_action_ = true;
-  Log(EventKind::kRole, {p, op, a >= kRepeat ? 1 : 0, cost});
+  Log(event::Role{p, op, a >= kRepeat, cost});
   StartOp(op, p);
 }
 
@@ -337,6 +333,8 @@ void State::StartOp(int op, int p) {
   }
 }
 
+// C2: the Taskmaster buyback (3 Jade) is offered only right after the Taskmaster card was played; a
+// Buyback Chip buys back any card; at most one buyback per turn.
 int State::TurnEndOptions(std::array<int, 4>& out) const {
   const int p = current_;
   int k = 0;
@@ -373,7 +371,7 @@ void State::OnTurnEnd(int p, int a) {
   roles_table_[p] &= ~(1 << card);
   roles_hand_[p] |= 1 << card;
   buyback_used_ = true;
-  Log(EventKind::kBuyback, {p, card, a == kBuybackChip ? 1 : 0});
+  Log(event::Buyback{p, card, a == kBuybackChip});
   decision_ = Decision::kChooseRoleAction;
 }
 
@@ -432,7 +430,7 @@ void State::EndGame() {
     convicts_[w] += got_convicts;
     prison_jade_.fill(0);
     prison_convicts_.fill(0);
-    Log(EventKind::kWallComplete, {w, got_jade, got_convicts});
+    Log(event::WallComplete{w, got_jade, got_convicts});
   }
   in_action_ = false;
   if (game_->config().favor_trade_in) {  // E20: from the last petition winner clockwise
@@ -478,7 +476,7 @@ void State::OnTrade(int p, int a) {
   } else {
     GainConvicts(p, 1);
   }
-  Log(EventKind::kTraded, {p, static_cast<int64_t>(a == kTradeJade ? TradeReward::kJade : TradeReward::kConvict)});
+  Log(event::Traded{p, a == kTradeJade ? TradeReward::kJade : TradeReward::kConvict});
   if (!favor_hand_[p]) NextTrader();
 }
 
@@ -545,10 +543,9 @@ void State::FinalScoring() {
   for (int p = 0; p < n_; ++p)
     if (keys[p] == best) winners_[num_winners_++] = p;
   if (logging_) {
-    log_.push_back(static_cast<int64_t>(EventKind::kGameOver));
-    log_.push_back(n_ + num_winners_);
-    log_.insert(log_.end(), score_.begin(), score_.begin() + n_);
-    log_.insert(log_.end(), winners_.begin(), winners_.begin() + num_winners_);
+    std::array<int64_t, kMaxPlayers> winners{};
+    std::copy(winners_.begin(), winners_.begin() + num_winners_, winners.begin());
+    Log(event::GameOver{{score_.data(), n_}, {winners.data(), num_winners_}});
   }
   decision_ = Decision::kGameOver;
   current_ = kTerminal;

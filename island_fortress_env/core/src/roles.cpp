@@ -25,16 +25,16 @@ void State::StartRecruit(int p) {
 void State::LegalRecruit(int p, std::vector<int>& out) const {
   // 1..5 Laborers the supply holds and the player can pay for (E7).
   for (int k = 1; k <= kMaxPurchase; ++k)
-    if ((k <= sup_laborers_ || unlimited_) && kPurchaseCost[k] <= jade_[p]) out.push_back(kRecruitCount + k - 1);
+    if ((k <= sup_laborers_ || unlimited_) && kPurchaseCost[k] <= jade_[p]) out.push_back(kRecruit + k - 1);
 }
 
 void State::OnRecruit(int p, int a) {
-  const int k = a - kRecruitCount + 1;
+  const int k = a - kRecruit + 1;
   const int cost = kPurchaseCost[k];
   PayJade(p, cost);
   sup_laborers_ -= k;
   laborers_[p] += k;
-  Log(EventKind::kRecruited, {p, k, cost});
+  Log(event::Recruited{p, k, cost});
   FinishAction();
 }
 
@@ -51,7 +51,7 @@ void State::CollectPrison(int p) {
   const int region = region_[p];
   jade_[p] += prison_jade_[region];
   convicts_[p] += prison_convicts_[region];
-  Log(EventKind::kPrisonCollected, {p, region, prison_jade_[region], prison_convicts_[region]});
+  Log(event::PrisonCollected{p, region, prison_jade_[region], prison_convicts_[region]});
   prison_jade_[region] = 0;
   prison_convicts_[region] = 0;
   FinishAction();
@@ -67,16 +67,16 @@ void State::StartBuy(int p) {
 
 void State::LegalBuy(int p, std::vector<int>& out) const {
   for (int k = 1; k <= kMaxPurchase; ++k)
-    if (k <= stock_blocks_[p] && kPurchaseCost[k] <= jade_[p]) out.push_back(kBuyCount + k - 1);
+    if (k <= stock_blocks_[p] && kPurchaseCost[k] <= jade_[p]) out.push_back(kBuyBlocks + k - 1);
 }
 
 void State::OnBuy(int p, int a) {
-  const int k = a - kBuyCount + 1;
+  const int k = a - kBuyBlocks + 1;
   const int cost = kPurchaseCost[k];
   PayJade(p, cost);
   stock_blocks_[p] -= k;
   blocks_[p] += k;
-  Log(EventKind::kBought, {p, k, cost});
+  Log(event::Bought{p, k, cost});
   FinishAction();
 }
 
@@ -87,15 +87,15 @@ void State::StartDraw(int /*p*/) {
 
 void State::LegalDraw(int /*p*/, std::vector<int>& out) const {
   for (int i = 0; i < static_cast<int>(kFavorDrawOptions.size()); ++i)
-    if (kFavorDrawOptions[i][0] <= deck_size_) out.push_back(kDrawCount + i);
+    if (kFavorDrawOptions[i][0] <= deck_size_) out.push_back(kDraw + i);
 }
 
 void State::OnDraw(int p, int a) {
-  const int draw = kFavorDrawOptions[a - kDrawCount][0];
-  const int keep = kFavorDrawOptions[a - kDrawCount][1];
+  const int draw = kFavorDrawOptions[a - kDraw][0];
+  const int keep = kFavorDrawOptions[a - kDraw][1];
   for (int i = 0; i < draw; ++i) drawn_[p] |= uint64_t{1} << deck_[--deck_size_];
   keep_left_ = keep;
-  Log(EventKind::kDrew, {p, draw, keep});
+  Log(event::Drew{p, draw, keep});
   decision_ = Decision::kKeepDrawnFavors;
 }
 
@@ -113,7 +113,7 @@ void State::OnRemove(int p, int a) {
   const int bit = geo_->cell_bits[a - kCell];
   reinf_ &= ~Bit(bit);
   sup_reinf_ += 1;
-  Log(EventKind::kReinforcementRemoved, {p, a - kCell});
+  Log(event::ReinforcementRemoved{p, a - kCell});
   FinishAction();
 }
 
@@ -137,7 +137,7 @@ void State::OnBuildCount(int p, int a) {
   }
   build_left_ = count;
   build_need_ = 0;
-  Log(EventKind::kBuild, {p, count, count == 2 ? kDoubleBuildCost : 0});
+  Log(event::Build{p, count, count == 2 ? kDoubleBuildCost : 0});
   decision_ = Decision::kBuildCell;
 }
 
@@ -183,7 +183,7 @@ void State::PayWorkers(int p, int64_t laborers) {
   sup_convicts_ += convicts;
   laborers_[p] -= dead_laborers;
   sup_laborers_ += dead_laborers;
-  Log(EventKind::kWorkers, {p, laborers, convicts, dead_laborers});
+  Log(event::Workers{p, laborers, convicts, dead_laborers});
 }
 
 int State::BuildCells(Bits occ, int p, int64_t budget, int left, int* out, bool first_only) const {
@@ -230,7 +230,7 @@ void State::OnFavor(int p, int a) {
   favor_hand_[p] &= ~(uint64_t{1} << card);
   favor_played_[p] |= uint64_t{1} << card;  // laid on the table: public from now on
   favor_card_ = card;
-  Log(EventKind::kFavorPlayed, {p, card});
+  Log(event::FavorPlayed{p, card});
   if (sup_reinf_ > 0 || unlimited_) {
     decision_ = Decision::kReinforceCell;
   } else {  // E12: no Reinforcement left in the stockpile: none is placed (C7)
@@ -246,7 +246,7 @@ void State::OnReinforce(int p, int a) {
   const int bit = geo_->cell_bits[a - kCell];
   reinf_ |= Bit(bit);
   sup_reinf_ -= 1;
-  Log(EventKind::kReinforced, {p, a - kCell});
+  Log(event::Reinforced{p, a - kCell});
   FavorRewards(p, favor_card_);
 }
 
@@ -291,7 +291,7 @@ void State::OnReplace(int p, int a) {
   blocks_[victim] += 1;
   own_[p] |= b;
   blocks_[p] -= 1;
-  Log(EventKind::kReplaced, {p, a - kCell, victim});
+  Log(event::Replaced{p, a - kCell, victim});
   worker_need_ = kReplaceMultiplier * WallGeometry::WorkersFor(bit);
   decision_ = Decision::kAssignLaborers;
 }
@@ -318,7 +318,7 @@ void State::CollectJade(int p) {
   // Treasurer A (Collect Jade): 3, plus 1 for every 3 Treasure held.
   const int64_t got = TakeJade(kCollectJade + treasure_[p] / kTreasurePerExtraJade);
   jade_[p] += got;
-  Log(EventKind::kJadeCollected, {p, got});
+  Log(event::JadeCollected{p, got});
   FinishAction();
 }
 
@@ -329,16 +329,16 @@ void State::StartTreasure(int /*p*/) {
 
 void State::LegalPrisons(int /*p*/, std::vector<int>& out) const {
   for (int i = 0; i < static_cast<int>(kPrisonPairs.size()); ++i)
-    if (kPrisonPairs[i][1] < geo_->regions) out.push_back(kPrisonPair + i);
+    if (kPrisonPairs[i][1] < geo_->regions) out.push_back(kPrisons + i);
 }
 
 void State::OnPrisons(int p, int a) {
-  const int r1 = kPrisonPairs[a - kPrisonPair][0];
-  const int r2 = kPrisonPairs[a - kPrisonPair][1];
+  const int r1 = kPrisonPairs[a - kPrisons][0];
+  const int r2 = kPrisonPairs[a - kPrisons][1];
   convicts_[p] -= kTreasureConvicts;  // one to each of the two prisons
   prison_convicts_[r1] += 1;
   prison_convicts_[r2] += 1;
-  Log(EventKind::kTreasureCollected, {p, r1, r2});
+  Log(event::TreasureCollected{p, r1, r2});
   GainTreasure(p, 1, ScoreReason::kCollectTreasure);  // E7: an empty treasury gives nothing
   FinishAction();
 }
@@ -352,12 +352,12 @@ void State::StartMove(int /*p*/) {
 
 void State::LegalMove(int p, std::vector<int>& out) const {
   for (int r = 0; r < geo_->regions; ++r)
-    if (r != region_[p]) out.push_back(kMoveRegion + r);
+    if (r != region_[p]) out.push_back(kMove + r);
 }
 
 void State::OnMove(int p, int a) {
-  region_[p] = a - kMoveRegion;
-  Log(EventKind::kMoved, {p, region_[p]});
+  region_[p] = a - kMove;
+  Log(event::Moved{p, region_[p]});
   FinishAction();
 }
 

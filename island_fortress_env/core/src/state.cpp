@@ -45,6 +45,7 @@ bool State::IsLegal(int64_t action) const {
   return std::binary_search(legal.begin(), legal.end(), static_cast<int>(action));
 }
 
+// E26: an illegal action changes nothing (the Python side raises the one error naming it).
 bool State::ApplyAction(int64_t action) {
   if (!IsLegal(action)) return false;
   ApplyLegalAction(static_cast<int>(action));
@@ -212,8 +213,9 @@ void State::Apply(int a) {
     PlaceGovernor(p, geo_->cell_bits[a - kGovernor]);
     return;
   }
+  // C12, E22: PASS is the only option when nothing else is legal, which a legal game never needs.
   if (a == kPass) {
-    Log(EventKind::kPass, {p});
+    Log(event::Pass{p});
     if (IsActionPhase(decision_)) EndTurn();
     return;
   }
@@ -242,13 +244,6 @@ void State::Apply(int a) {
 
 // --- moves of components (engine/fields.py)
 
-void State::Log(EventKind kind, std::initializer_list<int64_t> fields) {
-  if (!logging_) return;
-  log_.push_back(static_cast<int64_t>(kind));
-  log_.push_back(static_cast<int64_t>(fields.size()));
-  log_.insert(log_.end(), fields.begin(), fields.end());
-}
-
 int64_t State::TakeJade(int64_t amount) {
   const int64_t take = unlimited_ ? amount : std::min(amount, sup_jade_);
   sup_jade_ -= take;
@@ -264,7 +259,7 @@ void State::PayJade(int p, int64_t amount) {
 void State::AddScore(int p, int64_t points, ScoreReason reason, int region, int level) {
   score_[p] += points;
   if (tallies_) tallies_->points_by_reason[p][static_cast<size_t>(reason)] += points;
-  Log(EventKind::kScore, {p, points, static_cast<int64_t>(reason), region, level});
+  Log(event::Score{p, points, reason, region, level});
 }
 
 void State::ToPrison(int region, int64_t jade, int64_t convicts) {
@@ -315,7 +310,7 @@ void State::PlaceBlock(int p, int bit, bool governor) {
     own_[p] |= b;
   }
   const int level = bit / kStride;
-  Log(EventKind::kPlace, {p, geo_->bit_cell[bit], governor ? 1 : 0});
+  Log(event::Place{p, geo_->bit_cell[bit], governor});
   if (level == kLevels - 1) {  // a tower cell
     if (!governor) AddScore(p, kTowerPoints, ScoreReason::kTower);
   } else {
@@ -323,7 +318,7 @@ void State::PlaceBlock(int p, int bit, bool governor) {
     const Bits row = geo_->row_mask[region][level];
     if ((occ_ & row) == row) {
       GainChip(p);  // the completer's Buyback Chip, Governor block or not (C6)
-      Log(EventKind::kRowComplete, {p, region, level});
+      Log(event::RowComplete{p, region, level});
       ScoreRow(region, level, true);
       const Bits lm = geo_->level_mask[level];
       if ((occ_ & lm) == lm) ScoreLevel(level, true);

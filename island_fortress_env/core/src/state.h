@@ -10,7 +10,6 @@
 
 #include <array>
 #include <cstdint>
-#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -18,56 +17,10 @@
 
 #include "bits.h"
 #include "game.h"
-#include "tables.h"
+#include "generated/enums.h"
+#include "generated/tables.h"
 
 namespace island_fortress {
-
-// The decisions a player can be asked to take (engine/decisions.py), in the order of their ids.
-enum class Decision : int {
-  kKeepDealtFavors = 0,
-  kPetitionBid,
-  kChooseRoleAction,
-  kRecruitCount,
-  kBuyBlocksCount,
-  kDrawFavorsCount,
-  kKeepDrawnFavors,
-  kRemoveReinforcementCell,
-  kBuildCount,
-  kBuildCell,
-  kAssignLaborers,
-  kPlayFavorCard,
-  kReinforceCell,
-  kReplaceCell,
-  kTreasurePrisons,
-  kMoveTaskmaster,
-  kBuybackOrEndTurn,
-  kFavorTradeIn,
-  kGameOver,
-};
-inline constexpr int kNumDecisions = 19;
-inline constexpr int kTerminal = -4;  // CurrentPlayer() when no player is to move (OpenSpiel's value)
-
-// The decisions of the action phase, where the Governor block's holder may place it.
-inline bool IsActionPhase(Decision d) {
-  return d >= Decision::kChooseRoleAction && d <= Decision::kBuybackOrEndTurn;
-}
-
-// The kinds of the public event log (engine/events.py's EventKind), in declaration order.
-enum class EventKind : int {
-  kSetup = 0, kRound, kIncome, kKept, kBidPlaced, kPetition, kIncentive, kRole, kRecruited, kBought,
-  kDrew, kReinforcementRemoved, kBuild, kPlace, kRowComplete, kWorkers, kFavorPlayed, kReinforced,
-  kReplaced, kTreasureCollected, kPrisonCollected, kJadeCollected, kMoved, kBuyback, kTraded,
-  kGovernorLost, kWallComplete, kScore, kPass, kGameOver,
-};
-
-// Why a score changed (engine/events.py's ScoreReason), in declaration order.
-enum class ScoreReason : int {
-  kRow = 0, kRowAtEnd, kLevel, kLevelAtEnd, kTower, kFavorCard, kCollectTreasure, kFirstRoundIncentive,
-  kBuybackChips, kLeastBuiltRegion, kMostTreasure, kFewestTreasure, kMostJade, kMostWorkers,
-};
-inline constexpr int kNumScoreReasons = static_cast<int>(ScoreReason::kMostWorkers) + 1;
-
-enum class TradeReward : int { kJade = 0, kConvict = 1 };
 
 // Two sums of a game's event log, kept with logging off too (a batch reports them when a game
 // ends): each seat's points by ScoreReason (its Score events), and the Jade it paid to the supply
@@ -310,7 +263,11 @@ class State : private StateData {
   void PlaceBlock(int p, int bit, bool governor);
   void ScoreRow(int region, int level, bool completed);
   void ScoreLevel(int level, bool completed);
-  void Log(EventKind kind, std::initializer_list<int64_t> fields);
+  // Appends an event record (generated/enums.h's event::*, engine/events.py's field order).
+  template <typename Record>
+  void Log(const Record& record) {
+    if (logging_) record.AppendTo(log_);
+  }
 
   // --- setup (phases/setup.py): the deal, and the keep decision Draw Favor Cards shares
   void Setup();
@@ -323,7 +280,7 @@ class State : private StateData {
   void LegalBidDigits(int p, std::vector<int>& out) const;
   void OnBid(int p, int a);
   void ResolvePetition();
-  void FirstRoundIncentive(int p);
+  void GiveFirstRoundIncentive(int p);
 
   // --- action phase (phases/action.py)
   void StartTurn(int p);

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from .. import actions as A
 from .. import tables
-from ..decisions import D_BUILD_CELL, D_BUILD_COUNT, D_ROLE, D_TURN_END
+from ..decisions import Decision
 from ..events import K_BUYBACK, K_GOVERNOR_LOST, K_ROLE
 from ..fields import StateFields
 from ..refusals import ALWAYS_FEASIBLE, ROLE_CHECKS
@@ -49,7 +49,7 @@ class ActionPhase(StateFields):
 
     def _start_turn(self, p: int) -> None:
         self.current = p
-        self.decision = D_ROLE
+        self.decision = Decision.CHOOSE_ROLE_ACTION
         self.actions_this_turn = 0
         self.buyback_used = False
         self.last_card = -1
@@ -58,6 +58,8 @@ class ActionPhase(StateFields):
     def _end_turn(self) -> None:
         p = self.current
         self.turns_taken[p] += 1
+        # docs/RULES.md C14: the action phase starts with the Governor marker's holder and goes clockwise;
+        # a Governor block not placed by the end of the holder's third turn goes to the box.
         if p == self.holder and self.turns_taken[p] == tables.TURNS_PER_ROUND and self.gov_in_hand:
             self.gov_in_hand = False
             self.gov_box += 1
@@ -77,7 +79,7 @@ class ActionPhase(StateFields):
         if self.wall_completer >= 0:
             self._end_game()
             return
-        self.decision = D_TURN_END
+        self.decision = Decision.BUYBACK_OR_END_TURN
         if len(self._turn_end_options()) == 1:  # nothing to choose but ending the turn
             self._end_turn()
 
@@ -110,6 +112,9 @@ class ActionPhase(StateFields):
         if a >= A.REPEAT:
             op = a - A.REPEAT
             card = A.TASKMASTER
+            # docs/RULES.md C1: Repeat Role costs Recruiter 1, Planner 2, Builder 2, Treasurer 3; the
+            # Taskmaster card itself cannot be repeated. E15: any non-Taskmaster card played in an earlier
+            # turn of this round.
             cost = tables.REPEAT_ROLE_COST[A.ROLE_KEYS[A.OP_CARD[op]]]
             self.jade[p] -= cost
             self.sup_jade += cost
@@ -127,6 +132,9 @@ class ActionPhase(StateFields):
 
     def _turn_end_options(self) -> list[int]:
         p = self.current
+        # docs/RULES.md C2: the Taskmaster buyback (3 Jade) only right after the Taskmaster card was
+        # played; a Buyback Chip buys back any card; at most one buyback per turn. E14: buyback and
+        # Governor placement after an action are one decision, asked only when there is a choice.
         out = [A.END_TURN]
         if self.actions_this_turn == 1 and not self.buyback_used:
             # The hand after a buyback always holds Recruiter, Treasurer or Taskmaster
@@ -157,17 +165,19 @@ class ActionPhase(StateFields):
         self.roles_hand[p] |= 1 << card
         self.buyback_used = True
         self._log.append((K_BUYBACK, p, card, a == A.BUYBACK_CHIP))
-        self.decision = D_ROLE
+        self.decision = Decision.CHOOSE_ROLE_ACTION
 
     def _governor_bits(self) -> list[int]:
         """Legal Governor placements at this decision of the holder's turn."""
+        # docs/RULES.md E16: the holder may place it at every decision of their action-phase turns; during
+        # a started build only cells after which the build can still be finished are offered.
         geo = self.geo
         cells = list(iter_bits(geo.buildable(self.occ)))
-        if self.decision == D_BUILD_COUNT or self.decision == D_BUILD_CELL:
+        if self.decision == Decision.BUILD_COUNT or self.decision == Decision.BUILD_CELL:
             # Keep only placements after which the started build can still be finished.
             p = self.current
             region_mask = geo.region_mask[self.region[p]]
-            if self.decision == D_BUILD_COUNT:
+            if self.decision == Decision.BUILD_COUNT:
                 budget, left = self._workers(p), 1
             else:
                 budget, left = self._workers(p) - self.build_need, self.build_left
@@ -181,9 +191,11 @@ class ActionPhase(StateFields):
     def _place_governor(self, p: int, bit: int) -> None:
         self.gov_in_hand = False
         self._place_block(p, bit, governor=True)
+        # docs/RULES.md E17: a Governor block that fills the last cell outside an action ends the game at
+        # once; inside an action, when that action ends.
         if self.wall_completer >= 0 and not self.in_action:
             self._end_game()
-        elif self.decision == D_TURN_END and len(self._turn_end_options()) == 1:
+        elif self.decision == Decision.BUYBACK_OR_END_TURN and len(self._turn_end_options()) == 1:
             self._end_turn()
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import scoring
-from ..decisions import D_GAME_OVER, D_TRADE_IN, TERMINAL
+from ..decisions import TERMINAL, Decision
 from ..events import K_GAME_OVER, K_TRADED, K_WALL_COMPLETE, TradeReward
 from ..fields import StateFields
 
@@ -20,6 +20,10 @@ class GameEnd(StateFields):
         if self.gov_in_hand:
             self.gov_in_hand = False
             self.gov_box += 1
+        # docs/RULES.md E18: the builder of the last block takes every prison's Jade and Convicts before
+        # final scoring; a Governor block still in hand goes to the box (above). C15: the game ends after
+        # the current action when the last wall cell is filled, otherwise at the end of the round in which
+        # the last Governor block left the stockpile.
         w = self.wall_completer
         if w >= 0:  # the builder of the last block empties every prison
             got_jade = sum(self.prison_jade)
@@ -30,6 +34,9 @@ class GameEnd(StateFields):
             self.prison_convicts = [0] * self.geo.regions
             self._log.append((K_WALL_COMPLETE, w, got_jade, got_convicts))
         self.in_action = False
+        # docs/RULES.md E20: Favor Trade-in: from the last petition winner clockwise, each player with
+        # cards in hand trades one card at a time for 1 Jade or 1 Convict (offered only while the supply
+        # has one) or stops.
         if self.cfg.favor_trade_in:
             start = max(self.holder, 0)
             self.order = [(start + i) % self.n for i in range(self.n)]
@@ -45,7 +52,7 @@ class GameEnd(StateFields):
         if self.order_pos == self.n:
             self._final_scoring()
         else:
-            self.decision = D_TRADE_IN
+            self.decision = Decision.FAVOR_TRADE_IN
             self.current = self.order[self.order_pos]
 
     def _legal_trade(self, p: int) -> Sequence[int]:
@@ -76,6 +83,9 @@ class GameEnd(StateFields):
 
     def _final_scoring(self) -> None:
         geo = self.geo
+        # docs/RULES.md E19: end-game order: Favor Trade-in (variant), then uncompleted rows (all regions,
+        # levels 1-3), then uncompleted levels (Treasure + 1 VP to the majority), then Buyback Chips,
+        # least-built region, Treasure, Jade, Workers.
         for r in range(geo.regions):  # uncompleted rows and levels score as if completed
             for level in range(3):
                 mask = geo.row_mask[r][level]
@@ -94,5 +104,5 @@ class GameEnd(StateFields):
             self.score, [o.bit_count() for o in self.own], self.jade, self.treasure
         )
         self._log.append((K_GAME_OVER, tuple(self.score), tuple(self.winners)))
-        self.decision = D_GAME_OVER
+        self.decision = Decision.GAME_OVER
         self.current = TERMINAL

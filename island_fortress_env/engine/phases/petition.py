@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from .. import actions as A
 from .. import rng, tables
-from ..decisions import D_BID
+from ..decisions import Decision
 from ..events import K_BID_PLACED, K_INCENTIVE, K_INCOME, K_PETITION, K_ROUND, ScoreReason
 from ..fields import StateFields
 
@@ -71,7 +71,7 @@ class PetitionPhase(StateFields):
         self.bids = [0] * self.n
         self.order = [(start + i) % self.n for i in range(self.n)]
         self.order_pos = 0
-        self.decision = D_BID
+        self.decision = Decision.PETITION_BID
         self._begin_bid(self.order[0])
 
     def _begin_bid(self, p: int) -> None:
@@ -107,6 +107,9 @@ class PetitionPhase(StateFields):
         n = self.n
         bids = self.bids
         totals = [bids[p] + self.petition_bonus[p] for p in range(n)]
+        # docs/RULES.md E4: highest total, then most hand Jade, then the marker moves clockwise from its
+        # holder and never stays; in round 1 the tie is split uniformly at random by the game's seeded
+        # generator (E24).
         order = petition_order(bids, totals, self.holder)
         winner = order.winner
         if order.tie_break is TieBreak.RANDOM:
@@ -134,6 +137,8 @@ class PetitionPhase(StateFields):
         self._start_turn(winner)
 
     def _first_round_incentive(self, p: int) -> None:
+        # docs/RULES.md E5: First Round Incentive: wall_block comes from the winner's own stockpile (none
+        # if empty); treasure is worth 1 VP like every Treasure.
         kind = self.cfg.first_round_incentive
         if kind == "wall_block":
             if self.stock_blocks[p] > 0:

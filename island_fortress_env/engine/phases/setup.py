@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import rng, tables
-from ..decisions import D_KEEP_SETUP
+from ..decisions import Decision
 from ..events import K_KEPT, K_SETUP
 from ..fields import StateFields
 from ..wall import iter_bits
@@ -23,6 +23,8 @@ class SetupPhase(StateFields):
         self.rng = rng.shuffle(self.rng, deck)
         self.deck = deck
         for p in range(self.n):
+            # docs/RULES.md E2: Quicker Play resources and extra Jade come from the supplies (a short
+            # supply gives what is left); start_blocks come from the player's own 18.
             self.jade[p] = self._take_jade(tables.STARTING_JADE + cfg.extra_jade)
             self._gain_laborers(p, cfg.start_laborers)
             self._gain_convicts(p, cfg.start_convicts)
@@ -33,7 +35,7 @@ class SetupPhase(StateFields):
                 hand |= 1 << self.deck.pop()
             self.drawn[p] = hand
         self._log.append((K_SETUP, self.n, self.geo.regions))
-        self.decision = D_KEEP_SETUP
+        self.decision = Decision.KEEP_DEALT_FAVORS
         self.current = 0
         self.keep_left = tables.FAVOR_KEEP
 
@@ -41,6 +43,9 @@ class SetupPhase(StateFields):
         return [A.KEEP_FAVOR + i for i in iter_bits(self.drawn[p])]
 
     def _on_keep(self, p: int, a: int) -> None:
+        # docs/RULES.md E1: the setup keep is decided seat by seat (seat 0 first) as three "keep card"
+        # decisions; the two returned cards go back to the deck, which is reshuffled once every seat has
+        # kept. C13: the keep is private.
         card = a - A.KEEP_FAVOR
         self.drawn[p] &= ~(1 << card)
         self.favor_hand[p] |= 1 << card
@@ -49,7 +54,7 @@ class SetupPhase(StateFields):
             return
         rest = list(iter_bits(self.drawn[p]))
         self.drawn[p] = 0
-        if self.decision == D_KEEP_SETUP:
+        if self.decision == Decision.KEEP_DEALT_FAVORS:
             self.deck.extend(rest)
             self._log.append((K_KEPT, p, tables.FAVOR_KEEP))
             if p + 1 < self.n:

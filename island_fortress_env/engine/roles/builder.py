@@ -6,14 +6,7 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import tables
-from ..decisions import (
-    D_BUILD_CELL,
-    D_BUILD_COUNT,
-    D_FAVOR_CARD,
-    D_LABORERS,
-    D_REINFORCE_CELL,
-    D_REPLACE_CELL,
-)
+from ..decisions import Decision
 from ..events import K_BUILD, K_FAVOR_PLAYED, K_REINFORCED, K_REPLACED, K_WORKERS, ScoreReason
 from ..fields import StateFields
 from ..refusals import cheapest_build, replace_targets, replace_workers
@@ -35,12 +28,14 @@ class Builder(StateFields):
     def _start_build(self, p: int) -> None:
         """Builder A (Build Wall): a Convict goes to the prison, then 1 or 2 blocks."""
         self._to_prison(self.region[p])
-        self.decision = D_BUILD_COUNT
+        self.decision = Decision.BUILD_COUNT
 
     def _legal_build_count(self, p: int) -> Sequence[int]:
         return [A.BUILD_COUNT + c - 1 for c in (1, 2) if self._can_build(p, c, self.jade[p])]
 
     def _on_build_count(self, p: int, a: int) -> None:
+        # docs/RULES.md C11: Build Wall with two blocks is one action: count, first cell, optionally the
+        # Governor block, second cell, then the Workers for both together.
         count = a - A.BUILD_COUNT + 1
         if count == 2:
             self.jade[p] -= tables.DOUBLE_BUILD_COST
@@ -48,7 +43,7 @@ class Builder(StateFields):
         self.build_left = count
         self.build_need = 0
         self._log.append((K_BUILD, p, count, tables.DOUBLE_BUILD_COST if count == 2 else 0))
-        self.decision = D_BUILD_CELL
+        self.decision = Decision.BUILD_CELL
 
     def _legal_build_cell(self, p: int) -> Sequence[int]:
         bits = self._build_cells(self.occ, p, self._workers(p) - self.build_need, self.build_left)
@@ -59,13 +54,17 @@ class Builder(StateFields):
         self.blocks[p] -= 1
         self.build_need += WallGeometry.workers_for(bit)
         self.build_left -= 1
+        # docs/RULES.md E10: blocks of a Build land when their cell is chosen and everything they complete
+        # scores then; the Workers are assigned after the last cell.
         self._place_block(p, bit, governor=False)
         if not self.build_left:
             self.worker_need = self.build_need
-            self.decision = D_LABORERS
+            self.decision = Decision.ASSIGN_LABORERS
 
     def _legal_laborers(self, p: int) -> Sequence[int]:
         """How many of the Workers needed are Laborers (the rest are Convicts)."""
+        # docs/RULES.md E11: Workers are assigned as "L Laborers" (the rest Convicts): L ranges over
+        # what the player holds; the requirement is exact.
         need = self.worker_need
         low = max(0, need - self.convicts[p])
         high = min(need, self.laborers[p])
@@ -76,7 +75,7 @@ class Builder(StateFields):
         self._finish_action()
 
     def _pay_workers(self, p: int, laborers: int) -> None:
-        """All assigned Convicts and half the assigned Laborers (rounded up) die."""
+        """All assigned Convicts and half the assigned Laborers (rounded up) die (docs/RULES.md C11)."""
         convicts = self.worker_need - laborers
         dead_laborers = laborers_lost(laborers)
         self.convicts[p] -= convicts
@@ -111,7 +110,7 @@ class Builder(StateFields):
 
     def _start_favor(self, p: int) -> None:
         """Builder B (Play a Completed Favor Card)."""
-        self.decision = D_FAVOR_CARD
+        self.decision = Decision.PLAY_FAVOR_CARD
 
     def _legal_favor(self, p: int) -> Sequence[int]:
         return [A.PLAY_FAVOR + i for i in self._playable_favors(p)]
@@ -122,8 +121,11 @@ class Builder(StateFields):
         self.favor_played[p] |= 1 << card  # laid on the table: public from now on
         self.favor_card = card
         self._log.append((K_FAVOR_PLAYED, p, card))
+        # docs/RULES.md E12: choose the card, then the block of a matching pattern to reinforce, then the
+        # rewards are paid; with no Reinforcement left in the stockpile the card is still played and no
+        # token is placed.
         if self.sup_reinf > 0 or self.unlimited:
-            self.decision = D_REINFORCE_CELL
+            self.decision = Decision.REINFORCE_CELL
         else:  # no Reinforcement left in the stockpile: none is placed (docs/RULES.md C7)
             self._favor_rewards(p, card)
 
@@ -169,7 +171,7 @@ class Builder(StateFields):
 
     def _start_replace(self, p: int) -> None:
         """Builder C (Replace a Built Block)."""
-        self.decision = D_REPLACE_CELL
+        self.decision = Decision.REPLACE_CELL
 
     def _legal_replace(self, p: int) -> Sequence[int]:
         return sorted(A.CELL + self.geo.bit_cell[b] for b in iter_bits(self._replace_cells(p)))
@@ -177,6 +179,9 @@ class Builder(StateFields):
     def _on_replace(self, p: int, a: int) -> None:
         bit = self.geo.cell_bits[a - A.CELL]
         b = 1 << bit
+        # docs/RULES.md E13: Replace: the target is any other player's unreinforced block in the
+        # Taskmaster's region; the removed block returns to its owner's supply; nothing is scored again
+        # (no row, level, tower).
         victim = next(q for q in range(self.n) if self.own[q] & b)
         self.own[victim] &= ~b
         self.blocks[victim] += 1  # the removed block goes back to its owner's supply
@@ -184,7 +189,7 @@ class Builder(StateFields):
         self.blocks[p] -= 1
         self._log.append((K_REPLACED, p, a - A.CELL, victim))
         self.worker_need = replace_workers(bit)
-        self.decision = D_LABORERS
+        self.decision = Decision.ASSIGN_LABORERS
 
     def _replace_targets(self, p: int) -> int:
         """Other players' unreinforced blocks in the region of ``p``'s Taskmaster."""

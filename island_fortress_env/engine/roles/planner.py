@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import tables
-from ..decisions import D_BUY_COUNT, D_DRAW_COUNT, D_KEEP_DRAWN, D_REMOVE_CELL
+from ..decisions import Decision
 from ..events import K_BOUGHT, K_DREW, K_REINFORCEMENT_REMOVED
 from ..fields import StateFields
 from ..wall import iter_bits
@@ -23,7 +23,7 @@ class Planner(StateFields):
     def _start_buy(self, p: int) -> None:
         """Planner A (Buy Wall Blocks): a Convict goes to the prison, then choose how many."""
         self._to_prison(self.region[p])
-        self.decision = D_BUY_COUNT
+        self.decision = Decision.BUY_BLOCKS_COUNT
 
     def _legal_buy(self, p: int) -> Sequence[int]:
         """Planner A: 1..5 blocks the stockpile holds and the player can pay for."""
@@ -45,10 +45,12 @@ class Planner(StateFields):
 
     def _start_draw(self, p: int) -> None:
         """Planner B (Draw Favor Cards): declare the draw first."""
-        self.decision = D_DRAW_COUNT
+        self.decision = Decision.DRAW_FAVORS_COUNT
 
     def _legal_draw(self, p: int) -> Sequence[int]:
         """Planner B: the draw options the deck is long enough for."""
+        # docs/RULES.md C10: declare 3 (keep 2) or 5 (keep 1) first; an option is illegal when the deck is
+        # shorter.
         return [
             A.DRAW_COUNT + i
             for i, (draw, _) in enumerate(tables.FAVOR_DRAW_OPTIONS)
@@ -59,13 +61,15 @@ class Planner(StateFields):
         draw, keep = tables.FAVOR_DRAW_OPTIONS[a - A.DRAW_COUNT]
         for _ in range(draw):
             self.drawn[p] |= 1 << self.deck.pop()
+        # docs/RULES.md E9: unkept drawn favor cards go under the deck in an order shuffled by the game's
+        # generator (when the keep ends).
         self.keep_left = keep
         self._log.append((K_DREW, p, draw, keep))
-        self.decision = D_KEEP_DRAWN
+        self.decision = Decision.KEEP_DRAWN_FAVORS
 
     def _start_remove(self, p: int) -> None:
         """Planner C (Remove a Reinforcement)."""
-        self.decision = D_REMOVE_CELL
+        self.decision = Decision.REMOVE_REINFORCEMENT_CELL
 
     def _legal_remove(self, p: int) -> Sequence[int]:
         """Planner C: any Reinforcement in the region of the player's Taskmaster."""

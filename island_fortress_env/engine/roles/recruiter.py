@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import tables
-from ..decisions import D_RECRUIT_COUNT
+from ..decisions import Decision
 from ..events import K_PRISON_COLLECTED, K_RECRUITED
 from ..fields import StateFields
 
@@ -18,9 +18,13 @@ class Recruiter(StateFields):
 
     def _start_recruit(self, p: int) -> None:
         """Recruiter A (Recruit Laborers): a Convict goes to the prison, then choose how many."""
+        # docs/RULES.md E8: the Convict that Recruiter A, Planner A and Builder A send to the prison goes
+        # when the card is played.
         self._to_prison(self.region[p])
-        self.decision = D_RECRUIT_COUNT
+        self.decision = Decision.RECRUIT_COUNT
 
+    # docs/RULES.md E7: only counts the stockpile can supply and the player can pay; Collect 6 Convicts
+    # from a short stockpile gives what is left.
     def _legal_recruit(self, p: int) -> Sequence[int]:
         """Recruiter A: 1..5 Laborers the supply holds and the player can pay for."""
         return [

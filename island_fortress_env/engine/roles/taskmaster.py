@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import actions as A
-from ..decisions import D_MOVE_REGION
+from ..decisions import Decision
 from ..events import K_MOVED
 from ..fields import StateFields
 
@@ -20,7 +20,7 @@ class Taskmaster(StateFields):
 
     def _start_move(self, p: int) -> None:
         """Taskmaster A (Move the Taskmaster)."""
-        self.decision = D_MOVE_REGION
+        self.decision = Decision.MOVE_TASKMASTER
 
     def _legal_move(self, p: int) -> Sequence[int]:
         """Taskmaster A: any other region."""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import tables
-from ..decisions import D_PRISON_PAIR
+from ..decisions import Decision
 from ..events import K_JADE_COLLECTED, K_TREASURE_COLLECTED, ScoreReason
 from ..fields import StateFields
 
@@ -30,7 +30,7 @@ class Treasurer(StateFields):
 
     def _start_treasure(self, p: int) -> None:
         """Treasurer B (Collect a Treasure): choose the two prisons for the Convicts."""
-        self.decision = D_PRISON_PAIR
+        self.decision = Decision.TREASURE_PRISONS
 
     def _legal_prisons(self, p: int) -> Sequence[int]:
         """Treasurer B: any two different prisons of this wall."""
@@ -38,6 +38,8 @@ class Treasurer(StateFields):
 
     def _on_prisons(self, p: int, a: int) -> None:
         r1, r2 = A.PRISON_PAIRS[a - A.PRISON_PAIR]
+        # docs/RULES.md C9: Collect a Treasure uses 2 Convicts from the player's own supply, sent to 2
+        # different prisons the player picks (one decision: a pair of regions).
         self.convicts[p] -= tables.TREASURE_CONVICTS  # one to each of the two prisons
         self.prison_convicts[r1] += 1
         self.prison_convicts[r2] += 1
