@@ -180,7 +180,7 @@ def test_the_learning_race_trains_and_evaluates_one_leg(tmp_path):
     assert "policy.cnn_channels=32" in PREVIOUS_DEFAULT
     small = ["pretrain.games=4", "train.workers=0", "train.pipelined=false", "train.rollout_decisions=64",
              "train.games_per_collector=2", "ppo.minibatch_size=32"]  # fmt: skip
-    leg = race_leg(0.02, str(tmp_path), [*PREVIOUS_DEFAULT, *small, "policy.cnn_channels=2"], 1, 0)
+    leg = race_leg(0.1, str(tmp_path), [*PREVIOUS_DEFAULT, *small, "policy.cnn_channels=2"], 1, 0)
     assert leg["decisions"] >= 64
     assert {f"win_rate_vs_heuristic_{n}p" for n in (2, 3, 4)} <= set(leg)
     assert leg["curves"] == {}

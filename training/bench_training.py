@@ -102,6 +102,10 @@ PREVIOUS_DEFAULT = (
     "train.workers=2",  # two collecting processes, pipelined with the main process's update
     "train.pipelined=true",
     "train.torch_threads=1",
+    "league.share=0.5",  # half the games in the league, half of those against the heuristic
+    "league.snapshot=0.3",
+    "league.heuristic=0.5",
+    "league.random=0.2",
 )
 
 
