@@ -14,7 +14,7 @@ from typing import Any
 
 def data_file(name: str) -> Any:
     """The JSON file ``data/<name>`` of the package, parsed."""
-    return json.loads(resources.files(__package__).joinpath("data", name).read_text("utf-8"))
+    return json.loads(resources.files(__package__).joinpath(f"data/{name}").read_text("utf-8"))
 
 
 TABLES: dict[str, Any] = data_file("rules_tables.json")
