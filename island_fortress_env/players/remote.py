@@ -39,6 +39,7 @@ from island_fortress_env.agents.base import Agent
 from island_fortress_env.engine import infoset
 from island_fortress_env.engine.files import FileRefused, decode, parse_json, printable
 from island_fortress_env.players.specs import AgentSpecError, RemoteTarget
+from island_fortress_env.views.narrate import action_words
 
 PROTOCOL = 1
 MAX_ANSWER_BYTES = 64 * 1024
@@ -77,7 +78,7 @@ def decision_request(state: Any, seat: int, game: str, decision: int, seed: int 
         "decision": decision,
         "seed": seed,
         "rules": rules,
-        "legal": [{"id": int(a), "text": state.action_to_string(a)} for a in state.legal_actions()],
+        "legal": [{"id": int(a), "text": action_words(state, a)} for a in state.legal_actions()],
         "view": seat_view(state, seat, seat_names(state.n)),
         "state": infoset.seat_fields(state, seat),
     }

@@ -14,7 +14,7 @@ from island_fortress_env.env.aec import env as make_env
 from island_fortress_env.env.records import printable, printable_lines
 from island_fortress_env.players import make_agent
 from island_fortress_env.training.evaluate import agent_seed
-from island_fortress_env.views.narrate import Narrator, describe_choice, final_score_lines, seat_name
+from island_fortress_env.views.narrate import Narrator, action_words, final_score_lines, seat_name
 from island_fortress_env.views.text import render_text
 
 # What a demo tells without ``verbose``: the course of the game, not every step of a move.
@@ -87,7 +87,7 @@ def run_demo(
         action = seats[agent].act(obs["observation"], obs["action_mask"], state)
         if verbose:
             p = raw.agent_name_mapping[agent]
-            say(f"  {seat_name(names, p)} chooses: {describe_choice(state, action).label}")
+            say(f"  {seat_name(names, p)} chooses: {action_words(state, action)}")
         env.step(action)
         tell()
     state = raw.game_state

@@ -36,7 +36,7 @@ from island_fortress_env.env.records import (
     temporary_path,
 )
 from island_fortress_env.tools.entries import read_number, shown
-from island_fortress_env.views.narrate import Narrator, describe_choice, final_score_lines, seat_name
+from island_fortress_env.views.narrate import Narrator, action_words, final_score_lines, seat_name
 from island_fortress_env.views.text import render_text
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def _step_text(record: GameRecord, all_states: Sequence[State], told: Told, i: i
     return (
         f"{render_text(state, 0, told.names)}\n{before}\n"
         f"step {i}/{len(record.actions)}: {seat_name(told.names, p)} chooses: "
-        f"{describe_choice(state, action).label}{caused}"
+        f"{action_words(state, action)}{caused}"
     )
 
 
