@@ -142,7 +142,7 @@ class LiveGame:
     def _apply(self, action: int, auto: bool) -> Move:
         state = self.state
         seat = state.current_player()
-        text = narrate.describe_choice(state, action).label
+        text = narrate.action_words(state, action)
         public = narrate.public_move_text(state, action)
         state.apply_action(action)
         log = state.log
@@ -179,7 +179,7 @@ class LiveGame:
             raise Conflict(f"it is not your turn: {narrate.seat_name(self.names, mover)} is to move")
         legal = self.state.legal_actions()
         if action not in legal:
-            words = "; ".join(narrate.describe_choice(self.state, a).label for a in legal[:8])
+            words = "; ".join(narrate.action_words(self.state, a) for a in legal[:8])
             more = f" and {len(legal) - 8} more" if len(legal) > 8 else ""
             raise Conflict(
                 f"action {action} is not a legal choice now ({self.state.decision_name()}); "

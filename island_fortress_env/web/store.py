@@ -70,7 +70,7 @@ def replay_record(name: str, record: GameRecord) -> Replay:
         lines.append(tuple(narrator.lines(final_log[seen:upto])))
         seen = upto
     moves = tuple(
-        narrate.describe_choice(s, a).label for s, a in zip(all_states, record.actions, strict=False)
+        narrate.action_words(s, a) for s, a in zip(all_states, record.actions, strict=False)
     )
     public = tuple(narrate.public_move_text(s, a) for s, a in zip(all_states, record.actions, strict=False))
     return Replay(name, record, tuple(all_states), names, tuple(lines), moves, public)
