@@ -412,3 +412,23 @@ def fill_wall_except(state: State, *holes: tuple[int, int, int]) -> None:
                     continue
                 put_block(state, k % state.n, region, level, col)
                 k += 1
+
+
+def cells_of(state, actions, family=A.CELL):
+    """The (region, level, col) of each action of ``family`` in ``actions``."""
+    out = set()
+    for a in actions:
+        if family <= a < family + A.MAX_CELLS:
+            b = state.geo.cell_bits[a - family]
+            level, column = divmod(b, STRIDE)
+            out.add((column // COLUMNS_PER_REGION, level + 1, column % COLUMNS_PER_REGION))
+    return out
+
+
+def round_two_bids(holder=ADAM, **options):
+    """Round 2, waiting on the first sealed bid; ``holder`` won round 1; everyone has 10 Jade."""
+    s = action_phase_state(holder=holder, **options)
+    finish_round(s)
+    assert s.decision == Decision.PETITION_BID and s.round == 2
+    set_all(s, jade=10)
+    return s
