@@ -22,7 +22,6 @@ What happens, top to bottom:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import json
 import math
@@ -65,7 +64,7 @@ def ppo_config(cfg: RLlibConfig) -> Any:
         .learners(
             num_learners=cfg.learners.num_learners, num_gpus_per_learner=cfg.learners.num_gpus_per_learner
         )
-        .training(**dataclasses.asdict(cfg.ppo))
+        .training(**cfg.ppo.model_dump())
         .callbacks(if_rllib.IllegalMoveMetrics)
         .debugging(seed=cfg.seed)
     )
@@ -121,10 +120,10 @@ def check_resume(path: str | Path, cfg: RLlibConfig) -> Path:
         except CheckpointError as exc:
             raise TrainConfigError(f"--resume: {exc}") from None
         saved = meta.get("config", {}).get("policy")
-        if saved is not None and saved != dataclasses.asdict(cfg.policy):
+        if saved is not None and saved != cfg.policy.model_dump():
             raise TrainConfigError(
                 f"--resume {str(path)!r}: its network is policy={saved}, this config's is "
-                f"policy={dataclasses.asdict(cfg.policy)}"
+                f"policy={cfg.policy.model_dump()}"
             )
     return path.resolve()
 

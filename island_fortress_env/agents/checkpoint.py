@@ -16,8 +16,8 @@ Every reader (``evaluate``, ``play``, ``demo``, ``tournament``, ``serve``, ``tra
 either trainer) goes through ``read_metadata`` and ``check_signature``, so a damaged file is one
 ``CheckpointError`` of one line naming the file and what is wrong, before any work starts:
 ``read_metadata`` checks the zip, every member's checksum and the type of every metadata field the
-code reads (``METADATA_FIELDS``); ``check_signature`` compares the spaces and reads every member a
-loader uses the way the loader does.
+code reads (``CheckpointMetadata``, a pydantic model); ``check_signature`` compares the spaces and
+reads every member a loader uses the way the loader does.
 
 Nothing in a checkpoint is ever unpickled. What is read, and how:
 

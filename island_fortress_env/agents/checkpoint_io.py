@@ -13,9 +13,10 @@ import pickle
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from island_fortress_env.engine.actions import ACTION_FAMILIES, NUM_ACTIONS
 from island_fortress_env.env.observation import (
@@ -94,60 +95,78 @@ def _number(value: Any) -> bool:
     return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
 
 
-def _seconds(value: Any) -> bool:
-    return _number(value) and value >= 0
+Count = Annotated[int, Field(ge=0)]
+Number = Annotated[float, Field(allow_inf_nan=False)]  # an integer is a number too
 
 
-def _text(value: Any) -> bool:
-    return isinstance(value, str)
+class _Fields(BaseModel):
+    """Metadata fields: strict types (``"4"`` is not an integer, ``true`` not a number); a field
+    may be absent (checkpoints of another trainer or an older version), never null unless said.
+    Each field's description is what the error says it must be."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
 
 
-def _object(value: Any) -> bool:
-    return isinstance(value, dict)
+class SpaceSignature(_Fields):
+    env: str = Field("", description="a text")
+    observation_size: Count = Field(0, description="an integer >= 0")
+    num_actions: Count = Field(0, description="an integer >= 0")
+    layout_digest: str = Field("", description="a text")
 
 
-def _count_or_null(value: Any) -> bool:
-    return value is None or _count(value)
+class Selection(_Fields):
+    """Which weights a ``best.zip`` kept: the evaluation that chose them."""
+
+    score: Number = Field(0.0, description="a number")
+    decisions: Count = Field(0, description="an integer >= 0")
+    games: Count = Field(0, description="an integer >= 0")
 
 
-Fields = dict[str, tuple[Callable[[Any], bool], str]]
+class NetworkSettings(_Fields):
+    """``network.ActorCritic``'s arguments: no other key is accepted."""
 
-# Every metadata field the code reads and what it must be. A field may be absent (checkpoints of
-# another trainer or an older version); when present it must pass, else the checkpoint is refused.
-METADATA_FIELDS: Fields = {
-    "format": (_text, "a text"),
-    "space_signature": (_object, "an object"),
-    "network": (_object, "an object of network settings"),
-    "num_timesteps": (_count, "an integer >= 0"),
-    "updates": (_count, "an integer >= 0"),
-    "elapsed_seconds": (_seconds, "a number >= 0"),
-    "training_seconds": (_seconds, "a number >= 0"),
-    "selection": (_object, "an object"),
-    "env_options": (_object, "an object"),
-    "config": (_object, "an object"),
-    "run_name": (_text, "a text"),
-}
-SIGNATURE_FIELDS: Fields = {
-    "env": (_text, "a text"),
-    "observation_size": (_count, "an integer >= 0"),
-    "num_actions": (_count, "an integer >= 0"),
-    "layout_digest": (_text, "a text"),
-}
-SELECTION_FIELDS: Fields = {
-    "score": (_number, "a number"),
-    "decisions": (_count, "an integer >= 0"),
-    "games": (_count, "an integer >= 0"),
-}
-NETWORK_FIELDS: Fields = {  # ActorCritic's arguments
-    "obs_size": (_count, "an integer >= 0"),
-    "num_actions": (_count, "an integer >= 0"),
-    "cnn_channels": (_count, "an integer >= 0"),
-    "hidden": (_count, "an integer >= 0"),
-    "head_activation": (_text, "a text"),
-    "value_cnn_channels": (_count_or_null, "an integer >= 0 or null"),
-    "value_hidden": (_count_or_null, "an integer >= 0 or null"),
-}
-_NESTED = {"space_signature": SIGNATURE_FIELDS, "selection": SELECTION_FIELDS, "network": NETWORK_FIELDS}
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    obs_size: Count = Field(0, description="an integer >= 0")
+    num_actions: Count = Field(0, description="an integer >= 0")
+    cnn_channels: Count = Field(0, description="an integer >= 0")
+    hidden: Count = Field(0, description="an integer >= 0")
+    head_activation: str = Field("relu", description="a text")
+    value_cnn_channels: Count | None = Field(None, description="an integer >= 0 or null")
+    value_hidden: Count | None = Field(None, description="an integer >= 0 or null")
+
+
+class CheckpointMetadata(_Fields):
+    """Every metadata field the code reads and what it must be; other fields (the creation time,
+    the library versions...) are kept as they are, unread."""
+
+    format: str = Field("", description="a text")
+    space_signature: SpaceSignature = Field(default_factory=SpaceSignature, description="an object")
+    network: NetworkSettings = Field(
+        default_factory=NetworkSettings, description="an object of network settings"
+    )
+    num_timesteps: Count = Field(0, description="an integer >= 0")
+    updates: Count = Field(0, description="an integer >= 0")
+    elapsed_seconds: Annotated[Number, Field(ge=0)] = Field(0.0, description="a number >= 0")
+    training_seconds: Annotated[Number, Field(ge=0)] = Field(0.0, description="a number >= 0")
+    selection: Selection = Field(default_factory=Selection, description="an object")
+    env_options: dict[str, Any] = Field(default_factory=dict, description="an object")
+    config: dict[str, Any] = Field(default_factory=dict, description="an object")
+    run_name: str = Field("", description="a text")
+
+
+def _described(loc: tuple[Any, ...]) -> str:
+    """What the field at ``loc`` must be: its description in ``CheckpointMetadata``."""
+    model: type[BaseModel] = CheckpointMetadata
+    description = "valid"
+    for part in loc:
+        field = model.model_fields.get(str(part))
+        if field is None:
+            break
+        description = field.description or description
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            model = field.annotation
+    return description
 
 
 def _fail(path: str | Path, why: str) -> CheckpointError:
@@ -160,22 +179,24 @@ def _shown(value: Any) -> str:
 
 
 def validate_metadata(path: str | Path, metadata: dict[str, Any]) -> dict[str, Any]:
-    """Check the type of every field the code reads (``METADATA_FIELDS`` and the fields of
-    ``space_signature``, ``selection`` and ``network``); a ``CheckpointError`` names the first
-    that is wrong. Returns ``metadata``."""
-
-    def check(data: dict[str, Any], fields: Fields, where: str) -> None:
-        for name, (test, what) in fields.items():
-            if name in data and not test(data[name]):
-                raise _fail(path, f"{META_MEMBER}: {where}{name} must be {what}, not {_shown(data[name])}")
-
-    check(metadata, METADATA_FIELDS, "")
-    for name, fields in _NESTED.items():
-        if name in metadata:
-            check(metadata[name], fields, f"{name}.")
-    unknown = sorted(set(metadata.get("network", {})) - set(NETWORK_FIELDS))
-    if unknown:
-        raise _fail(path, f"{META_MEMBER}: network has unknown setting(s) {_shown(unknown)}")
+    """Check every field the code reads against ``CheckpointMetadata``; a ``CheckpointError``
+    names the first that is wrong. Returns ``metadata`` itself (the code reads it as a dict)."""
+    try:
+        CheckpointMetadata.model_validate(metadata)
+    except ValidationError as exc:
+        errors = exc.errors()
+        unknown = [e["loc"][-1] for e in errors if e["type"] == "extra_forbidden"]
+        if unknown:
+            where = ".".join(map(str, errors[0]["loc"][:-1]))
+            raise _fail(
+                path, f"{META_MEMBER}: {where} has unknown setting(s) {_shown(sorted(unknown))}"
+            ) from None
+        error = errors[0]
+        loc = tuple(error["loc"])
+        key = ".".join(map(str, loc))
+        raise _fail(
+            path, f"{META_MEMBER}: {key} must be {_described(loc)}, not {_shown(error['input'])}"
+        ) from None
     return metadata
 
 
