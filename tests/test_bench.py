@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from island_fortress_env import core
-from island_fortress_env.tools import bench, bench_report, cli
+from island_fortress_env.tools import bench, bench_play, bench_report, cli
 from island_fortress_env.tools.bench_report import _rate as rate
 
 PLAYERS = ("2", "3", "4")
@@ -117,7 +117,7 @@ def test_the_batch_is_measured_on_one_and_two_threads(no_anchors):
         assert f"{fig['steps_per_cpu_s']:,.0f} per CPU-second" in _table_row(
             table, f"batch 3p steps/s, {threads} thread(s)"
         )
-        assert fig["steps_per_game"] == bench.BATCH_STEPS * bench.BATCH_GAMES
+        assert fig["steps_per_game"] == bench_play.BATCH_STEPS * bench_play.BATCH_GAMES
         assert rate(fig["steps_per_s"]) in _table_row(table, f"batch 3p steps/s, {threads} thread(s)")
 
 
@@ -292,8 +292,8 @@ def test_mask_and_list_choosers_make_the_same_draw():
     mask = np.zeros(380, dtype=np.int8)
     mask[[3, 17, 41, 200, 379]] = 1
     a, b = random.Random(5), random.Random(5)
-    picks = [bench.choose_from_mask(a, mask) for _ in range(200)]
-    assert picks == [bench.choose_from_list(b, [3, 17, 41, 200, 379]) for _ in range(200)]
+    picks = [bench_play.choose_from_mask(a, mask) for _ in range(200)]
+    assert picks == [bench_play.choose_from_list(b, [3, 17, 41, 200, 379]) for _ in range(200)]
     assert set(picks) == {3, 17, 41, 200, 379}
     assert all(type(p) is int for p in picks)
 
@@ -328,15 +328,15 @@ def test_interleaved_runs_record_a_failing_anchor_but_raise_for_our_env():
         return 7
 
     def broken(i):
-        if i != bench.WARMUP_GAME:
+        if i != bench_play.WARMUP_GAME:
             raise RuntimeError("anchor blew up")
         return 1
 
-    out = bench.measure_interleaved({"ours": good, "anchor": broken}, 0.02, 2, tolerant=("anchor",))
+    out = bench_play.measure_interleaved({"ours": good, "anchor": broken}, 0.02, 2, tolerant=("anchor",))
     assert out["anchor"] == {"status": "error", "error": "RuntimeError: anchor blew up"}
     assert len(out["ours"]["runs"]) == 2 and out["ours"]["steps_per_game"] == 7
     # every timed game has its own index (seed offset): none is replayed
-    timed = [i for name, i in calls if i != bench.WARMUP_GAME]
+    timed = [i for name, i in calls if i != bench_play.WARMUP_GAME]
     assert timed == list(range(len(timed))) and out["ours"]["games"] == len(timed)
     with pytest.raises(RuntimeError):
-        bench.measure_interleaved({"ours": broken}, 0.02, 1)
+        bench_play.measure_interleaved({"ours": broken}, 0.02, 1)
