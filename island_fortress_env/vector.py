@@ -68,7 +68,6 @@ Limits and threads:
 from __future__ import annotations
 
 import operator
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -77,6 +76,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from island_fortress_env.core.memory import check_memory
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import rng, scoring, tables
 from island_fortress_env.engine.state import Game
@@ -149,70 +149,6 @@ def heuristic_bytes() -> int:
     return int(_core.HEURISTIC_BYTES)
 
 
-def _read_int(path: str) -> int | None:
-    try:
-        with open(path) as f:
-            text = f.read().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def _proc_field(path: str, field: str) -> int | None:
-    """A ``Name:   123 kB`` field of a /proc file, in bytes."""
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def _available_memory() -> int | None:
-    """The bytes of memory this process may still take: the least of the memory the system has
-    available, what its cgroup's limit leaves, and what its address-space limit leaves; None
-    where none of these can be read."""
-    found: list[int] = []
-    available = _proc_field("/proc/meminfo", "MemAvailable")
-    if available is None:
-        try:
-            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            available = None
-    if available is not None:
-        found.append(available)
-    for limit_path, usage_path in (
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),  # cgroup v2
-        ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
-    ):
-        limit, usage = _read_int(limit_path), _read_int(usage_path)
-        if limit is not None and usage is not None and limit < 2**60:
-            found.append(max(limit - usage, 0))
-    try:
-        import resource
-    except ImportError:  # not a POSIX system: no address-space limit to read
-        resource = None  # type: ignore[assignment]
-    if resource is not None:
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        size = _proc_field("/proc/self/status", "VmSize")
-        if soft != resource.RLIM_INFINITY and size is not None:
-            found.append(max(soft - size, 0))
-    return min(found) if found else None
-
-
-def _check_memory(num_games: int, per_game: int, what: str) -> None:
-    """``MemoryError`` when ``num_games`` x ``per_game`` bytes exceed the memory available."""
-    available = _available_memory()
-    needed = num_games * per_game
-    if available is not None and needed > available:
-        raise MemoryError(
-            f"{what} for {num_games:,} games need about {needed:,} bytes ({per_game:,} a game), but "
-            f"{available:,} bytes of memory are available: make fewer games"
-        )
-
-
 @dataclass(frozen=True)
 class FinalResults:
     """The record of the games that ended on the last ``step()`` (``VectorEnv.final``): read-only
@@ -251,7 +187,7 @@ class VectorEnv:
         threads = _count(threads, "threads", 1, MAX_THREADS)
         counts = _player_counts(num_players)
         self.seed = rng.seed_state(seed)
-        _check_memory(num_games, game_bytes(), "the arrays and games of a batch")
+        check_memory(num_games, game_bytes(), "the arrays and games of a batch")
         self.threads = threads
         self._options = options
         self._core_game = core_game
@@ -326,7 +262,7 @@ class VectorEnv:
         which = self._which(games)
         with self._lock:
             if not self._heuristic_checked:
-                _check_memory(self.num_games, heuristic_bytes(), "the heuristic player's caches")
+                check_memory(self.num_games, heuristic_bytes(), "the heuristic player's caches")
                 self._heuristic_checked = True
             self._batch.heuristic_actions(out, which)
         return out
@@ -488,9 +424,7 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"opponent must be one of {OPPONENTS}, not {opponent!r}")
         if opponent == "heuristic":  # the batch and the opponent's caches, counted before either is made
             count = _count(num_envs, "num_games", 1, MAX_GAMES)
-            _check_memory(
-                count, game_bytes() + heuristic_bytes(), "a batch and its heuristic player's caches"
-            )
+            check_memory(count, game_bytes() + heuristic_bytes(), "a batch and its heuristic player's caches")
         self._make = lambda batch_seed: VectorEnv(num_envs, num_players, batch_seed, threads, **options)
         self._vec = self._make(seed)
         self._vec._heuristic_checked = opponent == "heuristic"

@@ -2,11 +2,9 @@
 
 * Two threads stepping one batch: the calls take turns (a lock per batch), 100 runs out of 100 end
   with every game consistent (no crash, no hang, no action outside the action space).
-* ``CoreState``'s methods check their arguments as the engine's ``State`` does, side by side on the
-  same arguments (Hypothesis throws out-of-range, negative, huge, boolean and non-integer ones).
 * ``threads`` is limited (``vector.MAX_THREADS``) and a thread that cannot start is an exception;
   ``num_games`` is checked against the memory available before anything is allocated.
-* ``CoreState`` pickles and deep-copies, and the copy plays on as the engine's state does.
+* ``CoreState``'s arguments and pickles: ``test_core_state_safety.py``.
 
 The checks that crashed or hung the interpreter before run in a forked child process, so a crash
 fails the test instead of ending the test run.
@@ -15,14 +13,8 @@ fails the test instead of ending the test run.
 from __future__ import annotations
 
 import contextlib
-import copy
-import gc
-import operator
 import os
-import pickle
-import random
 import resource
-import signal
 import threading
 import time
 import traceback
@@ -31,81 +23,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from test_core_differential import FIELDS, _random_prefix, assert_same, snapshot
 
 from island_fortress_env import core, vector
+from island_fortress_env.core import memory
 from island_fortress_env.engine import Game, SeedError, scoring, tables
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine.state import IllegalActionError
-from island_fortress_env.engine.visibility import redeal_unseen
-from island_fortress_env.env.global_state import encode_global_state
-from island_fortress_env.env.observation import ObservationEncoder, action_mask
+from tests.forked import check_isolated, isolated
 
 pytestmark = pytest.mark.skipif(
     not core.available(), reason=f"the C++ core is not built ({core.build_error()})"
 )
 
 SANITIZED = "libasan" in os.environ.get("LD_PRELOAD", "")
-
-
-def isolated(fn: Callable[[], None], timeout: float = 60.0) -> str | None:
-    """Runs ``fn()`` in a forked child process; None when it returned, else why not (its
-    traceback, the signal that ended it, or that it hung past ``timeout`` seconds)."""
-    if not hasattr(os, "fork"):  # pragma: no cover - every platform the core builds on forks
-        fn()
-        return None
-    read, write = os.pipe()
-    gc.freeze()  # the child's collections skip the parent's objects: no copying of their pages
-    pid = os.fork()
-    if pid:
-        gc.unfreeze()
-    else:  # the child: report and leave without running the parent's exit handlers
-        os.close(read)
-        status = 0
-        try:
-            fn()
-        except BaseException:
-            os.write(write, traceback.format_exc()[-8000:].encode())
-            status = 1
-        os._exit(status)
-    os.close(write)
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(read)
-            return f"hung for more than {timeout:.0f} s"
-        time.sleep(0.002)
-    with os.fdopen(read, "rb") as pipe:
-        report = pipe.read().decode(errors="replace")
-    if os.WIFSIGNALED(status):
-        return f"crashed: {signal.Signals(os.WTERMSIG(status)).name}"
-    if os.WEXITSTATUS(status):
-        return report or f"exited with status {os.WEXITSTATUS(status)}"
-    return None
-
-
-def check_isolated(fn: Callable[[], None], timeout: float = 60.0) -> None:
-    failure = isolated(fn, timeout)
-    assert failure is None, failure
-
-
-def outcome(fn: Callable[[], Any]) -> Any:
-    """``fn()``'s result, or the type of the exception it raised."""
-    try:
-        return fn()
-    except Exception as exc:
-        return type(exc)
-
-
-def raised(result: Any) -> bool:
-    return isinstance(result, type) and issubclass(result, BaseException)
 
 
 # ---------------------------------------------------------------------------------------- threads
@@ -266,16 +195,16 @@ def test_a_thread_that_cannot_start_is_an_error_not_a_hang() -> None:
 
 def test_a_batch_too_large_for_the_memory_is_refused_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     def enormous() -> None:
-        real = vector._available_memory  # type: ignore[attr-defined]
+        real = memory.available_memory
         for num_games in (10**7, 10**9):
-            vector._available_memory = lambda: 2**30  # type: ignore[attr-defined]
+            memory.available_memory = lambda: 2**30
             started = time.monotonic()
             with pytest.raises(MemoryError) as error:
                 vector.make(num_games, num_players=(2, 3, 4))
             assert time.monotonic() - started < 1.0
             message = str(error.value)
             assert f"{num_games:,} games" in message and f"{2**30:,} bytes" in message, message
-        vector._available_memory = real  # type: ignore[attr-defined]
+        memory.available_memory = real
         started = time.monotonic()
         with pytest.raises(MemoryError):  # the machine's own memory (no machine has 8 TB free)
             vector.make(10**9)
@@ -292,29 +221,29 @@ def test_a_batch_too_large_for_the_memory_is_refused_at_once(monkeypatch: pytest
     # What a game needs is counted: a batch that fits is made, one game more is refused.
     per_game = vector.game_bytes()
     assert 4_000 < per_game < 20_000
-    monkeypatch.setattr(vector, "_available_memory", lambda: 100 * per_game)
+    monkeypatch.setattr(memory, "available_memory", lambda: 100 * per_game)
     vector.make(100)
     with pytest.raises(MemoryError, match="101 games"):
         vector.make(101)
     # The heuristic player's caches are counted on its first call, before they are made.
-    monkeypatch.setattr(vector, "_available_memory", lambda: 10**12)
+    monkeypatch.setattr(memory, "available_memory", lambda: 10**12)
     env = vector.make(50, seed=3)
     env.reset()
-    monkeypatch.setattr(vector, "_available_memory", lambda: 50 * per_game)
+    monkeypatch.setattr(memory, "available_memory", lambda: 50 * per_game)
     with pytest.raises(MemoryError, match="heuristic"):
         env.heuristic_actions()
     env.step(env.random_actions())  # the batch plays on
-    monkeypatch.setattr(vector, "_available_memory", lambda: None)  # unknown: not checked
+    monkeypatch.setattr(memory, "available_memory", lambda: None)  # unknown: not checked
     env.step(env.heuristic_actions())
     # the Gymnasium view with the heuristic opponent counts them when it is made
-    monkeypatch.setattr(vector, "_available_memory", lambda: 60 * per_game)
+    monkeypatch.setattr(memory, "available_memory", lambda: 60 * per_game)
     with pytest.raises(MemoryError, match="heuristic"):
         vector.make_gym(50, opponent="heuristic")
     vector.make_gym(50, opponent="random")
 
 
 def test_the_memory_available_is_read_from_this_machine() -> None:
-    available = vector._available_memory()
+    available = memory.available_memory()
     assert available is None or 0 < available < 2**60
 
 
@@ -388,228 +317,3 @@ def test_with_block_is_checked_as_the_engine_checks_it() -> None:
             cs.redeal_unseen(0, 2**64)
 
     check_isolated(probe, timeout=20)
-
-
-# ---------------------------------------------------------------------------------------- fuzz
-
-_WEIRD = st.one_of(
-    st.integers(min_value=-6, max_value=90),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.sampled_from([2**31 - 1, 2**31, 2**32, 2**63 - 1, 2**63, 2**64, -(2**31) - 1, -(2**63), 10**30]),
-    st.booleans(),
-    st.integers(min_value=-3, max_value=5).map(np.int64),
-    st.sampled_from([None, "1", 1.5, 2.0, (), b"\x00"]),
-)
-
-
-def _index(value: Any, size: int) -> bool:
-    """Whether ``value`` is an index the core takes: an integer in 0..size-1 (True is 1)."""
-    try:
-        return 0 <= operator.index(value) < size
-    except TypeError:
-        return False
-
-
-def _same(py: Any, cs: Any) -> None:
-    for name in FIELDS:
-        assert getattr(cs, name) == getattr(py, name), name
-    assert cs.legal_actions() == py.legal_actions()
-
-
-def _fuzz_every_method(num_players: int, seed: int, steps: int, x: Any, y: Any, z: Any) -> None:
-    py, cs = _random_prefix(num_players, seed, steps)
-    game = py.game
-    before = cs.clone()
-    n, cells = py.n, len(game.geometry.cell_bits)
-
-    # with_block(cell, player, governor)
-    governor = bool(z) if isinstance(z, bool | int) else z
-    expected = outcome(lambda: py.with_block(x, y, governor))
-    got = outcome(lambda: cs.with_block(x, y, governor))
-    if _index(x, cells) and _index(y, n):
-        if raised(expected):
-            assert got is expected, (x, y, governor)
-        else:
-            _same(expected, got)
-    elif raised(expected):
-        assert got is expected, (x, y, governor)
-    else:  # the engine read a negative index from the end, or a seat it does not check
-        assert got in (IndexError, TypeError), (x, y, governor)
-
-    # encode(seat)
-    expected = outcome(lambda: ObservationEncoder(game).encode(py, x))
-    got = outcome(lambda: cs.encode(x))
-    if _index(x, n):
-        assert got.tobytes() == expected.tobytes()
-    elif raised(expected):
-        assert got is expected, x
-    else:
-        assert got is IndexError, x
-
-    # redeal_unseen(seat, seed), as engine.visibility.redeal_unseen redeals an engine state
-    expected = outcome(lambda: redeal_unseen(py, x, y))
-    got = outcome(lambda: cs.redeal_unseen(x, y))
-    via = outcome(lambda: redeal_unseen(cs, x, y))
-    if _index(x, n) and not raised(expected):
-        _same(expected, got)
-        _same(expected, via)
-    elif raised(expected):
-        assert got is expected and via is expected, (x, y)
-    else:  # a seat that is no integer (1.5): the engine compares it with every seat
-        assert got is ValueError and via is ValueError, (x, y)
-
-    # the methods the engine and the core share as Python code, and apply_action
-    for name, args in (
-        ("blocks_built", (x,)),
-        ("owner_at", (x,)),
-        ("action_to_string", (x,)),
-    ):
-        if name == "owner_at" and isinstance(x, int) and x > 2**16:
-            assert cs.owner_at(x) is None  # no cell there (the engine would make a 2**x integer)
-            continue
-        expected = outcome(lambda name=name, args=args: getattr(py, name)(*args))
-        got = outcome(lambda name=name, args=args: getattr(cs, name)(*args))
-        assert got == expected or (raised(expected) and got is expected), (name, args, got, expected)
-    expected = outcome(lambda: py.clone().apply_action(x))
-    got = outcome(lambda: cs.clone().apply_action(x))
-    assert got is expected or (expected is None and got is None), x
-
-    # the state itself never changed, and still reads as the engine's
-    _same(py, cs)
-    _same(before, cs)
-    assert cs.log == py.log
-    encoder = ObservationEncoder(game)
-    assert cs.action_mask().tobytes() == action_mask(py).tobytes()
-    assert cs.global_state().tobytes() == encode_global_state(py, encoder).tobytes()
-    assert cs.returns() == py.returns() and cs.component_totals() == py.component_totals()
-    assert pickle.loads(pickle.dumps(cs)).legal_actions() == py.legal_actions()
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    num_players=st.sampled_from(tables.PLAYER_COUNTS),
-    seed=st.integers(min_value=0, max_value=2**64 - 1),
-    steps=st.integers(min_value=0, max_value=400),
-    x=_WEIRD,
-    y=_WEIRD,
-    z=_WEIRD,
-)
-def _fuzz(num_players: int, seed: int, steps: int, x: Any, y: Any, z: Any) -> None:
-    _fuzz_every_method(num_players, seed, steps, x, y, z)
-
-
-def test_fuzzed_arguments_to_every_core_state_method_act_as_in_the_engine() -> None:
-    check_isolated(_fuzz, timeout=120)
-
-
-# ---------------------------------------------------------------------------------------- pickling
-
-
-def _both(num_players: int, seed: int, steps: int) -> tuple[Any, Any, random.Random]:
-    """The differential test's random prefix on both backends (Favor Trade-in on), and a
-    generator to play on with."""
-    py, cs = _random_prefix(num_players, seed, steps)
-    return py, cs, random.Random(seed + 1)
-
-
-def _play_on_alike(py: Any, cs: Any, pick: random.Random) -> None:
-    encoder = ObservationEncoder(py.game)
-    step = 0
-    while True:
-        if step % 40 == 0 or py.is_terminal():
-            assert_same(py, cs, encoder, step)
-        else:
-            assert cs.legal_actions() == py.legal_actions() and cs.score == py.score, step
-        if py.is_terminal():
-            return
-        action = pick.choice(py.legal_actions())
-        py.apply_action(action)
-        cs.apply_action(action)
-        step += 1
-
-
-@settings(max_examples=10, deadline=None)
-@given(
-    num_players=st.sampled_from(tables.PLAYER_COUNTS),
-    seed=st.integers(min_value=0, max_value=2**64 - 1),
-    steps=st.integers(min_value=0, max_value=500),
-)
-def test_a_pickled_core_state_is_the_engines_state_of_the_same_history(
-    num_players: int, seed: int, steps: int
-) -> None:
-    py, cs, pick = _both(num_players, seed, steps)
-    copies = [
-        pickle.loads(pickle.dumps(cs)),
-        pickle.loads(pickle.dumps(cs, protocol=0)),
-        copy.deepcopy(cs),
-        copy.copy(cs),
-    ]
-    for other in copies:
-        assert type(other) is type(cs) and other is not cs and other._s is not cs._s
-        _same(py, other)
-        assert other.log == py.log
-    engine_copy = pickle.loads(pickle.dumps(py))
-    core_copy = copies[0]
-    state = pick.getstate()
-    _play_on_alike(engine_copy, core_copy, pick)  # both copies play on as one game
-    pick.setstate(state)
-    _play_on_alike(py, cs, pick)  # and the originals were never touched by them
-    assert cs.score == core_copy.score
-
-
-def test_every_kind_of_core_state_pickles() -> None:
-    py, cs, _ = _both(3, 11, 120)
-    looked = cs.with_block(3, 1)  # an agent's look-ahead copy
-    redealt = cs.redeal_unseen(2, 99)
-    again = redealt.with_block(4, 0, True).redeal_unseen(1, 2**64 - 1)
-    for state in (looked, redealt, again):
-        other = pickle.loads(pickle.dumps(state))
-        assert snapshot(other) == snapshot(state)
-        assert copy.deepcopy(state).legal_actions() == state.legal_actions()
-    assert snapshot(pickle.loads(pickle.dumps(looked))) == snapshot(py.with_block(3, 1))
-
-    env = vector.make(3, num_players=(2, 3, 4), seed=5)
-    env.reset()
-    for _ in range(300):
-        env.step(env.random_actions())
-    for i in range(3):
-        state = env.state(i)  # batched games log their setup only: so do their copies
-        other = pickle.loads(pickle.dumps(state))
-        assert snapshot(other) == snapshot(state) and len(other.log) == 1
-        assert other.encode(other.current_player()).tobytes() == env.obs[i].tobytes()
-
-
-def test_a_damaged_pickle_is_an_error_not_a_crash() -> None:
-    from island_fortress_env.core import state as core_state
-
-    def damaged() -> None:
-        game = Game(num_players=2)
-        _, cs, _ = _both(2, 7, 40)
-        _, args = cs.__reduce__()
-        rebuild = core_state._rebuild
-        assert rebuild(*args).legal_actions() == cs.legal_actions()
-        game_arg, seed, history, logging = args
-        for bad in (
-            history[:-1],  # an odd number of bytes
-            b"\x7b\x01" + history,  # 379 first: illegal at the start
-            history + b"\x00\x7f",  # an action id out of the action space
-            history + b"\xff\xff",  # an operation cut short
-            history + b"\xff\xff\x00\x10\x00\x00\x00\x00",  # with_block on cell 4096
-            history + b"\xfe\xff\x09\x00" + b"\x00" * 8,  # a redeal for seat 9
-            history + b"\x80\x80",  # no such operation
-        ):
-            with pytest.raises(ValueError, match="history"):
-                rebuild(game_arg, seed, bad, logging)
-        with pytest.raises(TypeError):
-            rebuild(game, seed, list(history), logging)
-        with pytest.raises(SeedError):
-            rebuild(game, -1, history, logging)
-
-    check_isolated(damaged, timeout=20)
-
-
-def test_the_engines_bad_actions_still_raise_its_errors() -> None:
-    _, cs, _ = _both(2, 3, 10)
-    for bad in (True, -1, A.NUM_ACTIONS, 2**64, "1", None):
-        with pytest.raises(IllegalActionError):
-            cs.apply_action(bad)
