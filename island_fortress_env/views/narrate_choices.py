@@ -150,9 +150,9 @@ def describe_choice(state: State, action: int) -> Choice:
     if name == "role":
         return Choice(action, f"{A.OP_NAMES[i]}", _op_cost(state, p, i), TargetKind.ROLE, i)
     if name == "repeat":
-        cost = tables.REPEAT_ROLE_COST[A.ROLE_KEYS[A.OP_CARD[i]]]
+        jade = tables.REPEAT_ROLE_COST[A.ROLE_KEYS[A.OP_CARD[i]]]
         label = f"Repeat {A.op_label(i)}"
-        return Choice(action, label, f"costs {cost} Jade; {_op_cost(state, p, i)}", TargetKind.REPEAT, i)
+        return Choice(action, label, f"costs {jade} Jade; {_op_cost(state, p, i)}", TargetKind.REPEAT, i)
     if name in ("recruit", "buy_blocks", "build_count"):
         return _count_choice(state, action, name, i)
     if name == "draw":
@@ -184,8 +184,8 @@ def describe_choice(state: State, action: int) -> Choice:
             and not state.bid_digits_left
             and not visibility.own_bid(state, p)
         ):
-            cost = f"costs {plural(i, 'Jade')} if it wins" if i else "free"
-            return Choice(action, f"Bid {plural(i, 'Jade')}", cost, TargetKind.BID, i)
+            pays = f"costs {plural(i, 'Jade')} if it wins" if i else "free"
+            return Choice(action, f"Bid {plural(i, 'Jade')}", pays, TargetKind.BID, i)
         return Choice(action, state.action_to_string(action).capitalize(), "", TargetKind.OPTION, i)
     return _turn_choice(state, action, name)
 
