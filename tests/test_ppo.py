@@ -228,13 +228,13 @@ def test_native_config_errors_are_clear():
         load_config(None, ["ppo.anneal_power=0"], schema=NativeConfig)
     with pytest.raises(TrainConfigError, match=r"train\.update_dtype.*'float16'"):
         load_config(None, ["train.update_dtype=float16"], schema=NativeConfig)
-    with pytest.raises(TrainConfigError, match=r"'defaults': tables: weights must be numbers >= 0"):
+    with pytest.raises(TrainConfigError, match=r"'defaults': tables\.two: must be >= 0, not -1$"):
         load_config(None, ["tables.two=-1"], schema=NativeConfig)
     with pytest.raises(TrainConfigError, match=r"'defaults': tables: weights must not all be zero"):
         load_config(None, ["tables.two=0", "tables.three=0", "tables.four=0"], schema=NativeConfig)
-    with pytest.raises(TrainConfigError, match=r"pretrain\.tables: unknown table size\(s\) \['five'\]"):
+    with pytest.raises(TrainConfigError, match=r"pretrain\.tables: unknown key 'five'; use 'two', 'three'"):
         load_config(None, ["pretrain.tables={five: 1}"], schema=NativeConfig)
-    with pytest.raises(TrainConfigError, match=r"pretrain\.tables: weights must be numbers >= 0"):
+    with pytest.raises(TrainConfigError, match=r"pretrain\.tables\.two: must be >= 0, not -1$"):
         load_config(None, ["pretrain.tables={two: -1}"], schema=NativeConfig)
     with pytest.raises(TrainConfigError, match=r"pretrain\.tables: weights must not all be zero"):
         load_config(None, ["pretrain.tables={two: 0}"], schema=NativeConfig)
