@@ -76,6 +76,11 @@ TABLE_SIZES = tuple(TABLE_NAMES)  # the table sizes the native trainer plays, in
 assert set(get_args(Opponent)) == {AgentKind.RANDOM.value, AgentKind.HEURISTIC.value}
 
 
+def opponent_list(*kinds: Opponent) -> list[Opponent]:
+    """A list of evaluation opponents (a field's default)."""
+    return list(kinds)
+
+
 class Section(BaseModel):
     """A config section: strict types, unknown keys refused, values checked on assignment too."""
 
@@ -155,7 +160,7 @@ class EvalSection(Section):
 
     games: int = Field(60, ge=0, description="Games per opponent kind, at the end of training.")
     opponents: list[Opponent] = Field(
-        default_factory=lambda: ["random", "heuristic"], description="The opponent kinds played."
+        default_factory=lambda: opponent_list("random", "heuristic"), description="The opponent kinds played."
     )
 
 

@@ -28,6 +28,7 @@ from island_fortress_env.training.config_base import (
     _agent_spec,
     check_rules,
     fail,
+    opponent_list,
 )
 from island_fortress_env.vector import MAX_THREADS as MAX_CORE_THREADS
 
@@ -261,7 +262,7 @@ class NativeEvalSection(Section):
         60, ge=0, description="Games per table size and opponent kind, at the end (other deals)."
     )
     opponents: list[Opponent] = Field(
-        default_factory=lambda: ["heuristic", "random"], description="The opponent kinds played."
+        default_factory=lambda: opponent_list("heuristic", "random"), description="The opponent kinds played."
     )
     keep_best: bool = Field(
         False,
