@@ -80,8 +80,9 @@ def test_play_a_whole_game_in_a_terminal(tmp_path):
         if "to decide: petition bid" in menu:
             child.sendline("bid 0")  # a typed prefix: "bid 0 Jade" is the only match
             prefixed += 1
-        else:
-            child.sendline("1")
+        else:  # the first choice listed (a count is listed by itself: "2. 2 Laborers and ...")
+            listed = re.search(r"^ +(\d+)\. ", menu[menu.rfind("to decide: ") :], re.MULTILINE)
+            child.sendline(listed.group(1) if listed else "1")
         decisions += 1
         if child.expect_exact([PROMPT, "Game saved as"]) == 1:
             break

@@ -28,12 +28,15 @@ from rich.console import Console
 
 from island_fortress_env.tools.play import COMMANDS, parse_choice, play_game
 
+FIRST = "first"  # Person's answer: the number the first choice is listed by
+
 
 class Person:
     """Answers ``play``'s prompts from what the console shows: ``bid`` at a petition bid (or
-    each digit of a bid entered in base-101 digits), ``other`` at anything else."""
+    each digit of a bid entered in base-101 digits), ``other`` at anything else (``FIRST``: the
+    number the first choice is listed by; a count is listed by itself, so it is not always 1)."""
 
-    def __init__(self, bid: str = "2", other: str = "1", first: tuple[str, ...] = ()) -> None:
+    def __init__(self, bid: str = "2", other: str = FIRST, first: tuple[str, ...] = ()) -> None:
         self.out = io.StringIO()
         self.console = Console(file=self.out, soft_wrap=True, width=200)
         self.bid, self.other = bid, other
@@ -49,7 +52,14 @@ class Person:
         self.asked.append(decision)
         if self.first:
             return self.first.pop(0)
-        return self.bid if decision == "petition bid" else self.other
+        if decision == "petition bid":
+            return self.bid
+        if self.other == FIRST:
+            menu = shown[shown.rindex("to decide: ") :] if "to decide: " in shown else ""
+            listed = re.search(r"^ +(\d+)\. ", menu, re.MULTILINE)
+            self.listed = listed.group(1) if listed else getattr(self, "listed", "1")
+            return self.listed
+        return self.other
 
 
 @pytest.fixture(scope="module")
@@ -260,3 +270,84 @@ def test_the_last_events_are_told_as_a_whole_log_would_tell_them():
     for count in (1, 4, 40, len(state.log)):
         expected = [line for lines in per_event[-count:] for line in lines]
         assert narrate.last_lines(state.log, names, state.game.deck.cards, count) == expected
+
+
+# --------------------------------------------------------------------------- numbering
+
+
+def _at_laborers_with_the_governor_block(seed: int = 39):
+    """A 2-player game played at random until a build asks how many Laborers while the
+    Governor block may be placed (its cells come before the counts in the action ids)."""
+    from island_fortress_env.engine.decisions import Decision
+
+    state = Game(num_players=2).new_initial_state(seed)
+    pick = random.Random(seed)
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        if state.decision == Decision.ASSIGN_LABORERS and any(a in A.ACTION_FAMILIES[13] for a in legal):
+            return state
+        state.apply_action(pick.choice(legal))
+    raise AssertionError("no such decision in this game")
+
+
+def test_at_how_many_laborers_typing_the_count_picks_that_count():
+    """The bug of issue 58: the Governor cells were listed 1-10 and the counts after them, so
+    typing 1 placed the Governor block. Now a count is listed (and typed) by itself and the
+    Governor cells by g1, g2, ..."""
+    from island_fortress_env.tools.play import _ask_person, menu
+
+    state = _at_laborers_with_the_governor_block()
+    assert A.ACTION_FAMILIES[13].name == "governor"
+    legal = state.legal_actions()
+    counts = [a - A.LABORERS for a in legal if A.family_of(a).start == A.LABORERS]
+    governor = [a for a in legal if A.family_of(a).start == A.GOVERNOR]
+    assert counts == [2, 3] and len(governor) == 10
+    listing = menu(state, legal)
+    assert listing.numbers == counts and listing.governor == governor and listing.what == "count of Laborers"
+    seat = state.current_player()
+    for entries, expected in (
+        (["2"], A.LABORERS + 2),
+        (["3"], A.LABORERS + 3),
+        (["1", "2"], A.LABORERS + 2),  # no count 1: explained, asked again
+        (["g1"], governor[0]),
+        (["G 10"], governor[9]),
+        (["g11", "3"], A.LABORERS + 3),
+    ):
+        person = Person(first=tuple(entries))
+        assert _ask_person(state, seat, ("you", "random"), person, person.console) == expected
+    text = person.out.getvalue()
+    assert "  (type the count of Laborers: 2-3)" in text
+    assert re.search(r"^    2\. 2 Laborers and \d+ Convicts?: loses 1 Laborer", text, re.MULTILINE)
+    assert re.search(r"^   g1\. Governor block at R\d-L\d-C\d$", text, re.MULTILINE)
+    assert text.index("    3. 3 Laborers") < text.index("   g1. Governor block")
+    assert "There is no Governor cell 11: choose g1-g10." in text
+
+
+def test_other_counts_are_typed_by_their_count():
+    """Recruit, buy, build and draw counts are listed by the count itself."""
+    from island_fortress_env.engine.decisions import Decision
+    from island_fortress_env.tools.play import menu
+
+    seen = set()
+    for seed in range(30):
+        state = Game(num_players=3).new_initial_state(seed)
+        pick = random.Random(seed)
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            if (
+                state.decision
+                in (
+                    Decision.RECRUIT_COUNT,
+                    Decision.BUY_BLOCKS_COUNT,
+                    Decision.BUILD_COUNT,
+                    Decision.DRAW_FAVORS_COUNT,
+                )
+                and len(legal) > 1
+            ):
+                listing = menu(state, legal)
+                words = [narrate.describe_choice(state, a).label for a in listing.legal]
+                for number, label in zip(listing.numbers, words, strict=True):
+                    assert re.search(rf"\b{number}\b", label), (number, label)
+                seen.add(state.decision)
+            state.apply_action(pick.choice(legal))
+    assert len(seen) == 4

@@ -1,6 +1,8 @@
 """Hidden information in the browser is enforced by the server: what a seat's browser receives
 never holds another seat's favor hand or drawn cards, a sealed bid before the petition reveals
-it, the deck order or the game's seed."""
+it, the deck order or the game's seed. That holds for every part of the answer: the position,
+the moves, the recap since the seat's last turn, the warnings and notes on its choices, the
+answer to an undo; the end screen reveals every hand, and only once the game is over."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from island_fortress_env.env.aec import raw_env
 from island_fortress_env.views import narrate
 from island_fortress_env.web.analysis import win_chances
 from island_fortress_env.web.seatview import seat_view
+from island_fortress_env.web.words import consequences, decision_notes
 from tests.web_client import client_for, play_through
 
 
@@ -49,12 +52,13 @@ def test_a_seats_view_does_not_change_when_what_it_cannot_see_is_dealt_again(pla
 
 
 def hidden_from(game, seat):
-    """The favor cards seat may not see now, and the other seats' sealed bids."""
+    """The favor cards seat may not see now: the deck, and until the game is over the other
+    seats' hands and drawn cards (the end screen reveals the hands)."""
     state = game.state
     cards = state.game.deck.cards
     hidden = set(state.deck)
     for p in range(state.n):
-        if p != seat:
+        if p != seat and not game.over:
             hidden |= {i for i in range(len(cards)) if (state.favor_hand[p] | state.drawn[p]) >> i & 1}
     return [cards[i] for i in sorted(hidden)]
 
@@ -96,6 +100,18 @@ def check_response(snap, game):
     for move in snap.get("moves", []):
         if move["seat"] != seat:
             assert not move["text"].startswith(("Keep ", "Bid ")), move
+    for turn in (snap.get("recap") or {}).get("turns", []):
+        if turn["seat"] != seat:
+            assert not any(
+                re.match(r"(Keep |Bid \d|\w \(\w+\): (Keep|Bid) )", line) for line in turn["lines"]
+            )
+    if not game.over:
+        assert "end" not in snap  # no hand is revealed before the end
+    else:
+        state = game.state
+        for row in snap["end"]["rows"]:  # every hand, as it is
+            held = [i for i in range(len(state.game.deck.cards)) if state.favor_hand[row["seat"]] >> i & 1]
+            assert [c["id"] for c in row["hand"]] == held
     if not game.over:
         sealed = [p for p in range(game.state.n) if p != seat and view["players"][p]["bid_sealed"]]
         for p in sealed:
@@ -107,6 +123,33 @@ def test_no_response_of_a_played_game_holds_what_the_seat_may_not_see(tmp_path, 
     with client_for(tmp_path) as client:
         last = play_through(client, players, seat, seed, check=check_response)
     assert last["over"]
+
+
+def test_the_same_holds_when_the_person_takes_back_decisions(tmp_path):
+    """Undo answers with the whole game again (the position, every move, the recap): it too holds
+    nothing the seat may not see."""
+    with client_for(tmp_path) as client:
+        undone = []
+        play_through(client, 3, 1, 7, check=check_response, undo=0.3, undone=undone)
+    assert len(undone) > 5
+
+
+def test_warnings_and_notes_use_nothing_the_seat_cannot_see():
+    """The warnings on a seat's choices (a move that loses the Governor block or ends the game)
+    and the notes on its decision are the same whatever is dealt again of what it cannot see."""
+    names = ("p0", "p1", "p2")
+    warned = 0
+    for state in states_of_random_games(3, games=4, every=3):
+        if state.is_terminal():
+            continue
+        seat = state.current_player()
+        mine = consequences(state, seat, names)
+        for seed in (1, 2):
+            other = redeal_unseen(state, seat, seed=seed)
+            assert consequences(other, seat, names) == mine
+            assert decision_notes(other, seat) == decision_notes(state, seat)
+        warned += bool(mine)
+    assert warned > 0
 
 
 def test_the_same_holds_when_the_opponents_move_many_at_a_time(tmp_path):

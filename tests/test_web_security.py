@@ -92,6 +92,7 @@ def test_deep_or_huge_json_bodies_get_one_4xx(client, text):
         "/api/watch",
         f"{game}/act",
         f"{game}/advance",
+        f"{game}/undo",
         f"{game}/analysis",
         "/api/records",
         "/api/records/game.json/analysis",
@@ -238,6 +239,7 @@ def test_a_fuzz_of_every_route_gets_no_5xx(client, data):
                 "/api/watch",
                 f"/api/games/{game}/act",
                 f"/api/games/{game}/advance",
+                f"/api/games/{game}/undo",
                 f"/api/games/{game}/analysis",
                 "/api/records",
                 f"/api/records/{record}/analysis",
@@ -267,6 +269,7 @@ def test_a_fuzz_of_every_route_gets_no_5xx(client, data):
     for get in (
         f"/api/games/{game}",
         f"/api/games/{game}/policy",
+        f"/api/games/{game}/public",
         f"/api/records/{record}",
         f"/api/records/{record}/steps/{step}",
         f"/api/records/{record}/policy",

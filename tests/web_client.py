@@ -38,9 +38,13 @@ def play_through(
     opponents: list[str] | None = None,
     check: Callable[[dict[str, Any], Any], None] | None = None,
     moves_per_advance: int = 1,
+    undo: float = 0.0,
+    undone: list[int] | None = None,
 ) -> dict[str, Any]:
     """Create a game and play it to the end, the person choosing at random among the choices
-    the server offers. ``check(response, live_game)`` sees every response. Returns the last."""
+    the server offers (and, with probability ``undo`` where the server offers it, taking the
+    last decision back; each undone step is added to ``undone``). ``check(response,
+    live_game)`` sees every response. Returns the last."""
     body = {
         "players": players,
         "seat": seat,
@@ -58,6 +62,15 @@ def play_through(
     for _ in range(5000):
         if snap["over"]:
             return snap
+        if snap.get("can_undo") and draw.random() < undo:
+            response = client.post(f"/api/games/{game_id}/undo", json={"token": token})
+            assert response.status_code == 200, response.text
+            snap = response.json()
+            if undone is not None:
+                undone.append(snap["undone"])
+            if check:
+                check(snap, game)
+            continue
         if snap["waiting"]:
             choice = draw.choice(snap["view"]["choices"])
             response = client.post(
@@ -86,3 +99,21 @@ def heuristic_record(players: int = 3, seed: int = 4) -> GameRecord:
         taken.append(action)
         state.apply_action(action)
     return GameRecord.from_game({"num_players": players}, seed, taken, ["heuristic"] * players, state)
+
+
+def evaluation_result(
+    players: int, rows: list[tuple[str, int, float, float]], seed: int = 0
+) -> dict[str, Any]:
+    """An evaluation result as ``island-fortress evaluate --json`` writes it (the fields the
+    leaderboard reads): one row per agent, (spec, games, wins, mean score)."""
+    from island_fortress_env.web.analysis import wilson
+
+    agents = []
+    for spec, games, wins, mean in rows:
+        low, high = wilson(wins / games, games)
+        agents.append(
+            {"name": spec, "spec": spec, "games": games, "wins": wins, "win_rate": wins / games,
+             "ci95": [low, high], "mean_score": mean, "seat_games": [games // players] * players}
+        )  # fmt: skip
+    games = max(r[1] for r in rows)
+    return {"agents": agents, "games": games, "seed": seed, "players": players, "rated": False}

@@ -158,9 +158,9 @@ class League:
             return league
         mixture = is_mixture(lg.opponent)
         for player in fixed_opponents(lg.opponent):
-            path = parse_agent_spec(player.spec).checkpoint  # greedy or sampled: played sampled
-            if path is not None:
-                weights = initial_weights(str(path), network_kwargs(cfg))
+            ckpt = parse_agent_spec(player.spec).checkpoint  # greedy or sampled: played sampled
+            if ckpt is not None:
+                weights = initial_weights(str(ckpt), network_kwargs(cfg))
                 sid = league._keep(weights, step, member=player.spec if mixture else "")
                 league.weights[sid] = player.weight
         league.fixed = True

@@ -13,8 +13,12 @@ The legal choices are listed in words with what they cost (at a role choice, the
 that cannot be taken now are listed too, with why). A petition bid is chosen by its amount
 (``2`` bids 2 Jade; with unlimited components, a bid of several base-101 digits by each digit),
 any other choice by its listed number or by typing the start of its text; a decision with one
-legal choice is taken and shown, not asked. A compound move (Build Wall's count, cells and
-Workers, for instance) is asked step by step, since each step is a decision of its own. A bad
+legal choice is taken and shown, not asked. A count is listed and typed by itself (``2`` at "how
+many Laborers" uses 2 Laborers; ``3`` at a draw draws 3), and the cells the Governor block may be
+placed on, offered beside a decision of the holder's turn, by ``g1``, ``g2``..., after the
+decision's own choices, so neither is ever typed for the other. A compound move (Build Wall's
+count, cells and Workers, for instance) is asked step by step, since each step is a decision of
+its own. A bad
 entry is explained and asked again, with nothing changed (``tools/entries.py`` reads numbers);
 ``help`` shows the rules and the role cards. At the end the game is saved as a game record
 (``island-fortress replay``): the path is checked before the game starts, and a record that
@@ -36,6 +40,7 @@ from rich.console import Console
 
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import visibility
+from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.env.records import (
     GameRecord,
     RecordError,
@@ -69,7 +74,8 @@ HUMAN = "human"
 YOU = "you"  # the person's seat is named "A (you)"
 PROMPT = "your choice> "
 COMMANDS = (
-    "Type a choice's number (at a bid: the Jade to bid) or the start of its text; "
+    "Type a choice's number (at a bid: the Jade to bid; at a count: the count; g1, g2...: "
+    "a cell for the Governor block) or the start of its text; "
     "'board' shows the table again, 'help' the rules, 'quit' stops."
 )
 _BOLD = frozenset({Tone.ROUND, Tone.END, Tone.PETITION})
@@ -120,22 +126,25 @@ def parse_choice(
     entry: str,
     legal: Sequence[int],
     labels: Sequence[str],
-    numbers: Sequence[int] | None = None,
+    numbers: Sequence[int | None] | None = None,
     what: str = "action",
+    keys: Sequence[str] | None = None,
 ) -> Choice:
     """A number or the start of one action's text, case-insensitive. ``numbers[i]`` is the
-    number ``legal[i]`` is listed by (default 1, 2, ...; a bid's is its amount), ``what`` the
-    word for it in a reply ("There is no bid 7")."""
+    number ``legal[i]`` is listed by (default 1, 2, ...; a bid's is its amount, a count's the
+    count; None: listed by no number, as the Governor cells are), ``what`` the word for it in a
+    reply ("There is no bid 7"), ``keys[i]`` what it is listed by in a reply (default its number)."""
     text = entry.strip().lower()
     if not text:
         return Choice(None, "Nothing entered. " + COMMANDS)
     numbers = list(range(1, len(legal) + 1)) if numbers is None else list(numbers)
-    low, high = (min(numbers), max(numbers)) if numbers else (1, 0)
+    numbered = [n for n in numbers if n is not None]
+    low, high = (min(numbered), max(numbered)) if numbered else (1, 0)
     number = read_number(text, low, high, what)
     if number is not None:
         if number.value is None:
             return Choice(None, number.message)
-        if number.value not in numbers:
+        if number.value not in numbered:
             return Choice(None, f"There is no {what} {number.value}: choose one of those listed.")
         return Choice(legal[numbers.index(number.value)])
     matches = [i for i, label in enumerate(labels) if label.lower().startswith(text)]
@@ -144,7 +153,8 @@ def parse_choice(
         return Choice(legal[(exact or matches)[0]])
     if not matches:
         return Choice(None, f"No legal action starts with '{shown(entry.strip())}'. " + COMMANDS)
-    listed = ", ".join(f"{numbers[i]}: {labels[i]}" for i in matches[:6])
+    keys = [str(n) for n in numbers] if keys is None else list(keys)
+    listed = ", ".join(f"{keys[i]}: {labels[i]}" for i in matches[:6])
     more = f" and {len(matches) - 6} more" if len(matches) > 6 else ""
     return Choice(
         None, f"'{shown(entry.strip())}' fits {len(matches)} actions ({listed}{more}); type more or a number."
@@ -158,6 +168,66 @@ def bid_numbers(state: State, legal: Sequence[int]) -> tuple[list[int], str] | N
         return None
     plain = describe_choice(state, legal[0]).kind is TargetKind.BID
     return [a - A.BID for a in legal], "bid" if plain else "digit"
+
+
+# The decisions whose choices are counts: each is listed by its count ("3. 3 Laborers and 1
+# Convict", "2. Build 2 blocks", "5. Draw 5 favor cards, keep 2"), so typing the natural number
+# picks it. The word is the one a bad entry's reply names ("There is no count 7").
+_COUNTED = {
+    Decision.ASSIGN_LABORERS: "count of Laborers",
+    Decision.RECRUIT_COUNT: "count",
+    Decision.BUY_BLOCKS_COUNT: "count",
+    Decision.BUILD_COUNT: "count",
+    Decision.DRAW_FAVORS_COUNT: "count",
+}
+GOVERNOR_KEY = "g"  # the Governor block's cells are listed as g1, g2, ...
+
+
+@dataclass(frozen=True)
+class Menu:
+    """How a decision's legal choices are listed: the decision's own choices first, each by its
+    number (a count or a bid by its amount, anything else 1, 2, ...), then the cells the Governor
+    block may be placed on, by ``g`` and a number, so that neither is ever listed under the
+    other's numbers."""
+
+    legal: list[int]  # the decision's own choices, in the listed order
+    numbers: list[int]  # the number each is listed by
+    what: str  # the word for a number in a reply ("bid", "count", "action")
+    governor: list[int]  # the Governor block's cells (actions), listed as g1, g2, ...
+
+
+def menu(state: State, legal: Sequence[int]) -> Menu:
+    """The listing of ``legal`` (the legal actions of the player to move in ``state``)."""
+    governor = [a for a in legal if A.family_of(a).start == A.GOVERNOR]
+    own = [a for a in legal if A.family_of(a).start != A.GOVERNOR] or governor
+    if own is governor:  # only Governor cells to choose from: they are the decision
+        governor = []
+    bids = bid_numbers(state, own)
+    if bids is not None:
+        return Menu(own, bids[0], bids[1], governor)
+    what = _COUNTED.get(state.decision)
+    if what is not None:
+        values = [describe_choice(state, a).value for a in own]
+        if len(set(values)) == len(values):
+            return Menu(own, values, what, governor)
+    return Menu(own, list(range(1, len(own) + 1)), "action", governor)
+
+
+def parse_governor(entry: str, cells: Sequence[int]) -> Choice | None:
+    """``g3`` (or ``G 3``): the third Governor cell listed; None when the entry is not of that
+    form, a ``Choice`` saying why when there is no such cell."""
+    text = entry.strip().lower()
+    if not text.startswith(GOVERNOR_KEY) or not text[1:].strip().isdigit():
+        return None
+    number = read_number(text[1:].strip(), 1, len(cells), "Governor cell")
+    if number is None:  # pragma: no cover - digits always read as a number
+        return None
+    if not cells:
+        return Choice(None, "The Governor block cannot be placed now.")
+    if number.value is None:
+        span = f"{GOVERNOR_KEY}1-{GOVERNOR_KEY}{len(cells)}" if len(cells) > 1 else f"{GOVERNOR_KEY}1"
+        return Choice(None, f"There is no Governor cell {shown(text[1:].strip())}: choose {span}.")
+    return Choice(cells[number.value - 1])
 
 
 def default_record_path(seed: int) -> Path:
@@ -295,9 +365,12 @@ def _ask_person(
         cost = f" ({choices[0].cost})" if choices[0].cost else ""
         say(console, f"{who}: the only choice, {choices[0].label}{cost}.")
         return legal[0]
-    labels = [c.label for c in choices]
-    bids = bid_numbers(state, legal)
-    numbers, what = bids if bids is not None else (list(range(1, len(legal) + 1)), "action")
+    listing = menu(state, legal)
+    by_action = dict(zip(legal, choices, strict=True))
+    own = [by_action[a] for a in listing.legal]
+    labels = [c.label for c in own]
+    numbers, what = listing.numbers, listing.what
+    width = max(3, *(len(str(n)) for n in numbers))
 
     def show_board() -> None:
         say(console, "\n" + render_text(state, 0, names))
@@ -305,11 +378,17 @@ def _ask_person(
 
     def show_actions() -> None:
         say(console, f"\n{who} to decide: {state.decision_name()}")
-        if bids is not None:
-            say(console, f"  (type the {what}: {numbers[0]}-{numbers[-1]})")
-        for number, choice in zip(numbers, choices, strict=True):
+        if what != "action":
+            contiguous = numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+            span = f"{numbers[0]}-{numbers[-1]}" if contiguous else ", ".join(map(str, numbers))
+            say(console, f"  (type the {what}: {span})")
+        for number, choice in zip(numbers, own, strict=True):
             cost = f": {choice.cost}" if choice.cost else ""
-            say(console, f"  {number:3d}. {choice.label}{cost}")
+            say(console, f"  {number:{width}d}. {choice.label}{cost}")
+        if listing.governor:
+            say(console, f"  Or place the Governor block (free; type {GOVERNOR_KEY} and its number):")
+            for i, action in enumerate(listing.governor, 1):
+                say(console, f"  {GOVERNOR_KEY + str(i):>{width}}. {by_action[action].label}")
         refused = refusals(state)
         if refused:
             say(console, "  Not possible now:")
@@ -333,7 +412,17 @@ def _ask_person(
         if word in ("help", "?"):
             say(console, rules_text())
             continue
-        choice = parse_choice(entry, legal, labels, numbers, what)
+        choice = parse_governor(entry, listing.governor)
+        if choice is None:
+            gov_keys = [f"{GOVERNOR_KEY}{i}" for i in range(1, len(listing.governor) + 1)]
+            choice = parse_choice(
+                entry,
+                listing.legal + listing.governor,
+                labels + [by_action[a].label for a in listing.governor],
+                [*numbers, *[None] * len(listing.governor)],
+                what,
+                [*(str(n) for n in numbers), *gov_keys],
+            )
         if choice.action is not None:
             return choice.action
         say(console, choice.message, style="bold")

@@ -12,6 +12,11 @@ between agents) rollouts start from the true position. Every draw comes from a g
 seeded by the rollout's number, the same at every position (common random numbers: the curve
 moves with the position more than with the draws), so an estimate repeats exactly.
 
+**How sure.** Each estimate comes with its 95% Wilson score interval over the rollouts (a win
+shared by k counts 1/k, so the interval is a close approximation there), drawn as a band around
+the curve; the page names the method and the count. The default counts (``DEFAULT_ROLLOUTS``)
+keep the band within about +-6 points for random playouts and +-12 for heuristic ones.
+
 **Top actions.** A trained checkpoint's probabilities for the seat to move
 (``CheckpointAgent.probabilities`` on that seat's observation).
 
@@ -24,6 +29,7 @@ new job is refused (429), so nobody fills the queue that others' analyses wait i
 
 from __future__ import annotations
 
+import math
 import random
 import secrets
 import threading
@@ -47,7 +53,10 @@ if TYPE_CHECKING:
     from island_fortress_env.engine import State
 
 PLAYOUTS = ("random", "heuristic")
-MAX_ROLLOUTS = 256
+# Rollouts per position by default: random playouts take ~1 ms a game, heuristic ones ~13 ms.
+DEFAULT_ROLLOUTS = {"random": 256, "heuristic": 64}
+MAX_ROLLOUTS = 1024
+Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
 MAX_POINTS = 600  # positions in one job
 KEPT_JOBS = 32
 MAX_PENDING_PER_CLIENT = 4  # jobs waiting or running for one client
@@ -107,6 +116,17 @@ def win_chances(
     return [w / max(done, 1) for w in wins], done
 
 
+def wilson(share: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``share`` observed over ``n`` trials (the exact
+    value, as an interval of width 0, when ``n`` is 0: a finished game's result)."""
+    if n <= 0:
+        return share, share
+    denominator = 1 + z * z / n
+    centre = (share + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def top_actions(agent: Any, state: State, encoder: ObservationEncoder, k: int = TOP_ACTIONS) -> list[dict]:
     """The ``k`` most probable legal actions of a checkpoint for the seat to move, in words."""
     seat = state.current_player()
@@ -129,7 +149,7 @@ class Job:
     playout: str
     rollouts: int
     steps: tuple[int, ...]
-    results: dict[int, list[float]] = field(default_factory=dict)
+    results: dict[int, tuple[list[float], int]] = field(default_factory=dict)  # chances, rollouts
     done: bool = False
     error: str | None = None
     cancelled: bool = False
@@ -142,11 +162,30 @@ class Job:
         return not self.done and not self.cancelled
 
     def to_json(self) -> dict[str, Any]:
-        method = f"{self.rollouts} {self.playout} playouts per position, " + (
-            "from redeals of what this seat cannot see"
-            if self.viewer is not None
-            else "from the true position"
+        method = (
+            f"{self.rollouts} {self.playout} playouts per position, "
+            + (
+                "from redeals of what this seat cannot see"
+                if self.viewer is not None
+                else "from the true position"
+            )
+            + "; the band is the 95% Wilson interval"
         )
+        points = []
+        for s in self.steps:
+            if s not in self.results:
+                continue
+            chances, done = self.results[s]
+            bands = [wilson(c, done) for c in chances]
+            points.append(
+                {
+                    "step": s,
+                    "chances": chances,
+                    "low": [round(lo, 4) for lo, _ in bands],
+                    "high": [round(hi, 4) for _, hi in bands],
+                    "rollouts": done,
+                }
+            )
         return {
             "job": self.id,
             "viewer": self.viewer,
@@ -154,7 +193,7 @@ class Job:
             "rollouts": self.rollouts,
             "method": method,
             "steps": list(self.steps),
-            "points": [{"step": s, "chances": self.results[s]} for s in self.steps if s in self.results],
+            "points": points,
             "done": self.done,
             "cancelled": self.cancelled,
             "error": self.error,
@@ -170,7 +209,7 @@ class Analyst:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis")
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._latest: dict[str, Job] = {}
-        self._cache: OrderedDict[tuple[Any, ...], list[float]] = OrderedDict()
+        self._cache: OrderedDict[tuple[Any, ...], tuple[list[float], int]] = OrderedDict()
         self._lock = threading.Lock()
         self.checkpoints = tuple(checkpoints)
         self._agents: dict[str, Any] = {}
@@ -267,10 +306,10 @@ class Analyst:
                     if done < job.rollouts and not picked[step].is_terminal():
                         break  # cancelled part-way: not an estimate of the asked size
                     with self._lock:
-                        self._cache[key] = chances
+                        self._cache[key] = chances, done
                         while len(self._cache) > KEPT_ESTIMATES:
                             self._cache.popitem(last=False)
-                    found = chances
+                    found = chances, done
                 job.results[step] = found
                 job.seconds = time.monotonic() - begin
         except Exception as exc:  # reported to the browser, not raised in a worker nobody joins

@@ -6,14 +6,21 @@ Pages (one HTML page, its views chosen by the path): ``/`` (start a game, open a
 API (JSON in and out; every refusal is a 4xx with ``{"error": "one sentence"}`` and changes
 nothing; a request body is parsed with bounds on its size, nesting and numbers, ``web.jsontext``):
 
-* ``GET /api/config``: the agents offered, the checkpoints for analysis, the rules summary.
+* ``GET /api/config``: the agents offered (and the named bot levels, ``web.levels``, with their
+  ladder ratings), the checkpoints for analysis, the playouts and their default counts, the rules.
 * ``POST /api/play`` {players, seat, opponents, [seed]} and ``POST /api/watch`` {agents, [seed]}:
   a new game; the answer holds its ``id`` and ``token`` (send the token with every request on it).
 * ``GET /api/games/ID?token=T&since=K``: the position as the game's seat sees it, and the moves
-  from K on. ``POST /api/games/ID/act`` {token, action, [seat]}: the person's choice.
+  from K on (for the person also the recap since their last turn, warnings on the choices that
+  lose something or end the game, notes on the decision, and the end screen once it is over).
+  ``POST /api/games/ID/act`` {token, action, [seat]}: the person's choice.
+  ``POST /api/games/ID/undo`` {token}: take back the person's last decision while no other seat
+  has moved since (the game is replayed without it); the answer is the whole game again.
   ``POST /api/games/ID/advance`` {token, [moves]}: let the agents (and the person's forced moves)
   play, one move by default. ``POST /api/games/ID/analysis`` {token, steps, playout, rollouts}
   and ``GET /api/games/ID/policy?token=T&checkpoint=C``.
+* ``GET /api/games/ID/public``: no token: the kind of game, whether it is over and its record's
+  name once saved (a link to a game opened where its token is not known finds the replay).
 * ``GET /api/records``, ``POST /api/records`` (upload a record), ``GET /api/records/NAME``,
   ``GET /api/records/NAME/steps/K?seat=S``, ``POST /api/records/NAME/analysis``,
   ``GET /api/records/NAME/policy?step=K&checkpoint=C``.
@@ -58,7 +65,7 @@ from island_fortress_env.env.records import printable
 from island_fortress_env.players import AgentKind, check_agent_spec, make_agent, parse_agent_spec
 from island_fortress_env.views import narrate
 from island_fortress_env.views.rules_summary import rules_summary
-from island_fortress_env.web.analysis import MAX_ROLLOUTS, PLAYOUTS, Analyst
+from island_fortress_env.web.analysis import DEFAULT_ROLLOUTS, MAX_ROLLOUTS, PLAYOUTS, Analyst
 from island_fortress_env.web.errors import (
     BadRequest,
     Forbidden,
@@ -70,6 +77,7 @@ from island_fortress_env.web.errors import (
 from island_fortress_env.web.games import MAX_MOVES_PER_REQUEST, GameTable, LiveGame, line_json
 from island_fortress_env.web.jsontext import Answer, FileRefused, parse
 from island_fortress_env.web.leaderboard import leaderboard
+from island_fortress_env.web.levels import LADDER_SOURCE, named_levels, offered
 from island_fortress_env.web.seatview import positions, seat_view
 from island_fortress_env.web.store import MAX_RECORD_BYTES, RecordStore
 
@@ -174,12 +182,14 @@ def client_of(request: Request) -> str:
 class WebApp:
     """The app's state: live games, the records directory, the analyst; and the handlers."""
 
-    def __init__(self, agents: Sequence[str], games_dir: str | Path) -> None:
+    def __init__(self, agents: Sequence[str], games_dir: str | Path, levels: bool = True) -> None:
         for spec in agents:
             check_agent_spec(spec)
         self.agents = tuple(dict.fromkeys(agents))
+        self.levels = offered(self.agents, named_levels(self.agents) if levels else [])
         self.store = RecordStore(games_dir)
-        self.games = GameTable(self.agents, lambda spec, seed: make_agent(spec, seed=seed), self.store)
+        playable = tuple(entry["spec"] for entry in self.levels)
+        self.games = GameTable(playable, lambda spec, seed: make_agent(spec, seed=seed), self.store)
         networks = (AgentKind.CHECKPOINT, AgentKind.ONNX)  # the agents that give top actions
         self.analyst = Analyst([s for s in self.agents if parse_agent_spec(s).kind in networks])
         self.index_html = (STATIC / "index.html").read_text("utf-8")
@@ -193,9 +203,12 @@ class WebApp:
         return Answer(
             {
                 "agents": list(self.agents),
+                "levels": self.levels,
+                "ladder": LADDER_SOURCE,
                 "checkpoints": list(self.analyst.checkpoints),
                 "players": list(PLAYER_COUNTS),
                 "playouts": list(PLAYOUTS),
+                "rollouts": DEFAULT_ROLLOUTS,
                 "max_rollouts": MAX_ROLLOUTS,
                 "marks": narrate.MARKS,
                 "roles": list(A.ROLE_NAMES),
@@ -248,6 +261,25 @@ class WebApp:
 
         return Answer(await run_in_threadpool(work))
 
+    async def undo(self, request: Request) -> Response:
+        body = await read_json(request)
+        game = self._game(request, body.get("token"))
+
+        def work() -> dict[str, Any]:
+            with game.lock:
+                step = game.undo()
+                out = game.snapshot(since=0)
+                out["undone"] = step
+                return out
+
+        return Answer(await run_in_threadpool(work))
+
+    async def public(self, request: Request) -> Response:
+        """What anyone with a game's link may know of it (no token): its kind, whether it is
+        over, and its record once saved (a public file of the games directory)."""
+        game = self.games.peek(request.path_params["game_id"])
+        return Answer({"id": game.id, "kind": game.kind, "over": game.over, "record": game.record_name})
+
     async def advance(self, request: Request) -> Response:
         body = await read_json(request)
         game = self._game(request, body.get("token"))
@@ -269,8 +301,9 @@ class WebApp:
         game = self._game(request, body.get("token"))
         with game.lock:
             history = list(game.history)
+            generation = game.generation
         job = self.analyst.start(
-            f"game:{game.id}",
+            f"game:{game.id}:{generation}",
             history,
             body.get("steps"),
             game.seat,
@@ -410,6 +443,8 @@ class WebApp:
             Route("/api/games/{game_id}", api(self.game_state)),
             Route("/api/games/{game_id}/act", api(self.act), methods=["POST"]),
             Route("/api/games/{game_id}/advance", api(self.advance), methods=["POST"]),
+            Route("/api/games/{game_id}/undo", api(self.undo), methods=["POST"]),
+            Route("/api/games/{game_id}/public", api(self.public)),
             Route("/api/games/{game_id}/analysis", api(self.game_analysis), methods=["POST"]),
             Route("/api/games/{game_id}/policy", api(self.game_policy)),
             Route("/api/records", api(self.records)),
@@ -445,11 +480,13 @@ def create_app(
     agents: Sequence[str] = ("random", "heuristic"),
     games_dir: str | Path = "games",
     allowed_hosts: Sequence[str] | None = None,
+    levels: bool = True,
 ) -> Starlette:
-    """The app: ``agents`` are the agent specs offered for the seats (checked now), records are
-    read from and saved to ``games_dir`` (created if missing). ``allowed_hosts``: the Host
-    headers answered (the server's own names; None answers any)."""
-    web = WebApp(agents, games_dir)
+    """The app: ``agents`` are the agent specs offered for the seats (checked now), and with
+    ``levels`` the named bot levels that can be played here (``web.levels``); records are read
+    from and saved to ``games_dir`` (created if missing). ``allowed_hosts``: the Host headers
+    answered (the server's own names; None answers any)."""
+    web = WebApp(agents, games_dir, levels)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

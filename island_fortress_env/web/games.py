@@ -9,7 +9,16 @@ of a game being played is never sent: it would tell the deal.
 
 Moves happen one at a time: ``act`` applies the person's choice; ``advance`` lets the seat to
 move play, an agent or the person when only one choice is legal (it is applied and shown, not
-asked). A finished game is saved as a game record in the games directory.
+asked), for at most ``ADVANCE_SECONDS`` a request so that a slow agent's moves come in as they are
+made. ``undo`` takes back the person's last decision while no other seat has moved since: the
+game is replayed from its seed without it (``records.initial_state``, then every action before
+it), exactly as a record replays. A finished game is saved as a game record in the games
+directory.
+
+The person's snapshot also carries what the table tells a player (``web.recap``, ``web.words``):
+the recap since their last turn, a warning on each choice that loses something or ends the game,
+notes on the decision (what the petition gives, why only one block can be built), and at the end
+the end screen with every hand revealed. None of it holds more than the seat may know.
 """
 
 from __future__ import annotations
@@ -31,8 +40,8 @@ from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
-from island_fortress_env.env.records import GameRecord
-from island_fortress_env.players import Agent, RemoteAgentError, parse_agent_spec
+from island_fortress_env.env.records import GameRecord, initial_state
+from island_fortress_env.players import Agent, RemoteAgentError
 from island_fortress_env.views import narrate
 from island_fortress_env.web.errors import (
     BadGateway,
@@ -43,17 +52,27 @@ from island_fortress_env.web.errors import (
     TooMany,
     shown,
 )
+from island_fortress_env.web.recap import end_screen, recap
 from island_fortress_env.web.seatview import positions, seat_view
+from island_fortress_env.web.words import (
+    HUMAN,
+    consequences,
+    decision_notes,
+    prison_lines,
+    prisons_of,
+    score_change,
+    seat_label,
+)
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
     from island_fortress_env.web.store import RecordStore
 
-HUMAN = "human"  # the person's seat in a record's agent names, as `island-fortress play` writes it
 MAX_SEED = 2**32 - 1
 MAX_GAMES = 64  # live games kept; see GameTable for which one a new game may replace
 IDLE_SECONDS = 30 * 60  # an unfinished game untouched this long may be dropped for a new one
 MAX_MOVES_PER_REQUEST = 200
+ADVANCE_SECONDS = 1.0  # an advance request returns the moves made so far once this has passed
 
 
 @dataclass(frozen=True)
@@ -67,6 +86,7 @@ class Move:
     auto: bool  # the only legal choice: applied without asking
     lines: tuple[narrate.Line, ...]  # the public events it caused, in words
     cells: tuple[int, ...]  # wall cells it changed (public), for the board to show
+    scores: tuple[dict[str, Any], ...] = ()  # its score changes with their reasons (words.score_change)
 
 
 def _changed_cells(events: Sequence[ev.Event]) -> tuple[int, ...]:
@@ -100,17 +120,24 @@ class LiveGame:
     moves: list[Move] = field(default_factory=list)
     opening: tuple[narrate.Line, ...] = ()
     record_name: str | None = None
+    generation: int = 0  # how many undos: the analysis of one generation is not another's
     lock: threading.Lock = field(default_factory=threading.Lock)
     touched: float = field(default_factory=time.monotonic)
     _narrator: narrate.Narrator | None = None
     _log_len: int = 0
 
     def __post_init__(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
+        """The game at its start: the narrator, the opening's words, the first position."""
         self._narrator = narrate.Narrator(self.names, self.state.game.deck.cards)
         log = self.state.log
         self.opening = tuple(self._narrator.lines(log))
         self._log_len = len(log)
         self.history = [self.state.clone()]
+        self.actions = []
+        self.moves = []
 
     @property
     def rules(self) -> dict[str, Any]:
@@ -144,6 +171,7 @@ class LiveGame:
         seat = state.current_player()
         text = narrate.action_words(state, action)
         public = narrate.public_move_text(state, action)
+        prisons = prisons_of(state)
         state.apply_action(action)
         log = state.log
         new = log[self._log_len :]
@@ -155,8 +183,9 @@ class LiveGame:
             text=text,
             public=public,
             auto=auto,
-            lines=tuple(self._narrator.lines(new)),
+            lines=(*self._narrator.lines(new), *prison_lines(prisons, prisons_of(state), new)),
             cells=_changed_cells(new),
+            scores=tuple(score_change(e) for e in new if isinstance(e, ev.Score)),
         )
         self.actions.append(action)
         self.moves.append(move)
@@ -190,6 +219,44 @@ class LiveGame:
         except IllegalActionError as exc:  # pragma: no cover - legality was checked above
             raise Conflict(str(exc)) from None
 
+    def undoable(self) -> int | None:
+        """The step of the person's decision an undo would take back, or None: their last
+        decision that was not forced, when no other seat has moved since and the game is on."""
+        if self.seat is None or self.over:
+            return None
+        for move in reversed(self.moves):
+            if move.seat != self.seat:
+                return None
+            if not move.auto:
+                return move.step
+        return None
+
+    def undo(self) -> int:
+        """Take back the person's last decision (and their forced moves after it): the game is
+        replayed from its seed without it (module doc). Returns the step it was taken at.
+        Refused once another seat has moved since, or the game is over (it is saved)."""
+        if self.seat is None:
+            raise Forbidden(f"game {self.id}: agents play every seat; there is no decision of yours to undo")
+        if self.over:
+            raise Conflict("the game is over and saved as a record: it cannot be undone (start a rematch)")
+        step = self.undoable()
+        if step is None:
+            mine = [m for m in self.moves if m.seat == self.seat and not m.auto]
+            if not mine:
+                raise Conflict("you have made no decision to undo yet")
+            after = next(m for m in self.moves[mine[-1].step + 1 :] if m.seat != self.seat)
+            raise Conflict(
+                f"{narrate.seat_name(self.names, after.seat)} has moved since your last decision: "
+                "only a decision no other seat has answered can be undone"
+            )
+        kept = [(a, m.auto) for a, m in zip(self.actions[:step], self.moves, strict=False)]
+        self.state = initial_state(self.rules, self.seed)
+        self._start()
+        for action, auto in kept:
+            self._apply(action, auto)
+        self.generation += 1
+        return step
+
     def waiting_for_person(self) -> bool:
         """The person is to move and has a real choice."""
         return (
@@ -207,7 +274,10 @@ class LiveGame:
         if self.waiting_for_person():
             raise Conflict("it is your move: the game waits for your choice")
         out: list[Move] = []
+        began = time.monotonic()
         while len(out) < limit and not self.over and not self.waiting_for_person():
+            if out and time.monotonic() - began > ADVANCE_SECONDS:
+                break  # the moves so far go to the browser now; the next request goes on
             state = self.state
             seat = state.current_player()
             legal = state.legal_actions()
@@ -236,6 +306,7 @@ class LiveGame:
             "auto": move.auto and own,
             "lines": [line_json(line) for line in move.lines],
             "cells": list(move.cells),
+            "scores": list(move.scores),
         }
 
     def moves_for(self, since: int = 0) -> list[dict[str, Any]]:
@@ -254,7 +325,18 @@ class LiveGame:
             "waiting": self.waiting_for_person(),
             "over": self.over,
             "record": self.record_name,
+            "generation": self.generation,
         }
+        if self.seat is not None:
+            out["can_undo"] = self.undoable() is not None
+            out["recap"] = recap(self.moves, self.seat, self.history, self.names)
+            if out["waiting"]:
+                out["notes"] = decision_notes(self.state, self.seat)
+                out["warnings"] = {
+                    str(a): text for a, text in consequences(self.state, self.seat, self.names).items()
+                }
+        if self.over:
+            out["end"] = end_screen(self.state, self.names)
         if since is not None:
             out["moves"] = self.moves_for(since)
             out["positions"] = positions(self.history[since:])
@@ -279,12 +361,17 @@ class GameTable:
         self._games: dict[str, LiveGame] = {}
         self._lock = threading.Lock()
 
-    def get(self, game_id: str, token: Any) -> LiveGame:
+    def peek(self, game_id: str) -> LiveGame:
+        """The game ``game_id`` without its token (for what is public of it), or a 404."""
         game = self._games.get(game_id)
         if game is None:
             raise NotFound(
                 f"no game {shown(game_id)} on this server (it ended with the server, or never was)"
             )
+        return game
+
+    def get(self, game_id: str, token: Any) -> LiveGame:
+        game = self.peek(game_id)
         game.check_token(token)
         game.touched = time.monotonic()
         return game
@@ -335,7 +422,7 @@ class GameTable:
         state = env.game_state
         seeds = np.random.SeedSequence([seed, 0x77EB]).generate_state(len(specs))
         agents = {p: self.make_agent(spec, int(seeds[p])) for p, spec in enumerate(specs) if p != person}
-        names = tuple("you" if p == person else spec_name(spec) for p, spec in enumerate(specs))
+        names = tuple(seat_label(spec) for spec in specs)
         game = LiveGame(
             id=secrets.token_urlsafe(9),
             token=secrets.token_urlsafe(18),
@@ -377,5 +464,5 @@ class GameTable:
 
 
 def spec_name(spec: str) -> str:
-    """A seat's display name (``AgentSpec.label``)."""
-    return parse_agent_spec(spec).label
+    """A seat's display name (``words.seat_label``: "you" for the person, an agent's label)."""
+    return seat_label(spec)

@@ -9,6 +9,12 @@ is neither is reported with why it was skipped. Every file is read with the boun
 (``web.jsontext``: a regular file, its size, depth, digits; ``NaN``, ``Infinity`` and ``1e400``
 refused) and every number shown must be finite, so a bad file is one note in ``skipped``, never
 a broken table.
+
+**The overall ranking** (``overall``) pools every table: for each agent (by spec), its games and
+wins over all files, and its wins against what chance would give it (a game of k players gives
+each seat 1/k of a win), so 3- and 4-player tables count as fairly as 2-player ones; ranked by
+that ratio ("x chance"), with the pooled win rate and its 95% Wilson interval. Ratings of
+different files are not comparable and are left to each file's table.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from island_fortress_env.web.analysis import wilson
 from island_fortress_env.web.errors import shown
 from island_fortress_env.web.jsontext import FileRefused, read
 
@@ -95,6 +102,48 @@ def parse_evaluation(data: Any, source: str) -> dict[str, Any]:
     }
 
 
+def overall(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One ranking over every table (module doc), best first."""
+    pooled: dict[str, dict[str, Any]] = {}
+    for table in tables:
+        for agent in table["agents"]:
+            row = pooled.setdefault(
+                agent["spec"],
+                {"name": agent["name"], "spec": agent["spec"], "games": 0, "wins": 0.0, "expected": 0.0,
+                 "points": 0.0, "tables": 0, "players": set()},
+            )  # fmt: skip
+            row["games"] += agent["games"]
+            row["wins"] += agent["wins"]
+            row["expected"] += agent["games"] / table["players"]
+            row["points"] += agent["mean_score"] * agent["games"]
+            row["tables"] += 1
+            row["players"].add(table["players"])
+    out = []
+    for row in pooled.values():
+        games = row["games"]
+        rate = row["wins"] / games if games else 0.0
+        low, high = wilson(rate, games)
+        out.append(
+            {
+                "name": row["name"],
+                "spec": row["spec"],
+                "games": games,
+                "wins": row["wins"],
+                "win_rate": rate,
+                "ci95": [low, high],
+                "chance": row["expected"] / games if games else 0.0,
+                "vs_chance": row["wins"] / row["expected"] if row["expected"] else 0.0,
+                "mean_score": row["points"] / games if games else 0.0,
+                "tables": row["tables"],
+                "players": sorted(row["players"]),
+            }
+        )
+    out.sort(key=lambda r: (-r["vs_chance"], -r["games"], r["name"]))
+    for rank, row in enumerate(out, 1):
+        row["rank"] = rank
+    return out
+
+
 def leaderboard(root: Path) -> dict[str, Any]:
     """Every evaluation result in ``root`` and the files skipped, with why; the tables sorted by
     rating when rated, else by win rate."""
@@ -120,4 +169,4 @@ def leaderboard(root: Path) -> dict[str, Any]:
         tables.append(table)
     if len(paths) > MAX_FILES:
         skipped.append({"file": "", "reason": f"{len(paths) - MAX_FILES} more JSON files not read"})
-    return {"tables": tables, "skipped": skipped}
+    return {"overall": overall(tables), "tables": tables, "skipped": skipped}

@@ -27,6 +27,7 @@ from island_fortress_env.env.records import GameRecord, RecordError, load, print
 from island_fortress_env.views import narrate
 from island_fortress_env.web.errors import BadRequest, NotFound, TooLarge, shown
 from island_fortress_env.web.jsontext import FileRefused, parse, read
+from island_fortress_env.web.words import prison_lines, prisons_of, seat_names
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
@@ -58,20 +59,24 @@ class Replay:
 
 
 def replay_record(name: str, record: GameRecord) -> Replay:
-    """Replay ``record`` (checked by ``states``) and put every step into words."""
+    """Replay ``record`` (checked by ``states``) and put every step into words, the seats named
+    as on the play page (``words.seat_names``: "you" for the person, an agent by its label)."""
     all_states = states(record)
-    names = tuple(record.agents)
+    names = seat_names(record.agents)
     narrator = narrate.Narrator(names, all_states[0].game.deck.cards)
     final_log = all_states[-1].log
     lines = []
     seen = 0
+    before = None
     for state in all_states:
         upto = len(state.log)
-        lines.append(tuple(narrator.lines(final_log[seen:upto])))
-        seen = upto
-    moves = tuple(
-        narrate.action_words(s, a) for s, a in zip(all_states, record.actions, strict=False)
-    )
+        new = final_log[seen:upto]
+        said = narrator.lines(new)
+        if before is not None:
+            said.extend(prison_lines(prisons_of(before), prisons_of(state), new))
+        lines.append(tuple(said))
+        seen, before = upto, state
+    moves = tuple(narrate.action_words(s, a) for s, a in zip(all_states, record.actions, strict=False))
     public = tuple(narrate.public_move_text(s, a) for s, a in zip(all_states, record.actions, strict=False))
     return Replay(name, record, tuple(all_states), names, tuple(lines), moves, public)
 
@@ -144,7 +149,7 @@ class RecordStore:
                     {
                         "name": path.name,
                         "players": record.num_players,
-                        "agents": list(record.agents),
+                        "agents": list(seat_names(record.agents)),
                         "scores": list(record.scores),
                         "winners": list(record.winners),
                         "decisions": len(record.actions),

@@ -2,12 +2,15 @@
 thread), and headless Chromium driven by Selenium through the system's chromedriver.
 
 The tests skip, saying why, when Chromium, its driver or Selenium is missing (``make
-test-browser`` installs them). Screenshots go to ``$ISLAND_FORTRESS_SCREENSHOTS`` when set,
-else to the test's temporary directory.
+test-browser`` installs Selenium; ``.ci/run`` installs Debian's chromium and chromium-driver).
+Screenshots go to ``$ISLAND_FORTRESS_SCREENSHOTS`` when set, else
+to ``build/browser-screenshots/`` in the checkout (ignored by git, as all of ``build/`` is); the
+folder is printed at the end of the run, for a reviewer to look at.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -21,15 +24,29 @@ pytest.importorskip("uvicorn", reason="the web app needs the [web] extra (starle
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = Path(os.environ.get("ISLAND_FORTRESS_SCREENSHOTS") or ROOT / "build" / "browser-screenshots")
+LONG_NAME = "checkpoints/policy-2-4p.zip"  # a seat named by a checkpoint's path, in a 4-player record
 
 
 @pytest.fixture(scope="module")
 def games_dir(tmp_path_factory) -> Path:
+    from dataclasses import replace
+
     from island_fortress_env.env.records import save
-    from tests.web_client import heuristic_record
+    from tests.web_client import evaluation_result, heuristic_record
 
     games = tmp_path_factory.mktemp("games")
     save(heuristic_record(3, 4), games / "fixture-game.json")
+    four = heuristic_record(4, 2)
+    agents = ("heuristic", "random", LONG_NAME, "heuristic")
+    save(replace(four, agents=agents), games / "four-seats.json")
+    two = evaluation_result(2, [("heuristic", 40, 38, 40.2), ("random", 40, 2, 9.5)])
+    three = evaluation_result(
+        3, [("heuristic", 30, 27, 35.0), ("random", 30, 2, 8.1), ("random", 30, 1, 7.9)]
+    )
+    (games / "eval-2p.json").write_text(json.dumps(two))
+    (games / "eval-3p.json").write_text(json.dumps(three))
     return games
 
 
@@ -40,9 +57,8 @@ def server(games_dir):
 
     from island_fortress_env.web import create_app
 
-    root = Path(__file__).resolve().parents[2]
     agents = ["random", "heuristic"]
-    checkpoint = root / "checkpoints" / "policy-2-4p.zip"
+    checkpoint = ROOT / "checkpoints" / "policy-2-4p.zip"
     if checkpoint.is_file():
         agents.append(str(checkpoint))
     app = create_app(agents, games_dir, allowed_hosts=["127.0.0.1"])
@@ -64,28 +80,42 @@ def server(games_dir):
     sock.close()
 
 
+def set_viewport(browser, width: int, height: int) -> None:
+    """Make the page's viewport (``innerWidth`` x ``innerHeight``) exactly this size."""
+    browser.set_window_size(width, height)
+    inner = browser.execute_script("return [window.innerWidth, window.innerHeight]")
+    browser.set_window_size(2 * width - inner[0], 2 * height - inner[1])
+
+
 @pytest.fixture(scope="module")
 def driver():
     if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("headless Chromium and chromedriver are not installed (make test-browser installs them)")
+        pytest.skip(
+            "headless Chromium and chromedriver are not installed "
+            "(.ci/run installs Debian's chromium and chromium-driver)"
+        )
     webdriver = pytest.importorskip(
         "selenium.webdriver", reason="Selenium is not installed (the [browser] extra)"
     )
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1500,1150"):
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,857"):
         options.add_argument(arg)
     options.binary_location = CHROMIUM
     browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     browser.set_script_timeout(30)
+    set_viewport(browser, 1400, 857)
     yield browser
     browser.quit()
 
 
 @pytest.fixture
-def shots(tmp_path) -> Path:
-    where = os.environ.get("ISLAND_FORTRESS_SCREENSHOTS")
-    path = Path(where) if where else tmp_path
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def shots() -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if SHOTS.is_dir() and any(SHOTS.glob("*.png")):
+        terminalreporter.write_line(f"browser screenshots: {SHOTS}")

@@ -34,9 +34,13 @@ function groupBy(choices, kinds, key) {
   return out;
 }
 
-// opts: {choices, onPick(choices, where), onPrison(region), picked: region|null, flash: [cells]}
+// opts: {choices, onPick(choices, where), onPrison(region), picked: region|null, flash: [cells],
+// recent: {cell: seat} (blocks the other seats changed since your last turn)}
+// A cell to build on (or replace, reinforce, clear) is marked orange, a cell for the Governor
+// block violet, a cell that is both with both colours.
 export function boardSvg(view, opts = {}) {
   const choices = opts.choices || [];
+  const recent = opts.recent || {};
   const byCell = groupBy(choices, ["cell", "governor"], (c) => c.value);
   const byRegion = groupBy(choices, ["region"], (c) => c.value);
   const prisonTargets = new Set();
@@ -70,7 +74,11 @@ export function boardSvg(view, opts = {}) {
     let fillColour = null;
     if (cell.owner === null) cls += cell.buildable ? " buildable" : " empty";
     else fillColour = cell.owner === GOVERNOR ? GOVERNOR_COLOUR : SEAT_COLOURS[cell.owner];
-    if (targets) cls += " target";
+    if (targets) {
+      const kinds = new Set(targets.map((t) => t.kind));
+      cls += kinds.has("cell") ? " target" : " gov-target";
+      if (kinds.has("cell") && kinds.has("governor")) cls += " both";
+    }
     if (flash.has(cell.cell)) cls += " flash";
     const rect = s("rect", { x: x + 2, y: y + 2, width: CELL - 4, height: CELL - 4, rx: 3, class: cls,
       fill: fillColour, "data-cell": cell.cell, "data-label": cell.label });
@@ -79,8 +87,18 @@ export function boardSvg(view, opts = {}) {
     else if (cell.owner !== null) title += `: ${MARKS[cell.owner]}'s block${cell.reinforced ? ", reinforced" : ""}`;
     else title += cell.buildable ? ": empty, buildable" : ": empty";
     if (targets) title += " — " + targets.map((t) => `${t.label}${t.cost ? ` (${t.cost})` : ""}`).join("; ");
+    if (recent[cell.cell] !== undefined) title += ` — changed by ${MARKS[recent[cell.cell]]} since your last turn`;
     rect.append(s("title", { text: title }));
     g.append(rect);
+    if (targets && targets.some((t) => t.kind === "governor") && targets.some((t) => t.kind === "cell")) {
+      g.append(s("rect", { x: x + 7, y: y + 7, width: CELL - 14, height: CELL - 14, rx: 2, class: "gov-ring",
+        "pointer-events": "none" }));
+    }
+    if (recent[cell.cell] !== undefined) {
+      const seat = recent[cell.cell];
+      g.append(s("rect", { x: x - 1, y: y - 1, width: CELL + 2, height: CELL + 2, rx: 5, class: "recent",
+        stroke: SEAT_COLOURS[seat], "data-recent": seat, "pointer-events": "none" }));
+    }
     if (cell.owner !== null) {
       if (cell.reinforced) {
         g.append(s("rect", { x: x + 6, y: y + 6, width: CELL - 12, height: CELL - 12, fill: "none", stroke: "#1e1e1e",
@@ -178,8 +196,10 @@ export function playersEl(view, opts = {}) {
   }
   const wrap = h("div", { class: "players" });
   for (const p of view.players) {
+    // The name is cut short (with an ellipsis) before it can run into the score.
     const head = h("header", { style: { background: SEAT_COLOURS[p.seat], color: SEAT_TEXT[p.seat] } },
-      h("span", { text: `${p.mark}  ${p.name}` }), h("span", { text: `${p.score} VP`, "data-score": p.seat }));
+      h("span", { class: "name", title: `${p.mark} ${p.name}`, text: `${p.mark} ${p.name}` }),
+      h("span", { class: "score", text: `${p.score} VP`, "data-score": p.seat }));
     const res = h("div", { class: "res" },
       h("span", { text: `Jade ${p.jade}` }), h("span", { text: `Treasure ${p.treasure}` }),
       h("span", { text: `Laborers ${p.laborers}` }), h("span", { text: `Convicts ${p.convicts}` }),

@@ -1,5 +1,5 @@
 // The evaluation graph: each seat's estimated chance to win over the game, like a chess
-// site's evaluation bar drawn over time. Click to jump to a position (replays).
+// site's evaluation bar drawn over time, each in its 95% band. Click to jump to a position (replays).
 import { s } from "./dom.js";
 import { SEAT_COLOURS, MARKS } from "./board.js";
 
@@ -22,6 +22,14 @@ export function chartSvg(points, { players, total, now = null, onPick = null }) 
   svg.append(s("text", { x: W - 6, y: H - 6, "text-anchor": "end", "font-size": 10, fill: "#888",
     text: `decision ${total}` }));
   const sorted = [...points].sort((a, b) => a.step - b.step);
+  // Each seat's 95% band first, under every line.
+  for (let seat = 0; seat < players && sorted.length; seat++) {
+    if (!sorted[0].low) break;
+    const up = sorted.map((p) => `${x(p.step).toFixed(1)},${y(p.high[seat]).toFixed(1)}`);
+    const down = sorted.map((p) => `${x(p.step).toFixed(1)},${y(p.low[seat]).toFixed(1)}`).reverse();
+    svg.append(s("polygon", { points: [...up, ...down].join(" "), fill: SEAT_COLOURS[seat], class: "band",
+      "data-band": seat }));
+  }
   for (let seat = 0; seat < players; seat++) {
     const pts = sorted.map((p) => `${x(p.step).toFixed(1)},${y(p.chances[seat]).toFixed(1)}`).join(" ");
     if (sorted.length) {

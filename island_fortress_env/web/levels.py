@@ -1,0 +1,125 @@
+"""Named bot levels for the game setup, weakest first, with their ladder rating where the project
+measured one.
+
+The levels are agent specs the server offers beside its ``--agents``: random, the heuristic, the
+shipped policy (``checkpoints/policy-2-4p.zip``) played greedily, and the search player guided by
+that policy at 16, 64 and 256 simulations a decision. A level is offered where it can be played
+here: the policy and the search levels need the shipped checkpoint, the search levels also torch.
+
+``LADDER`` is the 2-player ladder of docs/STRENGTH.md ("The ladder: ``island-fortress
+tournament``": one OpenSkill rating over 15 pairings of 10 games, ordered by the ordinal
+``mu - 3 sigma``); a test keeps the two equal. An agent not on it is shown without a rating.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from island_fortress_env.players import AgentKind, AgentSpecError, check_agent_spec, parse_agent_spec
+from island_fortress_env.players.specs import SHIPPED_POLICY
+
+LADDER_SOURCE = "docs/STRENGTH.md, the 2-player ladder (OpenSkill ordinal, mu - 3 sigma)"
+
+
+@dataclass(frozen=True)
+class Rating:
+    ordinal: float
+    mu: float
+    sigma: float
+
+
+# Agent label -> its rating on the ladder (docs/STRENGTH.md).
+LADDER: dict[str, Rating] = {
+    "search:64": Rating(40.1, 51.4, 3.8),
+    "policy-2-4p": Rating(37.6, 49.1, 3.8),
+    "baseline-3p": Rating(24.0, 35.7, 3.9),
+    "heuristic": Rating(13.8, 25.8, 4.0),
+    "mcts:50": Rating(3.0, 17.4, 4.8),
+    "random": Rating(-16.2, -0.7, 5.2),
+}
+
+
+@dataclass(frozen=True)
+class Level:
+    name: str  # "Casual"
+    spec: str  # the agent spec ("heuristic"); the shipped policy's is its path
+    about: str  # how it plays, in a few words
+
+
+def _policy_spec(agents: Sequence[str]) -> str:
+    """How to name the shipped policy: as ``agents`` name it, if they do; else by a path
+    relative to the working directory when it is under it, else absolute."""
+    for spec in agents:
+        try:
+            parsed = parse_agent_spec(spec)
+        except AgentSpecError:
+            continue
+        path = parsed.path if parsed.kind is AgentKind.CHECKPOINT else None
+        if path is not None and path.resolve() == SHIPPED_POLICY.resolve():
+            return spec
+    try:
+        return str(SHIPPED_POLICY.relative_to(Path.cwd()))
+    except ValueError:
+        return str(SHIPPED_POLICY)
+
+
+def _playable(spec: str) -> bool:
+    try:
+        parsed = check_agent_spec(spec)
+    except AgentSpecError:
+        return False
+    return parsed.kind is not AgentKind.SEARCH or importlib.util.find_spec("torch") is not None
+
+
+def named_levels(agents: Sequence[str] = ()) -> list[Level]:
+    """The named levels that can be played here, weakest first (module doc)."""
+    policy = _policy_spec(agents)
+    levels = [
+        Level("Beginner", "random", "random legal moves"),
+        Level("Casual", "heuristic", "a hand-written heuristic with a short look-ahead"),
+        Level("Strong", policy, "the shipped trained policy, greedy; answers at once"),
+        Level("Expert", "search:16", "the shipped policy searching 16 simulations a move"),
+        Level("Master", "search:64", "the shipped policy searching 64 simulations a move (slower)"),
+        Level("Grandmaster", "search:256", "256 simulations a move: the strongest, a second or so a move"),
+    ]
+    return [level for level in levels if _playable(level.spec)]
+
+
+def rating_of(spec: str) -> Rating | None:
+    try:
+        return LADDER.get(parse_agent_spec(spec).label)
+    except AgentSpecError:
+        return None
+
+
+def offered(agents: Sequence[str], levels: Sequence[Level]) -> list[dict[str, Any]]:
+    """What the game setup offers: the named levels, then the other ``agents`` of the server,
+    each with its label and its ladder rating (None when it is not on the ladder)."""
+    out = []
+    seen = set()
+    for level in levels:
+        out.append(_entry(level.spec, level.name, level.about))
+        seen.add(level.spec)
+    for spec in agents:
+        if spec not in seen:
+            out.append(_entry(spec, None, "offered by this server"))
+            seen.add(spec)
+    return out
+
+
+def _entry(spec: str, name: str | None, about: str) -> dict[str, Any]:
+    rating = rating_of(spec)
+    label = parse_agent_spec(spec).label
+    return {
+        "spec": spec,
+        "label": label,
+        "level": name,
+        "about": about,
+        "rating": None
+        if rating is None
+        else {"ordinal": rating.ordinal, "mu": rating.mu, "sigma": rating.sigma},
+    }

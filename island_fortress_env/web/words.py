@@ -1,0 +1,241 @@
+"""The table's own words, beside ``views.narrate`` (which tells events and choices): what the
+browser adds for a player at the table.
+
+* ``seat_names``: one name per seat, the same on the play page, in a replay and in the records
+  list ("you" for the person, an agent by its spec's short label: ``policy-2-4p``).
+* ``score_change``: a typed ``Score`` event as JSON (the seat, the points, the reason's category
+  and its words), for the recap and the end screen; the reason is the event's ``ScoreReason``,
+  never parsed text.
+* ``prison_lines``: what the prisons received from the supply with a move (the petition's Jade
+  and Convict, the Convict of Recruiter A, Planner A and Builder A), which has no event of its own:
+  read from the public prison counts before and after, the cause from the move's typed events.
+* ``consequences``: the choices of the seat to move that lose something or end the game, and
+  what, found by playing each on a copy of the position in which everything the seat cannot see
+  is dealt again (``engine.visibility.redeal_unseen``), so the answer uses nothing hidden.
+* ``decision_notes``: the sentences the action bar shows beside a decision: what winning the
+  petition gives and that only the winner pays, why "Build 2 blocks" is not offered, what holding
+  the Governor block means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine import events as ev
+from island_fortress_env.engine import tables
+from island_fortress_env.engine.decisions import Decision
+from island_fortress_env.engine.visibility import redeal_unseen
+from island_fortress_env.engine.wall import WallGeometry
+from island_fortress_env.players import parse_agent_spec
+from island_fortress_env.players.specs import AgentSpecError
+from island_fortress_env.views import narrate
+
+if TYPE_CHECKING:
+    from island_fortress_env.engine import State
+
+HUMAN = "human"  # the person's seat in a record's agent names, as `island-fortress play` writes it
+YOU = "you"
+# Decisions whose choices can neither end the game nor lose the Governor block: not played out.
+_NEVER_LOSES = frozenset({Decision.KEEP_DEALT_FAVORS, Decision.PETITION_BID})
+_REDEAL_SEED = 0x5EA7ED  # the warnings' copy of the position: any seed, none is told
+_FORCED_FOLLOWED = 16  # the seat's own one-choice moves played after a choice, at most
+
+
+def seat_label(spec: str) -> str:
+    """A seat's display name: "you" for the person, else the agent spec's short label."""
+    if spec == HUMAN:
+        return YOU
+    try:
+        return parse_agent_spec(spec).label
+    except AgentSpecError:  # a record may name an agent this build does not know
+        return spec
+
+
+def seat_names(specs: Sequence[str]) -> tuple[str, ...]:
+    return tuple(seat_label(s) for s in specs)
+
+
+# --------------------------------------------------------------------------- scores
+
+
+def score_change(event: ev.Score) -> dict[str, Any]:
+    """A score event for the browser: whose, how many points, the category of the end screen's
+    table (``narrate.BREAKDOWN_LABELS``) and the reason in words."""
+    return {
+        "seat": event.player,
+        "points": event.points,
+        "reason": event.reason.value,
+        "category": narrate.BREAKDOWN_LABELS[event.reason],
+        "why": narrate.score_reason_words(event),
+    }
+
+
+# --------------------------------------------------------------------------- prisons
+
+_CONVICT_TO_PRISON = {A.OP_RECRUIT: "Recruiter A", A.OP_BUY_BLOCKS: "Planner A", A.OP_BUILD: "Builder A"}
+
+Prisons = tuple[tuple[int, int], ...]  # (Jade, Convicts) of each region's prison
+
+
+def prisons_of(state: State) -> Prisons:
+    return tuple(zip(state.prison_jade, state.prison_convicts, strict=True))
+
+
+def _amounts(jade: int, convicts: int) -> str:
+    parts = [narrate.plural(jade, "Jade")] if jade else []
+    if convicts:
+        parts.append(narrate.plural(convicts, "Convict"))
+    return " and ".join(parts)
+
+
+def prison_lines(before: Prisons, after: Prisons, events: Sequence[ev.Event]) -> list[narrate.Line]:
+    """What went into the prisons with one move, said once per prison (see the module doc).
+    Prisons emptied (Collect from Prison, the completed wall) and the Convicts of Collect a
+    Treasure are told by their own events, so only the supply's gifts are said here."""
+    petition = next((e for e in events if isinstance(e, ev.Petition)), None)
+    role = next((e for e in events if isinstance(e, ev.Role) and e.op in _CONVICT_TO_PRISON), None)
+    if petition is None and role is None:
+        return []
+    out = []
+    for region, ((jade0, convicts0), (jade1, convicts1)) in enumerate(zip(before, after, strict=True)):
+        jade, convicts = jade1 - jade0, convicts1 - convicts0
+        if jade <= 0 and convicts <= 0:
+            continue
+        gift = _amounts(max(jade, 0), max(convicts, 0))
+        now = f"it holds {_amounts(jade1, convicts1) or 'nothing'} now"
+        if petition is not None:
+            text = (
+                f"After the petition, {gift} from the supply go to the prison of region "
+                f"{region + 1}, where the winner's Taskmaster is; {now}."
+            )
+        else:
+            assert role is not None
+            verb = "goes" if gift == "1 Convict" else "go"
+            text = (
+                f"{gift[:1].upper()}{gift[1:]} from the supply {verb} to the prison of region {region + 1} "
+                f"({_CONVICT_TO_PRISON[role.op]}); {now}."
+            )
+        out.append(narrate.Line(text, narrate.Tone.PLAIN, None))
+    return out
+
+
+# --------------------------------------------------------------------------- consequences
+
+
+def _ends(before: State, after: State) -> bool:
+    if after.is_terminal():
+        return True
+    return after.decision == Decision.FAVOR_TRADE_IN and before.decision != Decision.FAVOR_TRADE_IN
+
+
+def _final_words(state: State, names: Sequence[str]) -> str:
+    scores = ", ".join(f"{narrate.MARKS[p]} {s}" for p, s in enumerate(state.score))
+    if not state.is_terminal():
+        return f"the Favor Trade-in and the final scoring follow (scores now {scores})"
+    won = narrate.and_list([narrate.seat_name(names, w) for w in state.winners])
+    verb = "win (tied)" if len(state.winners) > 1 else "wins"
+    return f"the final scores would be {scores}: {won} {verb}"
+
+
+def consequences(state: State, seat: int, names: Sequence[str]) -> dict[int, str]:
+    """The legal choices of ``seat`` (to move in ``state``) that lose something or end the game,
+    each with a sentence saying what (module doc). Each is played on a redeal of what ``seat``
+    cannot see, with the seat's own one-choice moves after it."""
+    if state.is_terminal() or state.current_player() != seat or state.decision in _NEVER_LOSES:
+        return {}
+    legal = state.legal_actions()
+    base = redeal_unseen(state, seat, _REDEAL_SEED)
+    start = len(base.log)
+    turn = state.turns_taken[seat] + 1
+    out = {}
+    for action in legal:
+        sim = base.clone()
+        sim.apply_action(action)
+        for _ in range(_FORCED_FOLLOWED):
+            if sim.is_terminal() or sim.current_player() != seat or len(sim.legal_actions()) != 1:
+                break
+            sim.apply_action(sim.legal_actions()[0])
+        events = sim.log[start:]
+        said = []
+        if any(isinstance(e, ev.GovernorLost) and e.player == seat for e in events):
+            said.append(
+                f"This ends your turn {turn} of {tables.TURNS_PER_ROUND} with the Governor block still "
+                "in your hand: it goes back to the box. Place it first on a cell marked for it."
+            )
+        if _ends(state, sim):
+            said.append(f"This ends the game: {_final_words(sim, names)}.")
+        if said:
+            out[action] = " ".join(said)
+    return out
+
+
+# --------------------------------------------------------------------------- notes
+
+
+def _bid_note(state: State, seat: int) -> str:
+    gifts = ["the Governor marker", "the first turn of this round"]
+    if state.gov_stock > 0:
+        gifts.append(
+            f"a Governor block to place free on any buildable cell during your turns "
+            f"({state.gov_stock} left in the stock)"
+        )
+    incentive = state.cfg.first_round_incentive
+    if state.round == 1 and incentive:
+        gifts.append(f"the first round incentive ({incentive.replace('_', ' ')})")
+    bonus = state.petition_bonus[seat]
+    yours = f" (yours: +{bonus})" if bonus else ""
+    return (
+        f"Winning the petition gives {narrate.and_list(gifts)}. Only the winner pays the bid; everyone "
+        f"else keeps their Jade. The highest bid plus petition bonus{yours} wins; a tie goes to the "
+        "larger bid in Jade, then the Governor marker moves clockwise (in round 1, at random). The "
+        "prison of the winner's region gets 1 Jade and 1 Convict from the supply."
+    )
+
+
+def _build_two_note(state: State, seat: int) -> str:
+    blocks, jade = state.blocks[seat], state.jade[seat]
+    why = "Build 2 blocks is not offered: "
+    if blocks < 2:
+        return why + f"it needs 2 Wall Blocks in your supply and you have {blocks} (the Planner buys them)."
+    if jade < tables.DOUBLE_BUILD_COST:
+        return why + f"the second block costs {tables.DOUBLE_BUILD_COST} Jade and you have {jade}."
+    geo, region = state.geo, state.region[seat]
+    mask = geo.region_mask[region]
+    workers = state.laborers[seat] + state.convicts[seat]
+    first = geo.buildable(state.occ) & mask
+    low = (first & -first).bit_length() - 1
+    second = geo.buildable(state.occ | (1 << low)) & mask if first else 0
+    if not second:
+        return why + f"region {region + 1}, where your Taskmaster is, has room for one more block only."
+    need = WallGeometry.workers_for(low) + WallGeometry.workers_for((second & -second).bit_length() - 1)
+    return why + (
+        f"the two cheapest blocks in region {region + 1} need {need} Workers and you have {workers} "
+        f"({narrate.plural(state.laborers[seat], 'Laborer')} and "
+        f"{narrate.plural(state.convicts[seat], 'Convict')})."
+    )
+
+
+def decision_notes(state: State, seat: int) -> list[str]:
+    """Sentences for the action bar about the decision ``seat`` is to take now (module doc)."""
+    if state.is_terminal() or state.current_player() != seat:
+        return []
+    legal = state.legal_actions()
+    out = []
+    decision = state.decision
+    if decision == Decision.PETITION_BID:
+        out.append(_bid_note(state, seat))
+    if decision == Decision.BUILD_COUNT and A.BUILD_COUNT + 1 not in legal:
+        out.append(_build_two_note(state, seat))
+    if any(a in A.ACTION_FAMILIES[_GOVERNOR_FAMILY] for a in legal):
+        turn = state.turns_taken[seat] + 1
+        out.append(
+            "You hold the Governor block: place it free on any cell marked for it (the violet "
+            "squares), now or at any decision of your turns. Still in your hand when your third turn "
+            f"ends, it goes back to the box (this is turn {turn} of {tables.TURNS_PER_ROUND})."
+        )
+    return out
+
+
+_GOVERNOR_FAMILY = next(i for i, f in enumerate(A.ACTION_FAMILIES) if f.start == A.GOVERNOR)
