@@ -63,7 +63,7 @@ bench: $(STAMP)
 	$(BIN)/island-fortress bench --out bench-results/bench.json
 
 # The C++ core built with AddressSanitizer and UndefinedBehaviorSanitizer in a venv of its own
-# (.venv-sanitize: numpy, gymnasium, pytest and hypothesis, no torch) and a build folder of its own
+# (.venv-sanitize: numpy, gymnasium, pytest, pytest-timeout and hypothesis, no torch) and a build folder of its own
 # (build/sanitize), then the core's differential and fuzz tests under it. Python itself is not
 # instrumented: the sanitizer runtime is preloaded, and leak checking is off (the interpreter keeps
 # its objects to the end). Any error stops the run with a report.
@@ -76,7 +76,7 @@ SANITIZER_ENV = LD_PRELOAD="$$($(SANITIZER_CXX) -print-file-name=libasan.so) $$(
 $(SAN_VENV)/.deps-stamp: pyproject.toml Makefile
 	$(PYTHON) -m venv $(SAN_VENV)
 	$(SAN_BIN)/python -m pip install --quiet --upgrade pip
-	$(SAN_BIN)/python -m pip install --quiet numpy gymnasium pytest hypothesis
+	$(SAN_BIN)/python -m pip install --quiet numpy gymnasium pytest pytest-timeout hypothesis
 	touch $@
 
 $(SAN_VENV)/.build-stamp: $(SAN_VENV)/.deps-stamp CMakeLists.txt $(CORE_SOURCES)

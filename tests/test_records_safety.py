@@ -270,6 +270,21 @@ def test_play_save_errors_are_one_line(option, unwritable, capsys):
     assert "Round" not in out
 
 
+def _folder_goes_away(folder):
+    """A person answering each prompt with its first listed choice who, at the first prompt,
+    removes the save folder and puts a file in its place (the folder cannot come back)."""
+    from terminal_person import Person
+
+    class FolderGoesAway(Person):
+        def __call__(self, prompt: str) -> str:
+            if folder.is_dir():
+                folder.rmdir()
+                folder.write_text("now a file")
+            return super().__call__(prompt)
+
+    return FolderGoesAway()
+
+
 def test_a_finished_game_is_never_lost_when_its_folder_goes_away(tmp_path, monkeypatch):
     """The save folder is removed during the game: the record goes to the temporary directory."""
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
@@ -281,16 +296,10 @@ def test_a_finished_game_is_never_lost_when_its_folder_goes_away(tmp_path, monke
     spare.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(spare))
 
-    def ask(prompt: str) -> str:
-        if folder.is_dir():
-            folder.rmdir()
-            (tmp_path / "mine").write_text("now a file")  # the folder cannot come back either
-        return "1"
-
-    console, buffer = _console()
-    record = play_game(["random"], seed=3, save_path=folder / "g.json", ask=ask, console=console)
+    person = _folder_goes_away(folder)
+    record = play_game(["random"], seed=3, save_path=folder / "g.json", ask=person, console=person.console)
     assert record is not None
-    text = buffer.getvalue()
+    text = person.out.getvalue()
     assert "saving it in the temporary directory instead" in text
     (saved,) = spare.glob("*.json")
     assert records.load(saved) == record and f"Game saved as {saved}" in text
@@ -304,16 +313,12 @@ def test_when_no_folder_can_take_the_record_it_is_printed(tmp_path, monkeypatch,
     folder.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(unwritable))
 
-    def ask(prompt: str) -> str:
-        if folder.is_dir():
-            folder.rmdir()
-            (tmp_path / "mine").write_text("now a file")
-        return "1"
-
-    console, buffer = _console()
+    person = _folder_goes_away(folder)
     with pytest.raises(RecordError, match="cannot be written"):
-        play_module.play_game(["random"], seed=3, save_path=folder / "g.json", ask=ask, console=console)
-    printed = buffer.getvalue().split("keep it as a .json file:")[1]
+        play_module.play_game(
+            ["random"], seed=3, save_path=folder / "g.json", ask=person, console=person.console
+        )
+    printed = person.out.getvalue().split("keep it as a .json file:")[1]
     assert records.loads(printed.strip().replace("\n", "")).seed == 3
 
 

@@ -24,42 +24,10 @@ from island_fortress_env.views.text import render_text
 
 pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
 
-from rich.console import Console
+
+from terminal_person import Person
 
 from island_fortress_env.tools.play import COMMANDS, parse_choice, play_game
-
-FIRST = "first"  # Person's answer: the number the first choice is listed by
-
-
-class Person:
-    """Answers ``play``'s prompts from what the console shows: ``bid`` at a petition bid (or
-    each digit of a bid entered in base-101 digits), ``other`` at anything else (``FIRST``: the
-    number the first choice is listed by; a count is listed by itself, so it is not always 1)."""
-
-    def __init__(self, bid: str = "2", other: str = FIRST, first: tuple[str, ...] = ()) -> None:
-        self.out = io.StringIO()
-        self.console = Console(file=self.out, soft_wrap=True, width=200)
-        self.bid, self.other = bid, other
-        self.first = list(first)
-        self.asked: list[str] = []  # the decision each prompt was for
-        self.read = 0
-
-    def __call__(self, prompt: str) -> str:
-        text = self.out.getvalue()
-        shown, self.read = text[self.read :], len(text)
-        decisions = re.findall(r"A \(you\) to decide: (.+)", shown)
-        decision = decisions[-1] if decisions else self.asked[-1]
-        self.asked.append(decision)
-        if self.first:
-            return self.first.pop(0)
-        if decision == "petition bid":
-            return self.bid
-        if self.other == FIRST:
-            menu = shown[shown.rindex("to decide: ") :] if "to decide: " in shown else ""
-            listed = re.search(r"^ +(\d+)\. ", menu, re.MULTILINE)
-            self.listed = listed.group(1) if listed else getattr(self, "listed", "1")
-            return self.listed
-        return self.other
 
 
 @pytest.fixture(scope="module")

@@ -67,12 +67,24 @@ def _policy_spec(agents: Sequence[str]) -> str:
         return str(SHIPPED_POLICY)
 
 
-def _playable(spec: str) -> bool:
+def _torch_importable() -> bool:
     try:
-        parsed = check_agent_spec(spec)
+        return importlib.util.find_spec("torch") is not None
+    except ImportError:  # an import hook that refuses torch
+        return False
+
+
+def _playable(spec: str) -> bool:
+    """The level's agent plays here: its spec checks out, and a level played by the shipped
+    checkpoint (greedy or searching over it) finds torch to read it with."""
+    try:
+        parsed = parse_agent_spec(spec)
+        if parsed.kind in (AgentKind.CHECKPOINT, AgentKind.SEARCH) and not _torch_importable():
+            return False
+        check_agent_spec(spec)
     except AgentSpecError:
         return False
-    return parsed.kind is not AgentKind.SEARCH or importlib.util.find_spec("torch") is not None
+    return True
 
 
 def named_levels(agents: Sequence[str] = ()) -> list[Level]:

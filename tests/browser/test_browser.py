@@ -15,6 +15,7 @@ from island_fortress_env.env.records import load
 
 pytest.importorskip("selenium", reason="Selenium is missing (the [browser] extra)")
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -57,8 +58,11 @@ return box.width > 0 && box.top >= -1 && box.left >= -1 && box.bottom <= window.
 
 
 def waiter(driver) -> WebDriverWait:
-    """Waits that look every 50 ms (a game is hundreds of them)."""
-    return WebDriverWait(driver, WAIT, poll_frequency=0.05)
+    """Waits that look every 50 ms (a game is hundreds of them) and look again when the page is
+    redrawn or left under an element they were reading."""
+    return WebDriverWait(
+        driver, WAIT, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)
+    )
 
 
 # One look at the page at a decision of the person's (one round trip instead of ten).
