@@ -117,3 +117,36 @@ def evaluation_result(
         )  # fmt: skip
     games = max(r[1] for r in rows)
     return {"agents": agents, "games": games, "seed": seed, "players": players, "rated": False}
+
+
+def start(client: TestClient, players=3, seat=1, opponents=None, seed=5):
+    body = {
+        "players": players,
+        "seat": seat,
+        "opponents": opponents or ["random"] * (players - 1),
+        "seed": seed,
+    }
+    response = client.post("/api/play", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def error(response, status):
+    assert response.status_code == status, response.text
+    message = response.json()["error"]
+    assert isinstance(message, str) and message
+    return message
+
+
+def unchanged(client, snap, before):
+    after = client.get(f"/api/games/{snap['id']}", params={"token": snap["token"]}).json()
+    assert after["step"] == before["step"] and after["view"] == before["view"]
+
+
+def wait(client, job):
+    for _ in range(600):
+        if job["done"]:
+            assert job["error"] is None
+            return job
+        job = client.get(f"/api/analysis/{job['job']}").json()
+    raise AssertionError("the analysis did not end")

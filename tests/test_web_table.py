@@ -1,0 +1,406 @@
+"""The web app's table for a person: undo, what the table tells between turns (the recap, the
+prisons' lines, the bar's notes, warnings before a move that loses something), named bot levels,
+seat names, the end screen, the leaderboard's overall ranking and the chances' bands."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from island_fortress_env.engine import actions as A
+from island_fortress_env.env.records import save
+from tests.web_client import (
+    client_for,
+    error,
+    heuristic_record,
+    live_game,
+    play_through,
+    start,
+    unchanged,
+    wait,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINT = ROOT / "checkpoints" / "policy-2-4p.zip"
+
+
+@pytest.fixture
+def client(tmp_path):
+    with client_for(tmp_path / "games") as c:
+        yield c
+
+
+# --------------------------------------------------------------------------- undo
+
+
+def same_position(a, b) -> None:
+    """Two states are the same game: the same events, choices, scores and every seat's
+    observation now, and the same game after it when both are played on alike (the generator
+    and the deck included)."""
+    import random
+
+    import numpy as np
+
+    from island_fortress_env.env.observation import ObservationEncoder
+
+    encoder = ObservationEncoder(a.game)
+    a, b = a.clone(), b.clone()
+    draw = random.Random(0)
+    for _ in range(100_000):
+        assert list(a.log) == list(b.log) and a.legal_actions() == b.legal_actions()
+        assert list(a.score) == list(b.score)
+        for seat in range(a.n):
+            assert np.array_equal(encoder.encode(a, seat), encoder.encode(b, seat))
+        if a.is_terminal():
+            return
+        action = draw.choice(a.legal_actions())
+        a.apply_action(action)
+        b.apply_action(action)
+
+
+def test_undo_replays_the_game_without_the_last_decision(client):
+    """The person's last decision is taken back by replaying the record without it: the state
+    afterwards is the state of a fresh replay of the actions before it, and the game goes on."""
+    from island_fortress_env.env.records import initial_state
+
+    snap = start(client, players=3, seat=0, seed=12, opponents=["heuristic", "random"])
+    game_id, token = snap["id"], snap["token"]
+    game = live_game(client, game_id)
+    assert "can't" not in json.dumps(snap) and not snap["can_undo"]
+    assert "no decision to undo" in error(
+        client.post(f"/api/games/{game_id}/undo", json={"token": token}), 409
+    )
+    draw = __import__("random").Random(12)
+    checked = 0
+    while checked < 3:
+        if snap["waiting"]:
+            before = list(game.actions)
+            choice = draw.choice(snap["view"]["choices"])["action"]
+            snap = client.post(f"/api/games/{game_id}/act", json={"token": token, "action": choice}).json()
+            assert snap["can_undo"]  # nobody else has moved since
+            if draw.random() < 0.5:
+                continue
+            undone = client.post(f"/api/games/{game_id}/undo", json={"token": token})
+            assert undone.status_code == 200, undone.text
+            undone = undone.json()
+            step = undone["undone"]
+            assert step == len(before) and game.actions == before and undone["step"] == step
+            assert undone["waiting"] and undone["generation"] == checked + 1
+            assert len(undone["moves"]) == step and [m["step"] for m in undone["moves"]] == list(range(step))
+            fresh = initial_state(game.rules, game.seed)
+            for action in before:
+                fresh.apply_action(action)
+            same_position(game.state, fresh)
+            assert len(game.history) == step + 1
+            same_position(game.history[-1], fresh)
+            checked += 1
+            snap = undone
+        else:
+            snap = client.post(f"/api/games/{game_id}/advance", json={"token": token}).json()
+    # Once another seat has moved, the decision is the table's: undo is refused, nothing changes.
+    while not (snap["waiting"] and not snap["can_undo"] and any(m.seat != 0 for m in game.moves[-3:])):
+        if snap["waiting"]:
+            snap = client.post(
+                f"/api/games/{game_id}/act",
+                json={"token": token, "action": snap["view"]["choices"][0]["action"]},
+            ).json()
+        else:
+            snap = client.post(f"/api/games/{game_id}/advance", json={"token": token}).json()
+    before = client.get(f"/api/games/{game_id}", params={"token": token}).json()
+    assert "has moved since your last decision" in error(
+        client.post(f"/api/games/{game_id}/undo", json={"token": token}), 409
+    )
+    unchanged(client, {**snap, "token": token}, before)
+
+
+def test_undo_is_refused_where_there_is_nothing_of_yours_to_take_back(client):
+    watch = client.post("/api/watch", json={"agents": ["random", "random"], "seed": 1}).json()
+    assert "agents play every seat" in error(
+        client.post(f"/api/games/{watch['id']}/undo", json={"token": watch["token"]}), 403
+    )
+    assert "token" in error(client.post(f"/api/games/{watch['id']}/undo", json={"token": "x"}), 403)
+    last = play_through(client, players=2, seat=0, seed=3)
+    game_id = last["id"]
+    token = live_game(client, game_id).token
+    assert not last["can_undo"]
+    assert "game is over" in error(client.post(f"/api/games/{game_id}/undo", json={"token": token}), 409)
+
+
+def test_a_game_link_without_its_token_finds_the_replay_once_over(client):
+    """``/api/games/ID/public``: what anyone with the link may know (another tab, another
+    browser): the kind of game, whether it is over and its saved record; nothing of the table."""
+    snap = start(client, seat=0)
+    public = client.get(f"/api/games/{snap['id']}/public").json()
+    assert public == {"id": snap["id"], "kind": "play", "over": False, "record": None}
+    last = play_through(client, players=2, seat=1, seed=4)
+    done = client.get(f"/api/games/{last['id']}/public").json()
+    assert done["over"] and done["record"] == last["record"]
+    assert "no game" in error(client.get("/api/games/nope/public"), 404)
+
+
+# --------------------------------------------------------------------------- what the table tells
+
+
+def test_the_recap_tells_the_other_seats_turns_and_every_score_change(client):
+    """At each of the person's decisions the recap holds the moves since their last turn: the
+    other seats' turns in words with the cells they changed, and every score change with its
+    reason from the typed events, adding up to the scores' change."""
+    seen = {"recaps": 0, "scores": 0}
+
+    def check(snap, game):
+        recap = snap.get("recap")
+        if not snap["waiting"] or recap is None:
+            return
+        seen["recaps"] += 1
+        moves = game.moves[recap["from"] : recap["to"]]
+        assert moves and all(m.seat != game.seat for m in moves)
+        assert [t["seat"] for t in recap["turns"]] == [
+            m.seat for i, m in enumerate(moves) if i == 0 or moves[i - 1].seat != m.seat
+        ]
+        assert all(t["lines"] for t in recap["turns"])
+        gained = [a - b for a, b in zip(recap["after"], recap["before"], strict=True)]
+        by_seat = [sum(s["points"] for s in recap["scores"] if s["seat"] == p) for p in range(len(gained))]
+        assert by_seat == gained
+        for change in recap["scores"]:
+            assert change["why"].startswith(("for ", "from ")) and change["category"] and change["reason"]
+            seen["scores"] += 1
+
+    play_through(client, players=3, seat=2, seed=5, opponents=["heuristic", "heuristic"], check=check)
+    assert seen["recaps"] > 20 and seen["scores"] > 3
+
+
+def test_the_prisons_gifts_are_told_after_each_petition(client):
+    said = []
+
+    def check(snap, game):
+        for move in snap.get("moves", []):
+            said.extend(line["text"] for line in move["lines"])
+
+    play_through(client, players=2, seat=0, seed=6, opponents=["heuristic"], check=check)
+    petitions = [i for i, text in enumerate(said) if text.startswith("Bids revealed:")]
+    assert len(petitions) >= 3
+    for i in petitions:
+        after = next(t for t in said[i + 1 : i + 4] if t.startswith("After the petition"))
+        assert re.fullmatch(
+            r"After the petition, 1 Jade and 1 Convict from the supply go to the prison of region \d, "
+            r"where the winner's Taskmaster is; it holds \d+ Jade and \d+ Convicts? now\.",
+            after,
+        )
+    assert any(
+        re.match(
+            r"1 Convict from the supply goes to the prison of region \d \((Recruiter|Planner|Builder) A\)", t
+        )
+        for t in said
+    )
+
+
+def test_the_bid_says_what_winning_gives_and_that_only_the_winner_pays(client):
+    snap = start(client, players=2, seat=0, seed=2)
+    game = live_game(client, snap["id"])
+    while snap["view"]["decision"] != "petition bid" or not snap["waiting"]:
+        path = "act" if snap["waiting"] else "advance"
+        body = {"token": snap["token"]}
+        if snap["waiting"]:
+            body["action"] = snap["view"]["choices"][0]["action"]
+        snap = {**client.post(f"/api/games/{game.id}/{path}", json=body).json(), "token": snap["token"]}
+    note = " ".join(snap["notes"])
+    assert "Only the winner pays the bid; everyone else keeps their Jade." in note
+    assert "the Governor marker" in note and "a Governor block" in note and "first turn" in note
+
+
+def test_build_one_or_two_blocks_says_why_two_is_not_offered():
+    from island_fortress_env.engine import Game
+    from island_fortress_env.engine.decisions import Decision
+    from island_fortress_env.web.words import decision_notes
+
+    reasons = set()
+    for seed in range(40):
+        state = Game(num_players=2).new_initial_state(seed)
+        draw = __import__("random").Random(seed)
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            if state.decision == Decision.BUILD_COUNT:
+                notes = [n for n in decision_notes(state, state.current_player()) if n.startswith("Build 2")]
+                assert bool(notes) == (A.BUILD_COUNT + 1 not in legal)
+                if notes:
+                    p = state.current_player()
+                    if "Wall Blocks in your supply" in notes[0]:
+                        assert state.blocks[p] < 2 and f"you have {state.blocks[p]}" in notes[0]
+                        reasons.add("blocks")
+                    elif "Jade" in notes[0]:
+                        assert state.jade[p] < 3
+                        reasons.add("jade")
+                    else:
+                        reasons.add("workers or room")
+            state.apply_action(draw.choice(legal))
+    assert {"blocks", "workers or room"} <= reasons
+
+
+def test_a_move_that_loses_the_governor_block_or_ends_the_game_is_warned():
+    """The choices that lose the Governor block (ending the holder's third turn with it) or end
+    the game carry a warning; no other choice does."""
+    from island_fortress_env.engine import Game
+    from island_fortress_env.web.words import consequences
+
+    lost = ended = 0
+    for seed in range(12):
+        state = Game(num_players=3).new_initial_state(seed)
+        draw = __import__("random").Random(seed)
+        while not state.is_terminal():
+            seat = state.current_player()
+            warned = consequences(state, seat, ("a", "b", "c"))
+            for action in state.legal_actions():
+                after = state.clone()
+                after.apply_action(action)
+                while (
+                    not after.is_terminal()
+                    and after.current_player() == seat
+                    and len(after.legal_actions()) == 1
+                ):
+                    after.apply_action(after.legal_actions()[0])
+                new = after.log[len(state.log) :]
+                loses = any(type(e).__name__ == "GovernorLost" and e.player == seat for e in new)
+                ends = after.is_terminal()
+                assert (action in warned) == (loses or ends), (action, warned)
+                if loses:
+                    assert "goes back to the box" in warned[action]
+                    lost += 1
+                if ends:
+                    assert warned[action].startswith("This ends the game: the final scores would be ")
+                    assert ", ".join(f"{'ABC'[p]} {s}" for p, s in enumerate(after.score)) in warned[action]
+                    ended += 1
+            # never the Governor block, so that holders lose it
+            legal = [
+                a for a in state.legal_actions() if a not in A.ACTION_FAMILIES[13]
+            ] or state.legal_actions()
+            state.apply_action(draw.choice(legal))
+    assert lost > 0 and ended > 0
+
+
+# --------------------------------------------------------------------------- levels, names, leaderboard
+
+
+def test_the_setup_offers_named_bot_levels_with_their_ladder_ratings(client):
+    config = client.get("/api/config").json()
+    levels = {entry["level"]: entry for entry in config["levels"]}
+    assert levels["Beginner"]["spec"] == "random" and levels["Casual"]["spec"] == "heuristic"
+    assert levels["Casual"]["rating"]["ordinal"] == 13.8
+    if CHECKPOINT.is_file():
+        assert levels["Strong"]["label"] == "policy-2-4p" and levels["Strong"]["rating"]["ordinal"] == 37.6
+        assert levels["Master"]["spec"] == "search:64"
+        snap = start(client, players=2, seat=0, opponents=[levels["Strong"]["spec"]])
+        assert snap["names"] == ["you", "policy-2-4p"]
+    assert config["rollouts"]["random"] >= 200 and config["rollouts"]["heuristic"] >= 48
+
+
+def test_the_ladder_ratings_are_the_ones_docs_strength_md_shows():
+    from island_fortress_env.web.levels import LADDER
+
+    text = (ROOT / "docs" / "STRENGTH.md").read_text("utf-8")
+    table = text[text.index("## The ladder") :]
+    rows = re.findall(
+        r"^\| \d \| `([^`]+)`[^|]*\| (-?[\d.]+) \| (-?[\d.]+) \+- ([\d.]+) \|", table, re.MULTILINE
+    )
+    assert len(rows) == len(LADDER)
+    for spec, ordinal, mu, sigma in rows:
+        label = spec.rsplit("/", 1)[-1].removesuffix(".zip")
+        rating = LADDER[label]
+        assert (rating.ordinal, rating.mu, rating.sigma) == (float(ordinal), float(mu), float(sigma))
+
+
+def test_seats_are_named_alike_on_the_play_page_and_in_its_replay(client, tmp_path):
+    last = play_through(client, players=2, seat=1, seed=9, opponents=["heuristic"])
+    assert last["names"] == ["heuristic", "you"]
+    replay = client.get(f"/api/records/{last['record']}").json()
+    assert replay["agents"] == last["names"]
+    assert [
+        p["name"] for p in client.get(f"/api/records/{last['record']}/steps/3").json()["view"]["players"]
+    ] == [
+        "heuristic",
+        "you",
+    ]
+    listed = client.get("/api/records").json()["records"]
+    assert listed[0]["agents"] == ["heuristic", "you"]
+
+
+def test_the_end_screen_comes_with_the_end_only(client):
+    def check(snap, game):
+        assert ("end" in snap) == game.over
+
+    last = play_through(client, players=3, seat=0, seed=10, check=check)
+    end = last["end"]
+    assert [row["total"] for row in end["rows"]] == [p["score"] for p in last["view"]["players"]]
+    for row in end["rows"]:
+        assert sum(row["points"]) == row["total"]
+        assert row["winner"] == (row["seat"] in end["winners"])
+    assert end["categories"] and set(end["categories"]) <= set(
+        __import__("island_fortress_env.web.recap", fromlist=["CATEGORIES"]).CATEGORIES
+    )
+
+
+def test_the_leaderboard_ranks_every_agent_over_all_results(client, tmp_path):
+    from tests.web_client import evaluation_result
+
+    games = tmp_path / "games"
+    two = evaluation_result(2, [("heuristic", 40, 38, 40.2), ("random", 40, 2, 9.5)])
+    three = evaluation_result(
+        3, [("random", 30, 2, 8.1), ("heuristic", 30, 27, 35.0), ("mcts:50", 30, 1, 7.9)]
+    )
+    (games / "eval-2p.json").write_text(json.dumps(two))
+    (games / "eval-3p.json").write_text(json.dumps(three))
+    board = client.get("/api/leaderboard").json()
+    overall = board["overall"]
+    assert [row["spec"] for row in overall] == ["heuristic", "random", "mcts:50"]
+    assert [r["rank"] for r in overall] == [1, 2, 3]
+    heuristic = overall[0]
+    tables = [a for t in board["tables"] for a in t["agents"] if a["spec"] == "heuristic"]
+    assert heuristic["games"] == sum(a["games"] for a in tables) and heuristic["tables"] == 2
+    assert heuristic["players"] == [2, 3]
+    expected = sum(
+        a["games"] / t["players"] for t in board["tables"] for a in t["agents"] if a["spec"] == "heuristic"
+    )
+    assert heuristic["vs_chance"] == pytest.approx(heuristic["wins"] / expected)
+    assert heuristic["ci95"][0] <= heuristic["win_rate"] <= heuristic["ci95"][1]
+
+
+def test_chances_come_with_their_band_and_count(client, tmp_path):
+    from island_fortress_env.web.analysis import wilson
+
+    record = heuristic_record(players=2, seed=3)
+    save(record, tmp_path / "games" / "game.json")
+    body = {"steps": [0, 30, len(record.actions)], "playout": "random", "rollouts": 40}
+    result = wait(client, client.post("/api/records/game.json/analysis", json=body).json())
+    assert "the band is the 95% Wilson interval" in result["method"]
+    for point in result["points"]:
+        for c, low, high in zip(point["chances"], point["low"], point["high"], strict=True):
+            assert low <= c <= high
+        if point["step"] < len(record.actions):
+            assert point["rollouts"] == 40 and point["high"][0] - point["low"][0] > 0.1
+        else:
+            assert point["rollouts"] == 0 and point["low"] == point["high"] == point["chances"]
+    low, high = wilson(0.5, 256)
+    assert 0.43 < low < 0.44 and 0.56 < high < 0.57
+
+
+def test_an_advance_returns_the_moves_made_once_its_time_is_up(client, monkeypatch):
+    """A slow bot's moves come to the page as they are made: an advance request stops after
+    ``ADVANCE_SECONDS`` (with at least one move), and the next one goes on."""
+    from island_fortress_env.web import games
+
+    monkeypatch.setattr(games, "ADVANCE_SECONDS", 0.0)
+    snap = start(client, players=3, seat=2, seed=4)
+    moved = client.post(f"/api/games/{snap['id']}/advance", json={"token": snap["token"], "moves": 50}).json()
+    assert len(moved["moves"]) == 1 and moved["step"] == 1
+
+
+@pytest.mark.skipif(not CHECKPOINT.is_file(), reason="the shipped checkpoint is not in this checkout")
+def test_a_search_level_plays_a_seat(client):
+    pytest.importorskip("torch", reason="the search levels need torch")
+    levels = {entry["level"]: entry["spec"] for entry in client.get("/api/config").json()["levels"]}
+    snap = start(client, players=2, seat=1, opponents=[levels["Expert"]], seed=3)
+    assert snap["names"] == ["search:16", "you"] and not snap["waiting"]
+    moved = client.post(f"/api/games/{snap['id']}/advance", json={"token": snap["token"], "moves": 3}).json()
+    assert moved["moves"] and all(m["seat"] == 0 for m in moved["moves"])
