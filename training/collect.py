@@ -5,7 +5,8 @@ A ``Collector`` plays ``train.games_per_collector`` games of mixed table sizes a
 and advances them tick by tick: every tick, the pending decisions of all learning seats go through
 **one** forward pass, actions are sampled from the masked logits (illegal actions have probability
 0), and the frozen seats of league games (``training/league.py``) are played by their own players
-(the heuristic and random players in C++) or snapshots. Every learning seat's decisions and
+(the heuristic and random players in C++) or snapshots (sampled; a fixed opponent's checkpoint in
+its spec's play mode). Every learning seat's decisions and
 rewards go to the trainer's per-seat trajectories (``ppo.SeatTrajectories``): the score gains of
 every seat come back with each step (the dense reward), and a finished game's figures with the
 step that ends it (``vector.FinalResults``). The games are a batch of C++ core games, or where the
@@ -44,6 +45,7 @@ from island_fortress_env.players.runner import (
     NetworkSeats,
     Seating,
 )
+from island_fortress_env.players.specs import SAMPLED, PlayMode
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.figures import result_figures
 from island_fortress_env.training.league import (
@@ -141,6 +143,7 @@ class Collector:
         self.kind_p = opponent_probabilities(cfg.league)
         self.snapshots: dict[int, NetworkSeats] = {}
         self.snapshot_p: dict[int, float] = {}
+        self.snapshot_modes: dict[int, PlayMode] = {}  # a fixed player's, by id (absent: sampled)
         self.book = new_book()  # the per-seat trajectories (ppo.py's SeatTrajectories)
         self.learner = NetworkSeats(
             None, greedy=False, generator=self.generator, name="learner", on_act=self._acted
@@ -156,6 +159,7 @@ class Collector:
         self.finished: list[FinishedGame] = []
         self._episodes = 0
         if standing is not None and standing.state_dicts:
+            self.snapshot_modes = dict(standing.modes)
             self.set_snapshots(standing.state_dicts, standing.probabilities)
         count, batch_seed = cfg.train.games_per_collector, int(self.rng.integers(2**63))
         batch = vector.VectorEnv if use_core else EngineVectorEnv
@@ -164,14 +168,18 @@ class Collector:
         self.runner = GameRunner(self.tables, self._next_game)
 
     def set_snapshots(self, state_dicts: Mapping[int, dict], probabilities: Mapping[int, float]) -> None:
-        """Add new snapshots (id -> state dict); new games draw from ``probabilities``' ids."""
+        """Add new snapshots (id -> state dict); new games draw from ``probabilities``' ids. Each
+        plays sampled, or in its play mode from the standing (a fixed player's: greedy, sampled or
+        thresholded)."""
         for sid, sd in state_dicts.items():
             net = ActorCritic(**network_kwargs(self.cfg))
             net.load_state_dict(sd)
             net.eval()
+            mode = self.snapshot_modes.get(sid, SAMPLED)
             self.snapshots[sid] = NetworkSeats(
-                net, greedy=False, generator=self.generator, name=f"snapshot {sid}"
-            )
+                net, greedy=mode.greedy, generator=self.generator, name=f"snapshot {sid}",
+                threshold=mode.threshold,
+            )  # fmt: skip
         # A snapshot that left the pool stays until the games it plays in are over; new games
         # draw only from the pool.
         playing = {game.snapshot for game in self.games} if hasattr(self, "runner") else set()

@@ -12,7 +12,10 @@ With ``league.opponent`` the league is one fixed player: every league game is pl
 a checkpoint as the only snapshot, kept as it is for the whole run (``island-fortress exploit``
 trains a best response to it this way). A mixture (``mixture:FILE``) is played the same way, one
 member drawn per league game by the mixture's weights: its checkpoints as the snapshots, drawn by
-those weights instead of by how often they beat the learner.
+those weights instead of by how often they beat the learner. Such a checkpoint plays in its spec's
+mode, as it plays when it is evaluated: greedy (``CHECKPOINT``), sampled (``sample:CHECKPOINT``)
+or thresholded (``threshold:P:CHECKPOINT``); the learner's own snapshots and the
+``league.members`` are sampled.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from torch import nn
 
 from island_fortress_env.players import KINDS, AgentKind, parse_agent_spec
 from island_fortress_env.players.mixture import Member, is_mixture, read_mixture
+from island_fortress_env.players.specs import SAMPLED, PlayMode
 from island_fortress_env.training.config import LeagueSection, NativeConfig
 from island_fortress_env.training.weights import initial_weights, network_kwargs
 
@@ -123,6 +127,7 @@ class Standing:
 
     state_dicts: dict[int, dict[str, Any]] = field(default_factory=dict)
     probabilities: dict[int, float] = field(default_factory=dict)
+    modes: dict[int, PlayMode] = field(default_factory=dict)  # how each plays (absent: sampled)
 
 
 class League:
@@ -140,6 +145,7 @@ class League:
         self._next_id = 0
         self.fixed = False  # a league of one fixed player (``league.opponent``): it takes no snapshots
         self.weights: dict[int, float] = {}  # a mixture's fixed draw of its checkpoints, by id
+        self.modes: dict[int, PlayMode] = {}  # a fixed player's play mode, by id (absent: sampled)
 
     @classmethod
     def for_run(cls, cfg: NativeConfig, net: nn.Module, step: int) -> League:
@@ -148,7 +154,8 @@ class League:
         ``CheckpointError`` when its network is not the learner's), the heuristic or the random
         player with no snapshot; a mixture's checkpoints as its snapshots, drawn by its weights (its
         heuristic and random members play as their own kinds). The ``league.members``
-        checkpoints join at once, to stay."""
+        checkpoints join at once, to stay. A fixed player's checkpoint plays in its spec's mode
+        (``modes``): greedy, sampled or thresholded."""
         lg = cfg.league
         league = cls(lg.pool_size, lg.priority_power, lg.floor)
         if not lg.opponent:
@@ -158,11 +165,12 @@ class League:
             return league
         mixture = is_mixture(lg.opponent)
         for player in fixed_opponents(lg.opponent):
-            ckpt = parse_agent_spec(player.spec).checkpoint  # greedy or sampled: played sampled
-            if ckpt is not None:
-                weights = initial_weights(str(ckpt), network_kwargs(cfg))
+            parsed = parse_agent_spec(player.spec)
+            if parsed.checkpoint is not None and parsed.play_mode is not None:
+                weights = initial_weights(str(parsed.checkpoint), network_kwargs(cfg))
                 sid = league._keep(weights, step, member=player.spec if mixture else "")
                 league.weights[sid] = player.weight
+                league.modes[sid] = parsed.play_mode
         league.fixed = True
         return league
 
@@ -203,9 +211,11 @@ class League:
         """The snapshots that never leave the pool (the ``league.members``, or the fixed
         checkpoint of ``league.opponent``) and the draw among them: what a collector seats its
         first games against, before the first rollout brings it the rest of the league (the
-        learner's own snapshots). Empty for a league of the learner's snapshots alone."""
+        learner's own snapshots), with the play mode of each that does not play sampled. Empty for
+        a league of the learner's snapshots alone."""
         ids = [sid for sid, e in self.pool.items() if e.member or self.fixed]
-        return Standing({sid: self.pool[sid].state_dict for sid in ids}, self.probabilities(ids))
+        modes = {sid: self.modes[sid] for sid in ids if self.modes.get(sid, SAMPLED) != SAMPLED}
+        return Standing({sid: self.pool[sid].state_dict for sid in ids}, self.probabilities(ids), modes)
 
     def member_win_rates(self) -> dict[str, float]:
         """The learner's smoothed rate of finishing ahead of each ``league.members`` checkpoint."""

@@ -24,6 +24,30 @@ class Agent(Protocol):
     def reset(self, seed: int | None = None) -> None: ...
 
 
+def thresholded(probs: np.ndarray, threshold: float) -> np.ndarray:
+    """A policy's action probabilities (a row, or rows; 0 outside the mask) with every action of
+    probability below ``threshold`` dropped and the rest renormalised, each row's most probable
+    action kept whatever its probability (DeepNash's post-processing of a policy)."""
+    p = np.asarray(probs, dtype=np.float64)
+    keep = p >= threshold
+    np.put_along_axis(keep, np.argmax(p, axis=-1)[..., None], True, axis=-1)
+    kept = np.where(keep, p, 0.0)
+    out: np.ndarray = kept / kept.sum(axis=-1, keepdims=True)
+    return out
+
+
+def policy_action(
+    probs: np.ndarray, mask: np.ndarray, deterministic: bool, threshold: float, rng: np.random.Generator
+) -> int:
+    """One action of a policy's probabilities ``probs`` (0 outside ``mask``): the most probable legal
+    one when ``deterministic``, else drawn with ``rng``, after ``thresholded`` when ``threshold``
+    is above 0."""
+    if deterministic:
+        return int(np.argmax(np.where(np.asarray(mask).astype(bool), probs, -1.0)))
+    p = thresholded(probs, threshold) if threshold > 0 else probs
+    return int(rng.choice(len(p), p=p / p.sum()))
+
+
 class RandomAgent:
     """Uniform over the legal actions, from its own seeded generator."""
 

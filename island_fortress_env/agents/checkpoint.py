@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from island_fortress_env.agents.base import policy_action
 from island_fortress_env.agents.checkpoint_io import (
     META_MEMBER,
     NATIVE_FORMAT,
@@ -204,11 +205,18 @@ def load_training_state(path: str | Path) -> dict[str, Any] | None:
 class CheckpointAgent:
     """A trained policy (native or SB3) behind the common agent interface.
 
-    Masked, greedy by default (``deterministic=True``); sampling uses the agent's own generator.
+    Masked, greedy by default (``deterministic=True``); sampling uses the agent's own generator,
+    and with ``threshold`` > 0 draws only from the actions of at least that probability
+    (``agents.base.thresholded``: ``threshold:P:CHECKPOINT``).
     """
 
     def __init__(
-        self, path: str | Path, seed: int | None = None, deterministic: bool = True, name: str | None = None
+        self,
+        path: str | Path,
+        seed: int | None = None,
+        deterministic: bool = True,
+        name: str | None = None,
+        threshold: float = 0.0,
     ) -> None:
         import torch
 
@@ -222,6 +230,7 @@ class CheckpointAgent:
             self.model, self.metadata = load_model(path)
             self.net = None
         self.deterministic = deterministic
+        self.threshold = threshold
         self.name = name or Path(path).stem
         self.rng = np.random.default_rng(seed)  # sampling uses this, never torch's global RNG
 
@@ -249,6 +258,4 @@ class CheckpointAgent:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
         probs = self.probabilities(observation, action_mask)
-        if self.deterministic:
-            return int(np.argmax(np.where(action_mask.astype(bool), probs, -1.0)))
-        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+        return policy_action(probs, action_mask, self.deterministic, self.threshold, self.rng)

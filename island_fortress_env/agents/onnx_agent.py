@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from island_fortress_env.agents.base import policy_action
 from island_fortress_env.agents.checkpoint_io import CheckpointError, _short, space_signature
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.files import FileRefused, parse_json, read_file
@@ -262,7 +263,8 @@ def _run(session: Any, model: OnnxModel, obs: np.ndarray, mask: np.ndarray) -> t
 class OnnxAgent:
     """An exported policy behind the common agent interface, played by onnxruntime (module doc).
 
-    Greedy by default (``deterministic=True``); sampling uses the agent's own generator."""
+    Greedy by default (``deterministic=True``); sampling uses the agent's own generator, with
+    ``threshold`` > 0 only among the actions of at least that probability (as ``CheckpointAgent``)."""
 
     def __init__(
         self,
@@ -270,11 +272,13 @@ class OnnxAgent:
         seed: int | None = None,
         deterministic: bool = True,
         name: str | None = None,
+        threshold: float = 0.0,
     ) -> None:
         self.model = path if isinstance(path, OnnxModel) else read_onnx_model(path)
         self.path = self.model.path
         self.session = load_session(self.model)
         self.deterministic = deterministic
+        self.threshold = threshold
         self.name = name or f"onnx:{Path(self.path).stem}"
         self.rng = np.random.default_rng(seed)
 
@@ -299,6 +303,4 @@ class OnnxAgent:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
         probs = self.probabilities(observation, action_mask)
-        if self.deterministic:
-            return int(np.argmax(np.where(np.asarray(action_mask).astype(bool), probs, -1.0)))
-        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+        return policy_action(probs, action_mask, self.deterministic, self.threshold, self.rng)

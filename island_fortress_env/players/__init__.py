@@ -1,5 +1,6 @@
 """Every agent an agent spec names: ``random``, ``heuristic``, a checkpoint file (greedy; as
-``sample:CHECKPOINT`` its actions drawn from the policy), an exported network (``onnx:FILE``,
+``sample:CHECKPOINT`` its actions drawn from the policy, as ``threshold:P:CHECKPOINT`` drawn from
+its actions of probability at least P), an exported network (``onnx:FILE``,
 played by onnxruntime without torch: ``agents.onnx_agent``), the search players built on an adapter
 (``mcts[:N]``, OpenSpiel's IS-MCTS over the OpenSpiel game) and mixtures of them
 (``mixture:FILE``, one member drawn per game: ``players/mixture.py``). A bot served over HTTP
@@ -124,7 +125,8 @@ def _check_remote(spec: AgentSpec) -> None:
 
 def make_agent(spec: str | AgentSpec, seed: int | None = None) -> Agent:
     """The agent ``spec`` names (``AGENTS_HELP``), seeded with ``seed``: a checkpoint plays
-    greedily, ``sample:CHECKPOINT`` draws its actions from the policy, ``onnx:FILE`` plays an
+    greedily, ``sample:CHECKPOINT`` draws its actions from the policy, ``threshold:P:CHECKPOINT``
+    from its actions of probability at least P (renormalised), ``onnx:FILE`` plays an
     exported network greedily, ``mixture:FILE`` draws one member per game."""
     parsed = parse_agent_spec(spec)
     kind = parsed.kind
@@ -149,6 +151,11 @@ def make_agent(spec: str | AgentSpec, seed: int | None = None) -> Agent:
         return SearchAgent(parsed.path, parsed.simulations, seed=seed)
     if kind is AgentKind.SAMPLE:
         return CheckpointAgent(parsed.path, seed=seed, deterministic=False, name=f"sample:{parsed.path.stem}")
+    if kind is AgentKind.THRESHOLD:
+        assert parsed.threshold is not None
+        return CheckpointAgent(
+            parsed.path, seed=seed, deterministic=False, name=parsed.label, threshold=parsed.threshold
+        )
     if kind is AgentKind.ONNX:
         return OnnxAgent(parsed.path, seed=seed, name=parsed.label)
     return CheckpointAgent(parsed.path, seed=seed)

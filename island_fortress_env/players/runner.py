@@ -25,13 +25,14 @@ A ``SeatPolicy`` decides for many games at once:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
-from island_fortress_env.agents.base import Agent
+from island_fortress_env.agents.base import Agent, policy_action
 from island_fortress_env.engine.results import GameResult
 from island_fortress_env.players.specs import AgentKind, AgentSpec, parse_agent_spec
 
@@ -318,8 +319,10 @@ class NetworkSeats:
     """A network (``agents.network.ActorCritic`` or any module giving (logits, values) from
     observations and masks) for every seat it plays: one forward pass per call on its device.
     Greedy (the most probable legal action) or sampled with ``generator`` (a ``torch.Generator``
-    on the network's device) by the Gumbel-max trick. ``on_act(games, observations, masks,
-    actions, log_probs, values)``, when given, sees every decision (a trainer records them)."""
+    on the network's device) by the Gumbel-max trick, with ``threshold`` > 0 only among the
+    actions of at least that probability (``threshold:P:CHECKPOINT``). ``on_act(games,
+    observations, masks, actions, log_probs, values)``, when given, sees every decision (a
+    trainer records them)."""
 
     def __init__(
         self,
@@ -328,19 +331,21 @@ class NetworkSeats:
         generator: Any = None,
         name: str = "policy",
         on_act: Callable[..., None] | None = None,
+        threshold: float = 0.0,
     ) -> None:
         self.net = net
         self.greedy = greedy
         self.generator = generator
         self.name = name
         self.on_act = on_act
+        self.threshold = threshold
 
     def begin(self, slot: int, seat: int, seed: int | None) -> None:
         pass
 
     def act(self, observations: np.ndarray, masks: np.ndarray, games: Games) -> np.ndarray:
         actions, log_probs, values = sample_actions(
-            self.net, observations, masks, self.generator, self.greedy
+            self.net, observations, masks, self.generator, self.greedy, self.threshold
         )
         if self.on_act is not None:
             self.on_act(games, observations, masks, actions, log_probs, values)
@@ -348,7 +353,7 @@ class NetworkSeats:
 
 
 def sample_actions(
-    net: Any, obs: np.ndarray, masks: np.ndarray, generator: Any, greedy: bool = False
+    net: Any, obs: np.ndarray, masks: np.ndarray, generator: Any, greedy: bool = False, threshold: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One forward pass for a batch of decisions on the network's device: (actions,
     log-probabilities, values) as numpy arrays.
@@ -357,7 +362,9 @@ def sample_actions(
     the noise is drawn there and moved to the network's) (illegal actions have probability 0) by
     the Gumbel-max trick (the argmax of the log-probabilities plus Gumbel noise: an exact draw,
     several times cheaper than ``torch.multinomial`` over 380 actions), or the argmax over legal
-    actions when ``greedy``.
+    actions when ``greedy``. With ``threshold`` > 0 the draw is among the actions of probability
+    at least ``threshold`` (each row's most probable one always among them), renormalised, with
+    the same noise as an unthresholded draw; the log-probabilities are then that distribution's.
     """
     import torch
 
@@ -367,6 +374,10 @@ def sample_actions(
         m = torch.from_numpy(masks).to(device, non_blocking=True)
         logits, values = net(o, m)
         logp = torch.log_softmax(logits, dim=-1)
+        if threshold > 0 and not greedy:
+            keep = logp >= math.log(threshold)
+            keep.scatter_(1, logp.argmax(dim=-1, keepdim=True), True)
+            logp = torch.log_softmax(logp.masked_fill(~keep, -math.inf), dim=-1)
         if greedy:
             actions = logits.argmax(dim=-1)
         else:
@@ -382,7 +393,8 @@ class CheckpointSeats:
     """A checkpoint (``agents.checkpoint.CheckpointAgent``, or ``agents.onnx_agent.OnnxAgent``:
     any agent with ``probabilities`` of a batch and ``deterministic``) for every seat it plays: one
     forward pass per call; greedy, or each game's action drawn from its own generator, seeded at the
-    game's start (the same choices as a ``CheckpointAgent`` reset with that seed)."""
+    game's start, after the agent's ``threshold`` where it has one (the same choices as a
+    ``CheckpointAgent`` reset with that seed)."""
 
     def __init__(self, agent: Any, name: str | None = None) -> None:
         self.agent = agent
@@ -398,9 +410,9 @@ class CheckpointSeats:
         if self.agent.deterministic:
             return np.argmax(np.where(masks.astype(bool), probs, -1.0), axis=1).astype(np.int64)
         out = np.empty(len(games), dtype=np.int64)
+        threshold = getattr(self.agent, "threshold", 0.0)
         for k, key in enumerate(zip(games.slots.tolist(), games.seats.tolist(), strict=True)):
-            p = probs[k]
-            out[k] = self.rngs[key].choice(len(p), p=p / p.sum())
+            out[k] = policy_action(probs[k], masks[k], False, threshold, self.rngs[key])
         return out
 
 

@@ -34,6 +34,7 @@ class AgentKind(enum.Enum):
     HEURISTIC = "heuristic"
     CHECKPOINT = "checkpoint"  # a checkpoint file's path, played greedily
     SAMPLE = "sample"  # sample:CHECKPOINT, its actions drawn from the policy
+    THRESHOLD = "threshold"  # threshold:P:CHECKPOINT, drawn from the actions of probability >= P
     SEARCH = "search"  # search[:CHECKPOINT][:N], MCTS guided by a native checkpoint
     MCTS = "mcts"  # mcts[:N], OpenSpiel's IS-MCTS with random rollouts
     REMOTE = "remote"  # remote:URL, a bot served over HTTP (players/remote.py)
@@ -55,6 +56,9 @@ KINDS: dict[AgentKind, KindInfo] = {
     AgentKind.HEURISTIC: KindInfo("heuristic", in_core=True, league=True),
     AgentKind.CHECKPOINT: KindInfo("a checkpoint file (greedy)", in_core=True, league=True),
     AgentKind.SAMPLE: KindInfo("sample:CHECKPOINT (its actions sampled)", in_core=True, league=True),
+    AgentKind.THRESHOLD: KindInfo(
+        "threshold:P:CHECKPOINT (sampled from its actions of probability >= P)", in_core=True, league=True
+    ),
     AgentKind.SEARCH: KindInfo("search[:CHECKPOINT][:N]", in_core=False, league=False),
     AgentKind.MCTS: KindInfo("mcts[:N]", in_core=False, league=False),
     # a remote bot is sent its seat's view, read off the game's state (the Python engine's)
@@ -73,6 +77,22 @@ DEFAULT_MCTS_SIMULATIONS = 100  # mcts without :N
 _PACKAGED_POLICY = Path(__file__).resolve().parents[1] / "checkpoints" / "policy-2-4p.zip"
 _CHECKOUT_POLICY = Path(__file__).resolve().parents[2] / "checkpoints" / "policy-2-4p.zip"
 SHIPPED_POLICY = _PACKAGED_POLICY if _PACKAGED_POLICY.is_file() else _CHECKOUT_POLICY
+CHECKPOINT_KINDS = (AgentKind.CHECKPOINT, AgentKind.SAMPLE, AgentKind.THRESHOLD)  # a checkpoint's play modes
+
+
+@dataclass(frozen=True)
+class PlayMode:
+    """How a checkpoint's policy picks its action: ``greedy`` (the most probable legal action), or
+    drawn from its probabilities, with ``threshold`` > 0 only from the actions of probability at
+    least ``threshold`` (renormalised; the most probable action always stays), DeepNash's
+    post-processing of a policy (``thresholded``)."""
+
+    greedy: bool = False
+    threshold: float = 0.0
+
+
+GREEDY = PlayMode(greedy=True)
+SAMPLED = PlayMode()
 
 
 @dataclass(frozen=True)
@@ -86,6 +106,7 @@ class AgentSpec:
     path: Path | None = None
     simulations: int | None = None
     remote: RemoteTarget | None = None  # a remote agent's URL and options
+    threshold: float | None = None  # threshold:P:CHECKPOINT's P
 
     @property
     def info(self) -> KindInfo:
@@ -93,20 +114,37 @@ class AgentSpec:
 
     @property
     def checkpoint(self) -> Path | None:
-        """The checkpoint whose policy plays this agent, greedy or sampled; None for any other."""
-        return self.path if self.kind in (AgentKind.CHECKPOINT, AgentKind.SAMPLE) else None
+        """The checkpoint whose policy plays this agent, greedy, sampled or thresholded; None for
+        any other."""
+        return self.path if self.kind in CHECKPOINT_KINDS else None
+
+    @property
+    def play_mode(self) -> PlayMode | None:
+        """How ``checkpoint`` plays: greedy, sampled or thresholded; None for any other agent."""
+        if self.kind is AgentKind.CHECKPOINT:
+            return GREEDY
+        if self.kind is AgentKind.SAMPLE:
+            return SAMPLED
+        if self.kind is AgentKind.THRESHOLD:
+            assert self.threshold is not None
+            return PlayMode(threshold=self.threshold)
+        return None
 
     @property
     def label(self) -> str:
         """A short display name, the same in every table, record and page: the spec, with a
         checkpoint by its file's name less ``.zip`` and a mixture by its file's name
-        (``policy-2-4p``, ``sample:policy-2-4p``, ``mixture:meta.json``), an ONNX model by its
-        file's name less ``.onnx`` (``onnx:policy-2-4p``)."""
+        (``policy-2-4p``, ``sample:policy-2-4p``, ``threshold:0.05:policy-2-4p``,
+        ``mixture:meta.json``), an ONNX model by its file's name less ``.onnx``
+        (``onnx:policy-2-4p``)."""
         argument = self.text.partition(":")[2]
         if self.kind is AgentKind.CHECKPOINT:
             return _checkpoint_name(self.text)
         if self.kind is AgentKind.SAMPLE:
             return f"{self.kind.value}:{_checkpoint_name(argument)}"
+        if self.kind is AgentKind.THRESHOLD:
+            p, _, path = argument.partition(":")
+            return f"{self.kind.value}:{p}:{_checkpoint_name(path)}"
         if self.kind is AgentKind.MIXTURE:
             return f"{self.kind.value}:{_file_name(argument)}"
         if self.remote is not None:  # the URL without the client's options
@@ -138,6 +176,25 @@ def _simulations(text: str, argument: str, default: int) -> int:
             f"not {argument!r}"
         )
     return int(argument)
+
+
+def _threshold(text: str, argument: str) -> tuple[float, Path]:
+    """``threshold:P:CHECKPOINT``'s P (a probability strictly between 0 and 1) and checkpoint."""
+    p, colon, path = argument.partition(":")
+    try:
+        threshold = float(p) if p.strip() == p else math.nan
+    except ValueError:
+        threshold = math.nan
+    if not 0 < threshold < 1:
+        raise AgentSpecError(
+            f"agent {text!r}: expected threshold:P:CHECKPOINT with P a probability between 0 and 1 "
+            f"(such as 0.05), not {p!r}"
+        )
+    if not colon or not path or path.partition(":")[0] in {k.value for k in AgentKind}:
+        raise AgentSpecError(
+            f"agent {text!r}: expected threshold:P:CHECKPOINT, CHECKPOINT the path to a checkpoint file"
+        )
+    return threshold, Path(path)
 
 
 DEFAULT_REMOTE_TIMEOUT = 5.0  # seconds a remote agent has for each answer
@@ -214,6 +271,9 @@ def parse_agent_spec(text: str | AgentSpec) -> AgentSpec:
         if not argument or argument.partition(":")[0] in {k.value for k in AgentKind}:
             raise AgentSpecError(f"agent {text!r}: expected sample:CHECKPOINT, the path to a checkpoint file")
         return AgentSpec(AgentKind.SAMPLE, text, path=Path(argument))
+    if word == AgentKind.THRESHOLD.value:
+        threshold, path = _threshold(text, argument)
+        return AgentSpec(AgentKind.THRESHOLD, text, path=path, threshold=threshold)
     if word == AgentKind.MIXTURE.value:
         if not argument:
             raise AgentSpecError(
