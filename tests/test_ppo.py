@@ -363,7 +363,7 @@ def _record_updates(monkeypatch) -> list[dict]:
     calls: list[dict] = []
     update = ppo.ppo_update
 
-    def recorded(net, optimizer, rollout, cfg, rng):
+    def recorded(net, optimizer, rollout, cfg, rng, regulariser=None):
         calls.append(
             {
                 "weights": copy.deepcopy(net.state_dict()),
@@ -372,7 +372,7 @@ def _record_updates(monkeypatch) -> list[dict]:
                 "decisions": len(rollout),
             }
         )
-        return update(net, optimizer, rollout, cfg, rng)
+        return update(net, optimizer, rollout, cfg, rng, regulariser)
 
     monkeypatch.setattr(ppo, "ppo_update", recorded)
     return calls
@@ -476,11 +476,11 @@ def test_a_crash_or_ctrl_c_in_the_loop_still_writes_a_checkpoint_that_resumes(
     update = ppo.ppo_update
     updates: list[int] = []
 
-    def second_update_fails(net, optimizer, rollout, cfg, rng):
+    def second_update_fails(net, optimizer, rollout, cfg, rng, regulariser=None):
         updates.append(len(rollout))
         if len(updates) == 2:
             raise error("stopped in the second update")
-        return update(net, optimizer, rollout, cfg, rng)
+        return update(net, optimizer, rollout, cfg, rng, regulariser)
 
     monkeypatch.setattr(ppo, "ppo_update", second_update_fails)
     no_checkpoints = ("train.checkpoint_every=1000000", "pretrain.games=0", "eval.every=0")

@@ -251,6 +251,35 @@ class NativePPOSection(Section):
     target_kl: Float = Field(
         0.0, ge=0, description="Stop an update's epochs early past this approximate KL (0: never)."
     )
+    magnet_coef: Float = Field(
+        0.0,
+        ge=0,
+        description="Weight of the pull KL(policy || magnet) toward a frozen magnet policy, exact over the "
+        "legal actions (Magnetic Mirror Descent's magnet, R-NaD's regularisation policy; "
+        "training/regularise.py). 0: off.",
+    )
+    magnet: Literal["reset", "ema"] = Field(
+        "reset",
+        description="How the magnet moves: reset (replaced by the current policy every magnet_every "
+        "decisions, as R-NaD resets its regularisation policy) or ema (after every update, "
+        "magnet_ema * magnet + (1 - magnet_ema) * policy, weight by weight).",
+    )
+    magnet_every: int = Field(
+        500_000, ge=1, description="With magnet: reset, decisions learned from between magnet resets."
+    )
+    magnet_ema: Float = Field(
+        0.97,
+        gt=0,
+        lt=1,
+        description="With magnet: ema, the share of the magnet's weights kept at each update.",
+    )
+    prev_kl_coef: Float = Field(
+        0.0,
+        ge=0,
+        description="Weight of the KL step KL(policy || the policy that collected the rollout), the sample "
+        "estimate r log r - (r - 1) of the probability ratio r (Magnetic Mirror Descent's step size, as "
+        "IIG-RL-Benchmark's mmd.py). 0: off.",
+    )
 
 
 class NativeEvalSection(Section):

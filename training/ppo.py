@@ -19,7 +19,8 @@ settings (``config.py``: ``NativeConfig``), the games of a rollout on worker pro
    entropy bonus over the legal actions only, global gradient clipping, optional early stop on
    approximate KL. With ``train.update_dtype`` bfloat16 the torso's forward pass runs under
    autocast (the heads, hence the log-probabilities, stay float32). With ``train.device=cuda`` it
-   runs on the GPU, on the learner's copy of the network (``learner_copy``).
+   runs on the GPU, on the learner's copy of the network (``learner_copy``). With
+   ``ppo.magnet_coef`` or ``ppo.prev_kl_coef`` the KL terms of ``regularise.py`` join the loss.
 3. **Loop** (``train_native``): per rollout, the learning rate is annealed, the collectors play
    ``train.rollout_decisions`` learning decisions, PPO updates on them, and the figures go to
    TensorBoard under ``runs/<run_name>`` (``losses/``, ``charts/``, ``game/``, ``eval/``). Every
@@ -59,6 +60,7 @@ from island_fortress_env.training.greedy_eval import (
 )
 from island_fortress_env.training.league import GameKind, League, member_name
 from island_fortress_env.training.pretrain import warm_start
+from island_fortress_env.training.regularise import Regulariser
 from island_fortress_env.training.weights import initial_weights, load_same_network, network_kwargs
 
 # ============================================================== 1. storage
@@ -311,8 +313,10 @@ def ppo_update(
     rollout: Rollout,
     cfg: NativeConfig,
     rng: np.random.Generator,
+    regulariser: Regulariser | None = None,
 ) -> dict[str, float]:
-    """``ppo.n_epochs`` passes over ``rollout`` in minibatches drawn by ``rng``; the mean losses."""
+    """``ppo.n_epochs`` passes over ``rollout`` in minibatches drawn by ``rng``; the mean losses.
+    ``regulariser`` adds its KL terms (``training/regularise.py``) to the loss."""
     p = cfg.ppo
     net.train()
     device = next(net.parameters()).device  # the rollout goes where the network is
@@ -348,6 +352,11 @@ def ppo_update(
             probs = torch.softmax(logits, dim=-1)
             entropy = -(probs * torch.where(mask, logp_all, torch.zeros_like(logp_all))).sum(-1).mean()
             loss = pg_loss - p.ent_coef * entropy + p.vf_coef * v_loss
+            if regulariser is not None:
+                terms, values = regulariser.loss(obs[idx], mask, logp_all, log_ratio)
+                loss = loss + terms
+                for key, value in values.items():
+                    stats[key].append(value)
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), p.max_grad_norm)
@@ -397,6 +406,7 @@ class Run:
     optimizer: torch.optim.Optimizer
     progress: Progress
     writer: Any  # torch.utils.tensorboard.SummaryWriter
+    regulariser: Regulariser | None = None  # its magnet is saved with the optimizer state
 
     @property
     def directory(self) -> Path:
@@ -417,6 +427,8 @@ class Run:
             training_seconds=round(progress.loop_seconds, 2),  # collecting + updating, this leg
         )
         state = {"optimizer": self.optimizer.state_dict()}
+        if self.regulariser is not None:
+            state.update(self.regulariser.state())
         return save_policy(
             self.directory / name, self.net, network_kwargs(cfg), {**meta, **extra}, training_state=state
         )
@@ -519,6 +531,8 @@ def train_native(
         )
     if learner is not net:  # the weights resumed, started from or imitated, to the GPU
         learner.load_state_dict(net.state_dict())
+    bf16 = update_dtype(cfg) == "bfloat16"
+    run.regulariser = Regulariser.for_run(cfg, learner, progress.decisions, bf16, resume)
 
     decisions_before = progress.decisions
     league = League.for_run(cfg, net, progress.decisions)
@@ -560,13 +574,15 @@ def train_native(
             collect_s = time.monotonic() - tick
 
             # update
-            stats = ppo_update(learner, optimizer, rollout, cfg, rng)
+            stats = ppo_update(learner, optimizer, rollout, cfg, rng, run.regulariser)
             if learner is not net:
                 net.load_state_dict(learner.state_dict())
             update_s = time.monotonic() - tick - collect_s
             progress.loop_seconds += time.monotonic() - tick
             progress.updates += 1
             progress.decisions += len(rollout)
+            if run.regulariser is not None:
+                run.regulariser.after_update(learner, progress.decisions)
             for game in finished:
                 if game.snapshot is not None and game.ahead is not None:
                     league.record(game.snapshot, game.ahead)
