@@ -386,3 +386,16 @@ def test_with_the_keys_absent_or_at_zero_a_run_gives_the_same_losses_and_weights
         weights.append(load_policy(final)[0].state_dict())
     assert losses[0] == losses[1]
     assert _equal(weights[0], weights[1])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")
+def test_on_a_gpu_the_magnet_lives_beside_the_learner_and_is_saved_on_the_cpu(tmp_path, monkeypatch):
+    from island_fortress_env.training.ppo import train_native
+
+    magnets = _first_magnet(monkeypatch)
+    cfg = _tiny(tmp_path, "gpu", "train.device=cuda", "ppo.magnet_every=300", "train.total_decisions=600")
+    final = train_native(cfg)
+    assert all(v.is_cuda for v in magnets[0].values())
+    saved = _magnet_of(final)
+    assert all(v.device.type == "cpu" for v in saved.values())
+    assert _equal(saved, load_policy(final)[0].state_dict())  # reset after the last update, at 600
