@@ -226,7 +226,7 @@ def test_a_best_response_to_a_mixture_plays_each_member_and_logs_how_often_it_fi
         "train.workers=0", "train.pipelined=false", "train.rollout_decisions=1024",
         "train.games_per_collector=8", "ppo.minibatch_size=256", *SMALL_NET,
     ]  # fmt: skip
-    report = exploit.exploit(
+    report = exploit.best_response(
         spec, players=2, decisions=2000, seed=0, games=4, out=tmp_path, overrides=overrides
     )
     assert report["target"] == spec and report["from"] == "target"

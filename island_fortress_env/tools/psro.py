@@ -59,17 +59,14 @@ from island_fortress_env.players.arguments import (
     positive_int,
     print_report,
 )
-from island_fortress_env.tools.exploit import (
-    DEFAULT_MINUTES,
-    MORE_THAN_FITS,
-    ExploitError,
-    exploit,
-    exploit_config,
-)
+from island_fortress_env.tools import exploit
+from island_fortress_env.tools.exploit import MORE_THAN_FITS, ExploitError, exploit_config
 from island_fortress_env.tools.tournament import HeadToHead, TableJob, meta_game, play_tables
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 from island_fortress_env.training.league import member_name
 
+DEFAULT_MINUTES = 15.0  # each best response's budget when neither minutes nor decisions is given
+DEFAULT_EXPLOIT_GAMES = 200  # each best response's evaluation games, rounded up to the players
 DEFAULT_CONFIG = "configs/policy-2-4p.yaml"
 REPORT = "psro.json"
 META_GAME = "meta-game.json"
@@ -290,7 +287,8 @@ def best_response(s: Settings, name: str, k: int, policy: str, players: int, out
         return read_json(done)
     minutes, decisions = exploit_budget(s)
     overrides = [f"run_name={run}", *s.exploit_overrides]
-    return exploit(policy, players, minutes, decisions, "target", s.seed, s.games, out, overrides)
+    games = s.games if s.games is not None else -(-DEFAULT_EXPLOIT_GAMES // players) * players
+    return exploit.best_response(policy, players, minutes, decisions, "target", s.seed, games, out, overrides)
 
 
 def train_round(
