@@ -114,7 +114,8 @@ class LeagueSection(Section):
         description="An agent spec (a checkpoint, heuristic, random or a search player such as "
         "search:64; empty: none): every league game seats the learner against this one fixed player, "
         "and the kind weights above are not used. A checkpoint plays as the league's only snapshot, its "
-        "weights fixed for the whole run (its network must be the learner's); a search player decides "
+        "weights fixed for the whole run (its network must be the learner's), in its spec's play mode "
+        "(greedy, sample: or threshold:P:); a search player decides "
         "in the collectors, at its own pace; a mixture (mixture:FILE) draws one of its members for each "
         "league game by its weights (its checkpoints as snapshots; no search player in it). No snapshot "
         "of the learner joins (island-fortress exploit).",
