@@ -57,3 +57,13 @@ settings.register_profile("ci", max_examples=40, derandomize=True, database=None
 settings.register_profile("dev", max_examples=150, **_COMMON)
 settings.register_profile("thorough", max_examples=1000, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def client(tmp_path):
+    """The web app (``random`` and ``heuristic`` offered) on a games directory of the test's own,
+    through Starlette's test client (skipped without the [web] extra)."""
+    from tests.web_client import client_for
+
+    with client_for(tmp_path / "games") as c:
+        yield c

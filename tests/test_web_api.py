@@ -30,12 +30,6 @@ CHECKPOINT = ROOT / "checkpoints" / "policy-2-4p.zip"
 JSON = {"Content-Type": "application/json"}  # what the page sends with every body
 
 
-@pytest.fixture
-def client(tmp_path):
-    with client_for(tmp_path / "games") as c:
-        yield c
-
-
 # --------------------------------------------------------------------------- playing
 
 

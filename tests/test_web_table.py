@@ -13,7 +13,6 @@ import pytest
 from island_fortress_env.engine import actions as A
 from island_fortress_env.env.records import save
 from tests.web_client import (
-    client_for,
     error,
     heuristic_record,
     live_game,
@@ -25,12 +24,6 @@ from tests.web_client import (
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = ROOT / "checkpoints" / "policy-2-4p.zip"
-
-
-@pytest.fixture
-def client(tmp_path):
-    with client_for(tmp_path / "games") as c:
-        yield c
 
 
 # --------------------------------------------------------------------------- undo
