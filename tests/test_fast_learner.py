@@ -17,8 +17,9 @@ from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players.runner import sample_actions
 from island_fortress_env.training.config import NativeConfig, load_config
-from island_fortress_env.training.ppo import SeatTrajectories, train_native
+from island_fortress_env.training.ppo import train_native
 from island_fortress_env.training.pretrain import collect_demonstrations, imitate
+from island_fortress_env.training.trajectories import SeatTrajectories
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMMA, LAM = 0.95, 0.9

@@ -19,7 +19,7 @@ from island_fortress_env.training.collect import Collector
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 from island_fortress_env.training.greedy_eval import greedy_evaluation
 from island_fortress_env.training.league import GameKind, League
-from island_fortress_env.training.ppo import SeatTrajectories
+from island_fortress_env.training.trajectories import SeatTrajectories
 from island_fortress_env.training.weights import network_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]

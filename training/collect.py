@@ -7,7 +7,7 @@ and advances them tick by tick: every tick, the pending decisions of all learnin
 0), and the frozen seats of league games (``training/league.py``) are played by their own players
 (the heuristic and random players in C++) or snapshots (sampled; a fixed opponent's checkpoint in
 its spec's play mode). Every learning seat's decisions and
-rewards go to the trainer's per-seat trajectories (``ppo.SeatTrajectories``): the score gains of
+rewards go to the trainer's per-seat trajectories (``trajectories.SeatTrajectories``): the score gains of
 every seat come back with each step (the dense reward), and a finished game's figures with the
 step that ends it (``vector.FinalResults``). The games are a batch of C++ core games, or where the
 core is not built its Python engine twin (``engine_vector``, with a warning): one code path.
@@ -61,7 +61,7 @@ from island_fortress_env.training.shaping import gain_reward
 from island_fortress_env.training.weights import network_kwargs
 
 if TYPE_CHECKING:
-    from island_fortress_env.training.ppo import Rollout, SeatTrajectories
+    from island_fortress_env.training.trajectories import Rollout, SeatTrajectories
 
     Book = SeatTrajectories
 
