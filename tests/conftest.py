@@ -67,3 +67,16 @@ def client(tmp_path):
 
     with client_for(tmp_path / "games") as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def tiny_native(tmp_path_factory):
+    """A tiny native run of 1,200 decisions (long enough for games to end), once per module:
+    its folder, its config and its final checkpoint."""
+    from native_runs import tiny_config
+
+    from island_fortress_env.training.ppo import train_native
+
+    base = tmp_path_factory.mktemp("native")
+    cfg = tiny_config(base, "tiny", "train.total_decisions=1200")
+    return base, cfg, train_native(cfg)

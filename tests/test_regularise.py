@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from native_runs import tiny_config
 
 from island_fortress_env.agents.checkpoint import (
     CheckpointError,
@@ -239,38 +240,12 @@ def test_the_regularised_config_loads_with_the_regularisation_on():
 
 
 def _tiny(base: Path, run_name: str, *extra: str, config: str = "regularised.yaml") -> NativeConfig:
-    return load_config(
-        ROOT / "configs" / config,
-        [
-            f"run_name={run_name}",
-            "pretrain.games=0",
-            "train.total_decisions=900",
-            "train.rollout_decisions=300",
-            "train.games_per_collector=3",
-            "train.workers=0",
-            "train.pipelined=false",
-            "train.checkpoint_every=300",
-            "train.max_minutes=0",
-            "ppo.minibatch_size=100",
-            "ppo.n_epochs=2",
-            "ppo.anneal_lr=false",
-            "league.share=0.5",
-            "league.snapshot=1.0",
-            "league.heuristic=0.0",
-            "league.random=1.0",
-            "league.snapshot_every=300",
-            "policy.cnn_channels=4",
-            "policy.hidden=16",
-            "eval.every=0",
-            "eval.final_games=0",
-            "eval.keep_best=false",
-            "logging.progress_bar=false",
-            f"logging.runs_dir={base / 'runs'}",
-            f"logging.checkpoints_dir={base / 'ckpt'}",
-            *extra,
-        ],
-        schema=NativeConfig,
-    )
+    """``native_runs.tiny_config`` of ``configs/<config>``: no warm start, 900 decisions at a
+    constant learning rate, no evaluation."""
+    return tiny_config(
+        base, run_name, "pretrain.games=0", "train.total_decisions=900", "ppo.anneal_lr=false",
+        "eval.every=0", "eval.final_games=0", *extra, config=config,
+    )  # fmt: skip
 
 
 def _magnet_of(path: Path) -> dict[str, torch.Tensor]:
