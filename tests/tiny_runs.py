@@ -18,6 +18,7 @@ from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.tools import cli
+from island_fortress_env.training.config import NativeConfig, load_config
 
 # A small network in checkpoint terms (network_kwargs'): what a trainer would record.
 SMALL = {
@@ -53,3 +54,29 @@ def run_json(argv: Sequence[str]) -> dict[str, Any]:
         code = cli.main(list(argv))
     assert code == 0
     return json.loads(buffer.getvalue().strip().splitlines()[-1])
+
+
+# One process, small rollouts: the settings of the exploit and league runs.
+QUICK = (
+    "train.workers=0",
+    "train.pipelined=false",
+    "train.rollout_decisions=4096",
+    "train.games_per_collector=32",
+    "ppo.minibatch_size=512",
+)
+
+
+def same_weights(a: dict, b: dict) -> bool:
+    """Two state dicts hold the same tensors, bit for bit."""
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def league_config(*overrides: str) -> NativeConfig:
+    """The native trainer's defaults with every game a league game, then ``overrides``."""
+    cfg: NativeConfig = load_config(None, ["league.share=1.0", *overrides], schema=NativeConfig)
+    return cfg
+
+
+def members_config(*overrides: str) -> NativeConfig:
+    """``league_config`` with a network small enough to save members of in milliseconds."""
+    return league_config("policy.cnn_channels=2", "policy.hidden=8", *overrides)
