@@ -242,6 +242,7 @@ def test_config_overrides_and_errors(tmp_path):
 SHIPPED = {
     "default.yaml": NativeConfig,
     "policy-2-4p.yaml": NativeConfig,
+    "regularised.yaml": NativeConfig,
     "sb3.yaml": TrainConfig,
     "sb3-long.yaml": TrainConfig,
     "rllib.yaml": RLlibConfig,
