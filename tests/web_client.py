@@ -45,15 +45,7 @@ def play_through(
     the server offers (and, with probability ``undo`` where the server offers it, taking the
     last decision back; each undone step is added to ``undone``). ``check(response,
     live_game)`` sees every response. Returns the last."""
-    body = {
-        "players": players,
-        "seat": seat,
-        "opponents": opponents or ["random"] * (players - 1),
-        "seed": seed,
-    }
-    response = client.post("/api/play", json=body)
-    assert response.status_code == 201, response.text
-    snap = response.json()
+    snap = start(client, players, seat, opponents, seed)
     token, game_id = snap["token"], snap["id"]
     game = live_game(client, game_id)
     draw = random.Random(seed)
@@ -120,6 +112,8 @@ def evaluation_result(
 
 
 def start(client: TestClient, players=3, seat=1, opponents=None, seed=5):
+    """A new game of the person's at ``seat`` against ``opponents`` (random by default): its first
+    answer."""
     body = {
         "players": players,
         "seat": seat,
