@@ -58,6 +58,14 @@ def test_every_field_has_its_help_with_it(schema):
         ("league.members=[3]", r"league\.members\[0\]: expected str, got 3$"),
         ("league.members=['']", r"league\.members\[0\]: must not be empty$"),
         ("env.options={bogus: 1}", r"env\.options: .*bogus"),
+        # regularised self-play (training/regularise.py)
+        ("ppo.magnet_coef=-0.1", r"ppo\.magnet_coef: must be >= 0, not -0\.1$"),
+        ("ppo.prev_kl_coef=-1", r"ppo\.prev_kl_coef: must be >= 0, not -1$"),
+        ("ppo.magnet_ema=0", r"ppo\.magnet_ema: must be > 0, not 0$"),
+        ("ppo.magnet_ema=1", r"ppo\.magnet_ema: must be < 1, not 1$"),
+        ("ppo.magnet_ema=1.5", r"ppo\.magnet_ema: must be < 1, not 1\.5$"),
+        ("ppo.magnet=kalman", r"ppo\.magnet: must be 'reset' or 'ema', not 'kalman'$"),
+        ("ppo.magnet_every=0", r"ppo\.magnet_every: must be >= 1, not 0$"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_the_key(override, message):
