@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -21,6 +22,17 @@ class CommandLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def require(self, extra: str, *modules: str) -> None:
+        """Exit with one line naming the first of ``modules`` that cannot be imported and the
+        extra that installs it (exit 2), before any work starts."""
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                self.exit(
+                    2, f"{self.prog}: error: {name} is missing: pip install 'island-fortress-env[{extra}]'\n"
+                )
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
