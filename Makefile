@@ -87,19 +87,47 @@ $(SAN_VENV)/.build-stamp: $(SAN_VENV)/.deps-stamp CMakeLists.txt $(CORE_SOURCES)
 test-sanitize: $(SAN_VENV)/.build-stamp
 	$(SANITIZER_ENV) $(SAN_BIN)/python -m pytest -q -p no:cacheprovider tests/test_core_*.py
 
+# The package's wheel, built once (the core compiled once) for every library's venv and for the
+# wheel test; rebuilt when a file that goes in it changes.
+WHEELHOUSE := build/wheelhouse
+WHEEL_STAMP := $(WHEELHOUSE)/.stamp
+WHEEL_SOURCES := $(shell git ls-files island_fortress_env training 2>/dev/null) checkpoints/policy-2-4p.zip
+$(WHEEL_STAMP): $(STAMP) pyproject.toml CMakeLists.txt $(WHEEL_SOURCES)
+	rm -rf $(WHEELHOUSE)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip wheel --quiet --no-deps -w $(WHEELHOUSE) . -Cbuild-dir=build/wheel
+	touch $@
+WHEEL_FILE = $$(ls $(WHEELHOUSE)/island_fortress_env-*.whl)
+
 # One venv per RL library (.venv-<name>): each pins its own dependency ranges, so they are
-# installed and tested apart. torch (CPU build) goes in first where the library needs it. Each
-# builds the core in a build folder of its own, so `make -j` sets them up side by side.
-.venv-%/.installed-stamp: pyproject.toml
+# installed and tested apart. torch (CPU build) goes in first where the library needs it, then the
+# package's dependencies with the library's extras (read from pyproject.toml), side by side under
+# `make -j`; then the one wheel above. Their tests run with PYTHONSAFEPATH=1 (`python -P`), for
+# every Python process they start: the installed package is what they import, not this source tree.
+.venv-%/.deps-stamp: pyproject.toml
 	$(PYTHON) -m venv .venv-$*
 	.venv-$*/bin/python -m pip install --quiet --upgrade pip
 	if [ -z "$(filter $*,$(NO_TORCH))" ]; then .venv-$*/bin/python -m pip install --quiet torch==2.13.0; fi
-	CMAKE_BUILD_PARALLEL_LEVEL=2 .venv-$*/bin/python -m pip install --quiet -e ".[$(or $(EXTRAS_$*),test$(comma)$*)]" \
-		-Cbuild-dir=build/venv-$*
+	$(PYTHON) -c "$$REQUIREMENTS" $(or $(EXTRAS_$*),test$(comma)$*) > .venv-$*/requirements.txt
+	.venv-$*/bin/python -m pip install --quiet -r .venv-$*/requirements.txt
 	touch $@
+
+.PRECIOUS: .venv-%/.deps-stamp  # a step of its own, kept: a new wheel reinstalls only the package
+.venv-%/.installed-stamp: .venv-%/.deps-stamp $(WHEEL_STAMP)
+	.venv-$*/bin/python -m pip install --quiet --no-deps --force-reinstall $(WHEEL_FILE)
+	touch $@
+
+# The requirements of the package and of the extras given (comma-separated), one a line.
+define REQUIREMENTS
+import sys, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+extras = [r for extra in sys.argv[1].split(",") for r in project["optional-dependencies"][extra]]
+print("\n".join(project["dependencies"] + extras))
+endef
+export REQUIREMENTS
 
 INTEGRATION_VENVS := tianshou torchrl openspiel rllib benchmarl skrl onnx
 integration-venvs: $(foreach v,$(INTEGRATION_VENVS),.venv-$(v)/.installed-stamp)
+$(foreach v,$(INTEGRATION_VENVS),test-$(v)): export PYTHONSAFEPATH = 1
 
 INTEGRATION_PYTEST = python -m pytest -q -p no:cacheprovider
 NO_TORCH := onnx  # the venvs that never get torch (OpenSpiel's has it for OpenSpiel's PyTorch DQN)
@@ -154,10 +182,10 @@ test-onnx: $(STAMP) .venv-onnx/.installed-stamp
 
 # The wheel, installed in a fresh venv away from the repository, plays the search player over the
 # shipped policy (tests/test_packaging.py).
-test-wheel: $(STAMP)
-	ISLAND_FORTRESS_TEST_WHEEL=1 $(BIN)/$(INTEGRATION_PYTEST) tests/test_packaging.py
+test-wheel: $(STAMP) $(WHEEL_STAMP)
+	ISLAND_FORTRESS_TEST_WHEEL=1 ISLAND_FORTRESS_WHEEL=$(WHEEL_FILE) $(BIN)/$(INTEGRATION_PYTEST) tests/test_packaging.py
 
 test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx test-wheel
 
 clean:
-	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib .venv-benchmarl .venv-skrl .venv-onnx $(SAN_VENV) runs bench-results
+	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib .venv-benchmarl .venv-skrl .venv-onnx $(SAN_VENV) $(WHEELHOUSE) runs bench-results
