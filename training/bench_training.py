@@ -106,6 +106,7 @@ PREVIOUS_DEFAULT = (
     "league.snapshot=0.3",
     "league.heuristic=0.5",
     "league.random=0.2",
+    "ppo.ent_coef=0.003",
 )
 
 
