@@ -304,3 +304,38 @@ def test_user_error_as_a_real_process(bad_files):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert "not a text" in done.stderr
+
+
+# A process in which the packages named by its first argument are not installed (an import of
+# them raises ModuleNotFoundError, as where they are absent), running the rest as the command line.
+WITHOUT = """
+import sys
+class NotInstalled:
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in sys.argv[1].split(","):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NotInstalled())
+from island_fortress_env.tools import cli
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("missing", "argv", "extra"),
+    [
+        ("starlette", ["serve", "--no-browser"], "web"),
+        ("rich,prompt_toolkit", ["play"], "render"),
+        ("openskill", ["tournament", "random", "heuristic"], "train"),
+        ("scipy", ["tournament", "random", "heuristic"], "train"),
+        ("matplotlib", ["tournament", "random", "heuristic", "--plot", "ladder.png"], "train"),
+    ],
+)
+def test_a_missing_optional_library_is_one_line_naming_it_and_its_extra(tmp_path, missing, argv, extra):
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT, missing, *argv],
+        capture_output=True, text=True, env=_env(), timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    first = missing.split(",")[0]
+    line = f"island-fortress {argv[0]}: error: {first} is missing: pip install 'island-fortress-env[{extra}]'"
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [line] and done.stdout == ""

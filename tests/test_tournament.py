@@ -130,15 +130,3 @@ def test_user_errors_are_one_line_and_exit_2(args, message):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], run.stderr
     assert run.stdout == ""
-
-
-@pytest.mark.parametrize("missing", ["openskill", "scipy", "matplotlib"])
-def test_a_missing_library_is_one_line_naming_it_and_its_extra(monkeypatch, capsys, missing):
-    monkeypatch.setitem(sys.modules, missing, None)  # "import openskill" raises ImportError
-    with pytest.raises(SystemExit) as exited:
-        main(["random", "heuristic", "--games", "2", "--no-progress", "--plot", "/tmp/ladder.png"])
-    assert exited.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == [
-        f"island-fortress tournament: error: {missing} is missing: pip install 'island-fortress-env[train]'"
-    ]

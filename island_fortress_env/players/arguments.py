@@ -30,9 +30,13 @@ class CommandLineParser(argparse.ArgumentParser):
             try:
                 importlib.import_module(name)
             except ImportError:
-                self.exit(
-                    2, f"{self.prog}: error: {name} is missing: pip install 'island-fortress-env[{extra}]'\n"
-                )
+                self.exit(2, missing_library(self.prog, name, extra))
+
+
+def missing_library(prog: str, name: str, extra: str) -> str:
+    """The one line (exit 2) for an optional library that is not installed: which one, and the
+    extra that installs it."""
+    return f"{prog}: error: {name} is missing: pip install 'island-fortress-env[{extra}]'\n"
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:

@@ -22,6 +22,7 @@ from island_fortress_env.players import AGENTS_HELP
 from island_fortress_env.players.arguments import (
     CommandLineParser,
     agent_spec,
+    missing_library,
     non_negative_int,
     one_line,
     output_path,
@@ -104,9 +105,7 @@ def _web_import(parser: argparse.ArgumentParser, module: str, name: str) -> Any:
     except ImportError as exc:
         if exc.name not in ("starlette", "uvicorn"):
             raise
-        parser.exit(
-            2, f"{parser.prog}: error: {exc.name} is missing: pip install 'island-fortress-env[web]'\n"
-        )
+        parser.exit(2, missing_library(parser.prog, str(exc.name), "web"))
 
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -302,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:
         if exc.name not in OPTIONAL_PACKAGES:
             raise
-        parser.exit(2, f"{prog}: error: {exc.name} is missing: pip install 'island-fortress-env[render]'\n")
+        parser.exit(2, missing_library(prog, str(exc.name), "render"))
     except KeyboardInterrupt:
         parser.exit(130, f"\n{prog}: interrupted\n")
 

@@ -445,7 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     for spec in args.agents:
         check_agent_spec(spec)  # an AgentSpecError is a user error: one line, exit 2
-    parser.require("train", "openskill", "scipy", *["matplotlib"] * (args.plot is not None))
+    libraries = ["openskill", "scipy"] + (["matplotlib"] if args.plot is not None else [])
+    parser.require("train", *libraries)
     result = tournament(
         args.agents, sizes, args.games, args.seed, progress=not args.no_progress, workers=args.workers
     )
