@@ -62,7 +62,7 @@ def test_a_batch_of_decisions_is_stored_as_the_same_decisions_one_at_a_time():
     rewards, ends and rollout cuts (and past the initial capacity)."""
     rng = np.random.default_rng(5)
     one, many = SeatTrajectories(capacity=3), SeatTrajectories(capacity=3)
-    seats = [(0, 1, 0), (0, 1, 1), (0, 2, 0), (0, 2, 1), (0, 2, 2)]
+    seats = [4, 5, 8, 9, 70]  # seat ids (a slot times 4 plus the seat); 70 grows the seat table
     rollouts: list[tuple] = []
     for step in range(60):
         movers = sorted(rng.choice(len(seats), size=int(rng.integers(1, 4)), replace=False).tolist())
@@ -72,7 +72,7 @@ def test_a_batch_of_decisions_is_stored_as_the_same_decisions_one_at_a_time():
         logprobs, values = rng.normal(size=len(keys)).astype(np.float32), rng.normal(size=len(keys))
         for i, key in enumerate(keys):
             one.act(key, obs[i], mask[i], int(actions[i]), float(logprobs[i]), float(values[i]))
-        many.act_many(keys, obs, mask, actions, logprobs, values.astype(np.float32))
+        many.act_many(np.array(keys), obs, mask, actions, logprobs, values.astype(np.float32))
         for key in seats:
             reward = float(rng.normal())
             one.reward(key, reward)

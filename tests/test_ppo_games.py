@@ -12,6 +12,7 @@ from native_runs import COLLECTORS, tiny_config
 
 from island_fortress_env import core, vector
 from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.engine.tables import MAX_PLAYERS
 from island_fortress_env.players.engine_vector import EngineVectorEnv
 from island_fortress_env.training.collect import Collector
 from island_fortress_env.training.league import GameKind
@@ -92,22 +93,30 @@ def _assert_two_runs_agree(tmp_path: Path, collection: tuple[str, ...]) -> None:
 
 
 class _CreditLedger(SeatTrajectories):
-    """Also sums, per seat trajectory, every reward credited to one of its decisions."""
+    """Also sums, per seat of each game (episode, seat), every reward credited to one of its
+    decisions (the collector's seat ids name a slot's seat, whichever game it is in)."""
 
-    def __init__(self) -> None:
+    def __init__(self, collector: Collector) -> None:
         super().__init__()
+        self.collector = collector
+        self.playing: dict = {}  # seat id -> (episode, seat) of its latest decision
         self.credited: dict = {}
         self.decisions: dict = {}
 
-    def act_many(self, keys, *args) -> None:
-        super().act_many(keys, *args)
-        for key in keys:
+    def act_many(self, seats, *args) -> None:
+        super().act_many(seats, *args)
+        slots = self.collector.runner.slots  # acting: each slot's game is the one deciding
+        for sid in seats.tolist():
+            key = (slots[sid // MAX_PLAYERS].current.tag.episode, sid % MAX_PLAYERS)
+            self.playing[sid] = key
             self.decisions[key] = self.decisions.get(key, 0) + 1
 
-    def reward(self, key, reward: float) -> None:
-        if self.has_pending(key):
-            self.credited[key] = self.credited.get(key, 0.0) + reward
-        super().reward(key, reward)
+    def reward_many(self, seats, rewards) -> None:
+        for sid, reward in zip(seats.tolist(), rewards.tolist(), strict=True):
+            if self.has_pending(sid):
+                key = self.playing[sid]
+                self.credited[key] = self.credited.get(key, 0.0) + reward
+        super().reward_many(seats, rewards)
 
 
 @pytest.mark.parametrize("use_core", COLLECTORS)
@@ -132,7 +141,7 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
         f"reward.vp_relative={str(relative).lower()}",
     )
     collector = Collector(cfg, 0, SeatTrajectories, use_core=use_core)
-    collector.book = ledger = _CreditLedger()
+    collector.book = ledger = _CreditLedger(collector)
     finals = {}
     record = collector._record
 
@@ -147,13 +156,13 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
     assert finals, "at least one game finished"
     for episode, (scores, outcome, n) in finals.items():
         for seat in range(n):
-            key = (0, episode, seat)
+            key = (episode, seat)
             assert ledger.decisions[key] > 0
             points = scores[seat] - ((sum(scores) - scores[seat]) / (n - 1) if relative else 0)
             expected = vp * points / SCORE_SCALE + win * outcome[seat]
             assert ledger.credited.get(key, 0.0) == pytest.approx(expected, abs=1e-9), (episode, seat)
         if relative:
-            assert sum(ledger.credited[(0, episode, s)] for s in range(n)) == pytest.approx(0.0, abs=1e-9)
+            assert sum(ledger.credited[(episode, s)] for s in range(n)) == pytest.approx(0.0, abs=1e-9)
 
 
 @pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
@@ -169,7 +178,7 @@ def test_the_core_collectors_league_seats_are_the_heuristics_and_the_learners_de
     cfg = tiny_config(Path("/nonexistent"), "c", *league, "train.games_per_collector=3")
     collector = Collector(cfg, 0, SeatTrajectories)
     collector.runner.keep_actions = True
-    collector.book = ledger = _CreditLedger()
+    collector.book = ledger = _CreditLedger(collector)
     ended = []
     record = collector._record
     collector._record = lambda game, finished: ended.append((game, finished)) or record(game, finished)
@@ -187,7 +196,7 @@ def test_the_core_collectors_league_seats_are_the_heuristics_and_the_learners_de
                 assert action == heuristic.act(None, action_mask(replayed), replayed)
             replayed.apply_action(action)
         assert replayed.is_terminal() and tuple(replayed.score) == finished.final.score
-        assert ledger.decisions[(0, game.episode, game.learners[0])] == learner_moves
+        assert ledger.decisions[(game.episode, game.learners[0])] == learner_moves
 
 
 @pytest.mark.skipif(not core.available(), reason="the C++ core is not built")

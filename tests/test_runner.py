@@ -176,6 +176,25 @@ def test_the_runner_lets_go_of_policies_no_game_plays_any_more(monkeypatch):
     assert all(recorder.asked and {seat for _slot, seat in recorder.asked} == {0} for recorder in recorders)
 
 
+def test_the_runner_says_where_a_policy_sits_and_each_slots_table_size():
+    """``seated(policy)`` is where it plays in the games under way, ``players`` each slot's table
+    size: a slot whose 4-player game is followed by a 2-player one holds no seat 2 or 3 of it."""
+    from island_fortress_env.players.runner import GameRunner
+
+    a, b = Recorder(), BatchSeats("random")
+    seatings = iter([Seating(4, 11, (b, a, b, a), tag=0), Seating(2, 12, (a, b), tag=1)])
+    runner = GameRunner(EngineVectorEnv(1, num_players=2, seed=0), lambda _slot: next(seatings, None))
+    assert runner.seated(a).tolist() == [[False, True, False, True]]
+    assert runner.seated(b).tolist() == [[True, False, True, False]] and runner.players.tolist() == [4]
+    while not runner.tick():
+        pass
+    assert runner.seated(a).tolist() == [[True, False, False, False]] and runner.players.tolist() == [2]
+    assert not runner.seated(Recorder()).any()  # seated nowhere
+    while runner.playing:
+        runner.tick()
+    assert not runner.seated(a).any() and runner.players.tolist() == [0]
+
+
 def test_idle_slots_do_not_move_once_their_games_are_dealt():
     seatings = [Seating(2, 5, (BatchSeats("random"),) * 2, tag=0)]
     tables = EngineVectorEnv(3, num_players=2, seed=0)

@@ -34,6 +34,7 @@ from torch import nn
 from island_fortress_env import core, vector
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.scoring import win_loss_returns
+from island_fortress_env.engine.tables import MAX_PLAYERS
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.engine_vector import EngineVectorEnv
 from island_fortress_env.players.runner import (
@@ -57,7 +58,7 @@ from island_fortress_env.training.league import (
     fixed_opponent_kind,
     opponent_probabilities,
 )
-from island_fortress_env.training.shaping import gain_reward
+from island_fortress_env.training.shaping import gain_rewards
 from island_fortress_env.training.weights import network_kwargs
 
 if TYPE_CHECKING:
@@ -231,25 +232,26 @@ class Collector:
         values: np.ndarray,
     ) -> None:
         """The learner's decisions, recorded in the seats' trajectories."""
-        slots = self.runner.slots
-        keys = [
-            (self.rank, slots[slot].current.tag.episode, seat)
-            for slot, seat in zip(games.slots.tolist(), games.seats.tolist(), strict=True)
-        ]
-        self.book.act_many(keys, obs, masks, actions, logp, values)
+        self.book.act_many(seat_ids(games.slots, games.seats), obs, masks, actions, logp, values)
 
-    def _credit(self, game: Game, gained: Sequence[int], outcome: Sequence[float] | None) -> None:
-        """Hand every learning seat its reward for one step in which every seat's score changed
-        by ``gained``; with ``outcome`` (the win/loss returns: the game ended), close the seats."""
-        reward = self.cfg.reward
-        for seat in game.learners:
-            key = (self.rank, game.episode, seat)
-            r = reward.vp * gain_reward(gained, seat, reward.vp_relative)
-            if outcome is not None:
-                r += reward.win * outcome[seat]
-            self.book.reward(key, r)
-            if outcome is not None:
-                self.book.end(key)
+    def _credit(self, learning: np.ndarray, players: np.ndarray, ended: Sequence[Finished]) -> None:
+        """Hand every learning seat its reward for the tick (``learning``: bool[slot, seat], and
+        ``players``, the table sizes, of the games before it): the points every seat scored
+        (``score_gains``), and in the games that ``ended`` the win/loss outcome too, which closes
+        their seats' trajectories."""
+        reward, tables = self.cfg.reward, self.tables
+        gains, done = tables.score_gains(), tables.done
+        rewards = reward.vp * gain_rewards(gains, players, reward.vp_relative)
+        for game in ended:
+            final = game.final
+            winners = [seat for seat in range(final.players) if final.win[seat] > 0]
+            rewards[game.slot, : final.players] += reward.win * np.array(
+                win_loss_returns(final.players, winners)
+            )
+        credited = learning & (gains.any(axis=1) | done)[:, None]
+        seats = np.flatnonzero(credited)  # seat ids: the flat index of [slot, seat]
+        self.book.reward_many(seats, rewards.ravel()[seats])
+        self.book.end_many(np.flatnonzero(learning & done[:, None]))
 
     def _record(self, game: Game, finished: Finished) -> None:
         """Keep the figures of ``game``, which has ended (``finished``: its record)."""
@@ -288,20 +290,17 @@ class Collector:
     def _tick(self) -> None:
         """Every game one decision on; every learning seat credited with its score gains, and
         the games that ended closed."""
-        runner, tables = self.runner, self.tables
-        under_way = self.games
-        ended = {game.slot: game for game in runner.tick()}
-        gains, done = tables.score_gains(), tables.done
-        for slot in np.flatnonzero(gains.any(axis=1) | done).tolist():
-            game = under_way[slot]
-            gained = gains[slot, : game.players].tolist()
-            if not done[slot]:
-                self._credit(game, gained, None)
-                continue
-            final = ended[slot].final
-            winners = [seat for seat in range(final.players) if final.win[seat] > 0]
-            self._credit(game, gained, win_loss_returns(final.players, winners))
-            self._record(game, ended[slot])
+        learning, players = self.runner.seated(self.learner), self.runner.players.copy()
+        ended = self.runner.tick()
+        self._credit(learning, players, ended)
+        for finished in ended:
+            self._record(finished.seating.tag, finished)
+
+
+def seat_ids(slots: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """The ``SeatTrajectories`` ids of the seats ``seats`` of the games in ``slots``: one per seat
+    of every slot of the batch (a slot's game ends, closing its seats, before the next begins)."""
+    return np.asarray(slots, np.int64) * MAX_PLAYERS + np.asarray(seats, np.int64)
 
 
 def make_collector(

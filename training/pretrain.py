@@ -32,7 +32,7 @@ from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
 from island_fortress_env.training.collect import core_available, split, starmap
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
-from island_fortress_env.training.shaping import score_gain_reward
+from island_fortress_env.training.shaping import gain_rewards
 
 CORE_SLOTS = 64  # games a core batch of demonstrations plays at once
 
@@ -104,11 +104,10 @@ def collect_demonstrations(
             finals[game.seating.tag] = (list(final.score), win_loss_returns(num_players, winners))
             scores[game.slot] = 0
     actions, numbers, seats, at = (np.concatenate([r[k] for r in recorded]) for k in range(4))
-    owners = list(zip(numbers.tolist(), seats.tolist(), at.tolist(), strict=True))
     ordered = {g: finals[g] for g in range(first, first + games)}
     out = {
         "actions": actions.astype(np.int64),
-        "returns": _returns(owners, ordered, reward_win, reward_vp, reward_vp_relative),
+        "returns": _returns(numbers, seats, at, ordered, reward_win, reward_vp, reward_vp_relative),
         "games": numbers,
         "seats": seats.astype(np.int64),
     }
@@ -118,22 +117,25 @@ def collect_demonstrations(
 
 
 def _returns(
-    owners: list[tuple[int, int, list[int]]],
+    numbers: np.ndarray,
+    seats: np.ndarray,
+    at: np.ndarray,
     finals: Mapping[int, tuple[list[int], list[float]]],
     reward_win: float,
     reward_vp: float,
     reward_vp_relative: bool,
 ) -> np.ndarray:
-    """The return that followed each decision ``(game, seat, every seat's score when acting)``,
-    from each game's final scores and win/loss returns."""
-    return np.array(
-        [
-            reward_vp * score_gain_reward(scores, finals[g][0], seat, reward_vp_relative)
-            + reward_win * finals[g][1][seat]
-            for g, seat, scores in owners
-        ],
-        dtype=np.float32,
-    )
+    """The return that followed each decision: row i by seat ``seats[i]`` of game ``numbers[i]``
+    when every seat's score was ``at[i]``, from each game's final scores and win/loss returns."""
+    if not len(numbers):
+        return np.zeros(0, np.float32)
+    first = min(finals)
+    scores = np.array([finals[g][0] for g in range(first, first + len(finals))], dtype=np.int64)
+    outcomes = np.array([finals[g][1] for g in range(first, first + len(finals))], dtype=np.float64)
+    games, rows = numbers - first, np.arange(len(numbers))
+    players = np.full(len(numbers), scores.shape[1])
+    shaped = gain_rewards(scores[games] - at, players, reward_vp_relative)[rows, seats]
+    return (reward_vp * shaped + reward_win * outcomes[games, seats]).astype(np.float32)
 
 
 class RowBlocks:

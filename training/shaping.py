@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from island_fortress_env.env.aec import score_reward
 
 
@@ -23,8 +25,15 @@ def score_gain_reward(before: Sequence[int], after: Sequence[int], seat: int, re
 
 def gain_reward(gained: Sequence[int], seat: int, relative: bool) -> float:
     """The dense reward of ``seat`` when every seat scored ``gained`` (points, one per seat)."""
-    own = gained[seat]
+    return float(gain_rewards(np.array([gained]), np.array([len(gained)]), relative)[0, seat])
+
+
+def gain_rewards(gained: np.ndarray, players: np.ndarray, relative: bool) -> np.ndarray:
+    """``gain_reward`` of every seat of many games at once: ``gained`` int[N, P] (the points of
+    each seat, zero for absent seats), ``players`` int[N] (each game's table size); float64[N, P]
+    (meaningless for absent seats)."""
+    gained = np.asarray(gained, np.int64)
     if not relative:
-        return score_reward(own)
-    others = (sum(gained) - own) / (len(gained) - 1)
-    return score_reward(own - others)
+        return score_reward(gained)
+    others = (gained.sum(axis=1, keepdims=True) - gained) / (np.asarray(players)[:, None] - 1)
+    return score_reward(gained - others)

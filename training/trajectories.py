@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
 
 import numpy as np
 
@@ -38,6 +37,9 @@ class Rollout:
 
     @classmethod
     def concatenate(cls, parts: Sequence[Rollout]) -> Rollout:
+        """The parts one after the other (a single part as it is: no copy)."""
+        if len(parts) == 1:
+            return parts[0]
         return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)))
 
 
@@ -87,47 +89,63 @@ class _Rows:
 
 
 class SeatTrajectories:
-    """The trajectories of every learning seat, keyed by any hashable (e.g. (rank, episode, seat)).
+    """The trajectories of every learning seat, each seat a small non-negative integer id (a
+    collector's: its slot in the batch times the most players a table seats, plus the seat).
 
     The decisions are rows of preallocated arrays (``_Rows``) in the order they were made, a
     batch of decisions written as one slice (``act_many``); each seat keeps the row of its latest
-    decision, and each row the row of its seat's next one.
+    decision (``_pending``, by seat id), and each row the row of its seat's next one.
 
-    ``act`` records a decision (and closes the seat's previous one, bootstrapped with this
-    decision's value); ``reward`` adds to the seat's latest decision (a reward before the seat's
-    first decision has no decision to go to and is dropped); ``end`` closes the seat's last
-    decision as terminal. ``take`` hands out every closed decision with its GAE advantage.
+    ``act_many`` records decisions (and closes each seat's previous one, bootstrapped with the new
+    decision's value); ``reward_many`` adds to the seats' latest decisions (a reward before a seat's
+    first decision has no decision to go to and is dropped); ``end_many`` closes the seats' last
+    decisions as terminal. ``take`` hands out every closed decision with its GAE advantage. Every
+    call is a few array operations, whatever the number of seats.
     """
 
     def __init__(self, capacity: int = 4096) -> None:
-        self._pending: dict[Any, int] = {}  # seat -> the row of its latest, still open, decision
+        self._pending = np.full(64, NO_ROW, np.int64)  # seat id -> the row of its open decision
         self._rows = _Rows.empty(max(1, capacity))
         self._size = 0
         self.num_finished = 0
 
-    def has_pending(self, key: Any) -> bool:
-        """Whether ``key``'s seat has a decision still open (its rewards go there)."""
-        return key in self._pending
+    def has_pending(self, seat: int) -> bool:
+        """Whether the seat has a decision still open (its rewards go there)."""
+        return seat < len(self._pending) and bool(self._pending[seat] != NO_ROW)
+
+    def _open_rows(self, seats: np.ndarray) -> np.ndarray:
+        """The rows of ``seats``' open decisions (``NO_ROW`` where a seat has none)."""
+        seats = np.asarray(seats, np.int64)
+        if seats.size and int(seats.max()) >= len(self._pending):
+            grown = np.full(2 * int(seats.max()) + 2, NO_ROW, np.int64)
+            grown[: len(self._pending)] = self._pending
+            self._pending = grown
+        return self._pending[seats]
 
     def act(
-        self, key: Any, obs: np.ndarray, mask: np.ndarray, action: int, logprob: float, value: float
+        self, seat: int, obs: np.ndarray, mask: np.ndarray, action: int, logprob: float, value: float
     ) -> None:
         self.act_many(
-            [key], obs[None], mask[None], np.array([action]), np.array([logprob]), np.array([value])
+            np.array([seat]),
+            obs[None],
+            mask[None],
+            np.array([action]),
+            np.array([logprob]),
+            np.array([value]),
         )
 
     def act_many(
         self,
-        keys: Sequence[Any],
+        seats: np.ndarray,
         obs: np.ndarray,
         mask: np.ndarray,
         actions: np.ndarray,
         logprobs: np.ndarray,
         values: np.ndarray,
     ) -> None:
-        """``act`` for a batch of decisions of distinct seats (row i: seat ``keys[i]``)."""
+        """A decision of each of ``seats`` (distinct seat ids; row i: seat ``seats[i]``)."""
         first = self._size
-        end = first + len(keys)
+        end = first + len(seats)
         if end > len(self._rows):
             self._rows = self._rows.grown(2 * end, first)
         r, rows = self._rows, slice(first, end)
@@ -135,32 +153,40 @@ class SeatTrajectories:
         r.logprob[rows], r.value[rows] = logprobs, values
         r.reward[rows], r.done[rows], r.next[rows] = 0.0, False, NO_ROW
         self._size = end
-        pending = self._pending
-        for row, (key, value) in enumerate(zip(keys, values.tolist(), strict=True), start=first):
-            previous = pending.get(key)
-            if previous is not None:  # closed, bootstrapped with this decision's value
-                r.next[previous] = row
-                r.next_value[previous] = value
-                self.num_finished += 1
-            pending[key] = row
+        previous = self._open_rows(seats)
+        closing = previous != NO_ROW  # those decisions close, bootstrapped with the new values
+        r.next[previous[closing]] = np.arange(first, end)[closing]
+        r.next_value[previous[closing]] = r.value[rows][closing]
+        self.num_finished += int(closing.sum())
+        self._pending[np.asarray(seats, np.int64)] = np.arange(first, end)
 
-    def reward(self, key: Any, reward: float) -> None:
-        row = self._pending.get(key)
-        if row is not None:
-            self._rows.reward[row] += reward
+    def reward(self, seat: int, reward: float) -> None:
+        self.reward_many(np.array([seat]), np.array([reward], np.float64))
 
-    def end(self, key: Any) -> None:
-        row = self._pending.pop(key, None)
-        if row is not None:
-            self._rows.done[row] = True
-            self._rows.next_value[row] = 0.0
-            self.num_finished += 1
+    def reward_many(self, seats: np.ndarray, rewards: np.ndarray) -> None:
+        """Adds ``rewards[i]`` to the open decision of ``seats[i]`` (distinct seat ids)."""
+        rows = self._open_rows(seats)
+        held = rows != NO_ROW
+        self._rows.reward[rows[held]] += rewards[held]
+
+    def end(self, seat: int) -> None:
+        self.end_many(np.array([seat]))
+
+    def end_many(self, seats: np.ndarray) -> None:
+        """Closes the open decisions of ``seats`` (distinct seat ids) as their games' last."""
+        rows = self._open_rows(seats)
+        held = rows != NO_ROW
+        self._rows.done[rows[held]] = True
+        self._rows.next_value[rows[held]] = 0.0
+        self.num_finished += int(held.sum())
+        self._pending[np.asarray(seats, np.int64)] = NO_ROW
 
     def take(self, gamma: float, gae_lambda: float) -> Rollout:
         """Every closed decision (in the order they were made) with its advantage and return; they
         are forgotten here, the open decisions stay."""
         n, r = self._size, self._rows
-        open_rows = np.array(sorted(self._pending.values()), np.int64)
+        waiting = np.flatnonzero(self._pending != NO_ROW)  # the seats with an open decision
+        open_rows = np.sort(self._pending[waiting])
         closed = np.ones(n, bool)
         closed[open_rows] = False
         advantages = gae_rows(
@@ -182,8 +208,7 @@ class SeatTrajectories:
         for column in r.columns():
             column[: len(open_rows)] = column[open_rows]
         r.next[: len(open_rows)] = NO_ROW
-        moved = {old: new for new, old in enumerate(open_rows.tolist())}
-        self._pending = {key: moved[row] for key, row in self._pending.items()}
+        self._pending[waiting] = np.searchsorted(open_rows, self._pending[waiting])
         self._size = len(open_rows)
         self.num_finished = 0
         return rollout

@@ -49,7 +49,7 @@ critics in training only. See ``island_fortress_env.global_state`` for its layou
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from gymnasium import spaces
@@ -75,9 +75,12 @@ ENV_OPTIONS = (*RAW_ENV_OPTIONS, "illegal_action")  # env()'s options besides th
 SCORE_SCALE = 50.0
 
 
-def score_reward(points: float) -> float:
+Points = TypeVar("Points", float, np.ndarray)
+
+
+def score_reward(points: Points) -> Points:
     """Victory points as reward: the one scale of every score-based reward (``vp_delta``,
-    ``score_margin`` and the trainers' dense shaping)."""
+    ``score_margin`` and the trainers' dense shaping); of one seat or an array of them."""
     return points / SCORE_SCALE
 
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from island_fortress_env.agents.base import Agent, policy_action
 from island_fortress_env.engine.results import GameResult
+from island_fortress_env.engine.tables import MAX_PLAYERS
 from island_fortress_env.players.specs import AgentKind, AgentSpec, parse_agent_spec
 
 SEED_BOUND = 2**63  # a mixture member's seed for a game is drawn below this
@@ -150,7 +151,8 @@ class GameRunner:
         self.policies: list[SeatPolicy] = []  # the policies seated, by index
         self._index: dict[int, int] = {}  # id(policy) -> its index
         self._compact_at = COMPACT_AT
-        self.seat_policy = np.full((n, 4), -1, dtype=np.int64)  # each slot's policy per seat
+        self.seat_policy = np.full((n, MAX_PLAYERS), -1, dtype=np.int64)  # each slot's policy per seat
+        self.players = np.zeros(n, dtype=np.int64)  # each slot's table size (0: idle)
         self.active = np.zeros(n, dtype=np.bool_)
         self.last_actions = np.full(n, -1, dtype=np.int64)  # the actions of the last tick (-1: idle)
         for slot in range(n):
@@ -172,6 +174,8 @@ class GameRunner:
         state = self.slots[slot]
         seating, state.current, state.actions = state.following, state.following, []
         self.active[slot] = seating is not None
+        self.seat_policy[slot] = -1  # a smaller table than the slot's last leaves its seats empty
+        self.players[slot] = 0 if seating is None else seating.players
         if seating is None:
             return
         for seat, policy in enumerate(seating.policies):
@@ -195,6 +199,14 @@ class GameRunner:
         self.policies = [self.policies[old] for old in used]
         self._index = {id(policy): i for i, policy in enumerate(self.policies)}
         self._compact_at = max(COMPACT_AT, 2 * len(self.policies))
+
+    def seated(self, policy: SeatPolicy) -> np.ndarray:
+        """Where ``policy`` sits in the games under way: bool[num_games, MAX_PLAYERS], by slot and
+        seat."""
+        index = self._index.get(id(policy))
+        if index is None:
+            return np.zeros(self.seat_policy.shape, dtype=np.bool_)
+        return (self.seat_policy == index) & self.active[:, None]
 
     @property
     def playing(self) -> bool:
