@@ -30,8 +30,9 @@ from island_fortress_env.agents.onnx_export import export_onnx, sample_positions
 from island_fortress_env.engine.actions import NUM_ACTIONS  # noqa: E402
 from island_fortress_env.env.observation import OBS_SIZE  # noqa: E402
 from island_fortress_env.env.records import load  # noqa: E402
-from island_fortress_env.players import AgentSpecError, check_agent_spec, make_agent  # noqa: E402
+from island_fortress_env.players import AgentKind, AgentSpecError, check_agent_spec, make_agent  # noqa: E402
 from island_fortress_env.players.search import SearchAgent  # noqa: E402
+from island_fortress_env.players.specs import GREEDY, SAMPLED, PlayMode, parse_agent_spec  # noqa: E402
 from island_fortress_env.tools import cli  # noqa: E402
 from island_fortress_env.training.evaluate import evaluate  # noqa: E402
 
@@ -103,6 +104,37 @@ def test_evaluate_plays_the_same_games_as_the_checkpoint(exported, tmp_path):
     assert onnx_result["agents"][0].pop("spec") == f"onnx:{exported}"
     assert torch_result["agents"][0].pop("spec") == str(SHIPPED)
     assert onnx_result == torch_result
+
+
+def test_a_model_plays_in_each_mode_of_a_checkpoint(exported):
+    """``sample:FILE.onnx`` and ``threshold:P:FILE.onnx`` play the model drawn, as ``sample:`` and
+    ``threshold:`` play a checkpoint: each draw the checkpoint's from the same seed (the two give
+    the same probabilities within 1e-5), and a thresholded draw never an action below P."""
+    sampled, cut = parse_agent_spec(f"sample:{exported}"), parse_agent_spec(f"threshold:0.05:{exported}")
+    assert (sampled.kind, sampled.play_mode, sampled.label) == (
+        AgentKind.ONNX,
+        SAMPLED,
+        "sample:onnx:policy-2-4p",
+    )
+    assert (cut.kind, cut.play_mode) == (AgentKind.ONNX, PlayMode(threshold=0.05))
+    assert cut.label == "threshold:0.05:onnx:policy-2-4p" and cut.checkpoint is None
+    assert parse_agent_spec(f"onnx:{exported}").play_mode == GREEDY
+    obs, masks = sample_positions(300, seed=7)
+    for prefix in ("sample:", "threshold:0.05:"):
+        model, checkpoint = (
+            make_agent(prefix + str(exported), seed=5),
+            make_agent(prefix + str(SHIPPED), seed=5),
+        )
+        assert isinstance(model, OnnxAgent) and not model.deterministic
+        assert check_agent_spec(prefix + str(exported)).kind is AgentKind.ONNX
+        drawn = [model.act(o, m) for o, m in zip(obs, masks, strict=True)]
+        assert sum(a == checkpoint.act(o, m) for a, o, m in zip(drawn, obs, masks, strict=True)) >= 299
+        if prefix == "threshold:0.05:":
+            probs = model.probabilities(obs, masks)
+            kept = (probs >= 0.05) | (probs == probs.max(axis=1, keepdims=True))
+            assert all(kept[k, a] for k, a in enumerate(drawn))
+    result = evaluate([f"threshold:0.05:{exported}", "heuristic"], games=4, seed=3)
+    assert [agent["name"] for agent in result["agents"]] == ["threshold:0.05:onnx:policy-2-4p", "heuristic"]
 
 
 def test_the_search_player_reads_the_same_priors_and_values_from_either(exported):

@@ -127,7 +127,8 @@ def make_agent(spec: str | AgentSpec, seed: int | None = None) -> Agent:
     """The agent ``spec`` names (``AGENTS_HELP``), seeded with ``seed``: a checkpoint plays
     greedily, ``sample:CHECKPOINT`` draws its actions from the policy, ``threshold:P:CHECKPOINT``
     from its actions of probability at least P (renormalised), ``onnx:FILE`` plays an
-    exported network greedily, ``mixture:FILE`` draws one member per game."""
+    exported network greedily (``sample:FILE.onnx`` and ``threshold:P:FILE.onnx`` draw as a
+    checkpoint does), ``mixture:FILE`` draws one member per game."""
     parsed = parse_agent_spec(spec)
     kind = parsed.kind
     if kind is AgentKind.RANDOM:
@@ -157,7 +158,10 @@ def make_agent(spec: str | AgentSpec, seed: int | None = None) -> Agent:
             parsed.path, seed=seed, deterministic=False, name=parsed.label, threshold=parsed.threshold
         )
     if kind is AgentKind.ONNX:
-        return OnnxAgent(parsed.path, seed=seed, name=parsed.label)
+        mode = parsed.onnx_mode
+        return OnnxAgent(
+            parsed.path, seed=seed, deterministic=mode.greedy, name=parsed.label, threshold=mode.threshold
+        )
     return CheckpointAgent(parsed.path, seed=seed)
 
 

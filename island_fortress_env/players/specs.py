@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from island_fortress_env.agents.onnx_agent import is_onnx_path
+
 MAX_SIMULATIONS = 100_000  # simulations a search player may run per decision
 
 
@@ -39,7 +41,8 @@ class AgentKind(enum.Enum):
     MCTS = "mcts"  # mcts[:N], OpenSpiel's IS-MCTS with random rollouts
     REMOTE = "remote"  # remote:URL, a bot served over HTTP (players/remote.py)
     MIXTURE = "mixture"  # mixture:FILE, one member drawn per game
-    ONNX = "onnx"  # onnx:FILE, an exported network played by onnxruntime (greedy, no torch)
+    ONNX = "onnx"  # onnx:FILE, an exported network played by onnxruntime (no torch): greedy,
+    # or as sample:FILE.onnx and threshold:P:FILE.onnx name it, drawn
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,11 @@ KINDS: dict[AgentKind, KindInfo] = {
     AgentKind.REMOTE: KindInfo("remote:URL[#timeout=S&fallback=AGENT]", in_core=False, league=False),
     AgentKind.MIXTURE: KindInfo("mixture:FILE", in_core=True, league=True),
     # a league holds snapshots as weights: an ONNX opponent plays as an agent, as a search player does
-    AgentKind.ONNX: KindInfo("onnx:FILE (an exported network, greedy)", in_core=True, league=False),
+    AgentKind.ONNX: KindInfo(
+        "onnx:FILE (an exported network, greedy; sample:FILE.onnx and threshold:P:FILE.onnx draw)",
+        in_core=True,
+        league=False,
+    ),
 }
 AGENTS_HELP = ", ".join(info.syntax for info in KINDS.values())  # every kind, for --help
 # The kinds named by a word alone.
@@ -107,6 +114,7 @@ class AgentSpec:
     simulations: int | None = None
     remote: RemoteTarget | None = None  # a remote agent's URL and options
     threshold: float | None = None  # threshold:P:CHECKPOINT's P
+    onnx_mode: PlayMode = GREEDY  # an ONNX model's: sample:FILE.onnx, threshold:P:FILE.onnx
 
     @property
     def info(self) -> KindInfo:
@@ -120,7 +128,10 @@ class AgentSpec:
 
     @property
     def play_mode(self) -> PlayMode | None:
-        """How ``checkpoint`` plays: greedy, sampled or thresholded; None for any other agent."""
+        """How ``checkpoint`` or an ONNX model plays: greedy, sampled or thresholded; None for any
+        other agent."""
+        if self.kind is AgentKind.ONNX:
+            return self.onnx_mode
         if self.kind is AgentKind.CHECKPOINT:
             return GREEDY
         if self.kind is AgentKind.SAMPLE:
@@ -136,7 +147,7 @@ class AgentSpec:
         checkpoint by its file's name less ``.zip`` and a mixture by its file's name
         (``policy-2-4p``, ``sample:policy-2-4p``, ``threshold:0.05:policy-2-4p``,
         ``mixture:meta.json``), an ONNX model by its file's name less ``.onnx``
-        (``onnx:policy-2-4p``)."""
+        (``onnx:policy-2-4p``, ``sample:onnx:policy-2-4p``, ``threshold:0.05:onnx:policy-2-4p``)."""
         argument = self.text.partition(":")[2]
         if self.kind is AgentKind.CHECKPOINT:
             return _checkpoint_name(self.text)
@@ -150,7 +161,11 @@ class AgentSpec:
         if self.remote is not None:  # the URL without the client's options
             return f"{self.kind.value}:{self.remote.url}"
         if self.kind is AgentKind.ONNX:
-            return f"{self.kind.value}:{_file_name(argument).removesuffix('.onnx')}"
+            model = f"{self.kind.value}:{_file_name(str(self.path)).removesuffix('.onnx')}"
+            if self.onnx_mode.greedy:
+                return model
+            drawn = "sample:" if self.threshold is None else f"threshold:{argument.partition(':')[0]}:"
+            return drawn + model
         return self.text
 
     def __str__(self) -> str:
@@ -270,9 +285,14 @@ def parse_agent_spec(text: str | AgentSpec) -> AgentSpec:
     if word == AgentKind.SAMPLE.value:
         if not argument or argument.partition(":")[0] in {k.value for k in AgentKind}:
             raise AgentSpecError(f"agent {text!r}: expected sample:CHECKPOINT, the path to a checkpoint file")
+        if is_onnx_path(argument):
+            return AgentSpec(AgentKind.ONNX, text, path=Path(argument), onnx_mode=SAMPLED)
         return AgentSpec(AgentKind.SAMPLE, text, path=Path(argument))
     if word == AgentKind.THRESHOLD.value:
         threshold, path = _threshold(text, argument)
+        if is_onnx_path(path):
+            mode = PlayMode(threshold=threshold)
+            return AgentSpec(AgentKind.ONNX, text, path=path, threshold=threshold, onnx_mode=mode)
         return AgentSpec(AgentKind.THRESHOLD, text, path=path, threshold=threshold)
     if word == AgentKind.MIXTURE.value:
         if not argument:
