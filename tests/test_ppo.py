@@ -20,16 +20,17 @@ from island_fortress_env.training.trajectories import SeatTrajectories
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMMA, LAM = 0.9, 0.8
+A, B = 0, 5  # two seats' ids (a slot times 4 plus the seat)
 
 
 def _obs(i: float) -> np.ndarray:
     return np.full(OBS_SIZE, i, dtype=np.float32)
 
 
-def _act(book: SeatTrajectories, key: str, i: int, value: float) -> None:
+def _act(book: SeatTrajectories, seat: int, i: int, value: float) -> None:
     mask = np.zeros(NUM_ACTIONS, dtype=bool)
     mask[i] = True
-    book.act(key, _obs(i), mask, i, -0.1 * i, value)
+    book.act(seat, _obs(i), mask, i, -0.1 * i, value)
 
 
 # ---------------------------------------------------------------- per-seat bookkeeping
@@ -37,9 +38,9 @@ def _act(book: SeatTrajectories, key: str, i: int, value: float) -> None:
 
 def test_a_seat_acting_twice_in_a_row_is_bootstrapped_with_its_own_next_value():
     book = SeatTrajectories()
-    _act(book, "A", 1, value=0.5)
-    book.reward("A", 0.25)  # from A's own first move
-    _act(book, "A", 2, value=0.75)  # A moves again at once
+    _act(book, A, 1, value=0.5)
+    book.reward(A, 0.25)  # from A's own first move
+    _act(book, A, 2, value=0.75)  # A moves again at once
     assert book.num_finished == 1
     batch = book.take(GAMMA, LAM)
     assert batch.actions.tolist() == [1]
@@ -51,12 +52,12 @@ def test_a_seat_acting_twice_in_a_row_is_bootstrapped_with_its_own_next_value():
 
 def test_a_reward_on_an_opponents_move_goes_to_the_seats_last_decision():
     book = SeatTrajectories()
-    _act(book, "A", 1, value=0.0)
-    _act(book, "B", 2, value=0.0)
-    book.reward("A", 0.4)  # B's move completed a row A leads
-    book.reward("B", 0.1)
-    _act(book, "A", 3, value=0.0)
-    _act(book, "B", 4, value=0.0)
+    _act(book, A, 1, value=0.0)
+    _act(book, B, 2, value=0.0)
+    book.reward(A, 0.4)  # B's move completed a row A leads
+    book.reward(B, 0.1)
+    _act(book, A, 3, value=0.0)
+    _act(book, B, 4, value=0.0)
     batch = book.take(GAMMA, LAM)
     by_action = dict(zip(batch.actions.tolist(), batch.advantages.tolist(), strict=False))
     assert by_action == pytest.approx({1: 0.4, 2: 0.1})
@@ -64,14 +65,14 @@ def test_a_reward_on_an_opponents_move_goes_to_the_seats_last_decision():
 
 def test_terminal_reward_closes_every_seat_even_when_the_game_ends_on_another_seats_move():
     book = SeatTrajectories()
-    _act(book, "A", 1, value=0.2)
-    _act(book, "A", 2, value=0.3)
-    _act(book, "B", 3, value=0.6)  # B makes the last move of the game
-    book.reward("B", 0.05)  # B's score from that move
-    book.reward("A", -1.0)  # the zero-sum outcome: A lost ...
-    book.reward("B", 1.0)  # ... B won
-    book.end("A")
-    book.end("B")
+    _act(book, A, 1, value=0.2)
+    _act(book, A, 2, value=0.3)
+    _act(book, B, 3, value=0.6)  # B makes the last move of the game
+    book.reward(B, 0.05)  # B's score from that move
+    book.reward(A, -1.0)  # the zero-sum outcome: A lost ...
+    book.reward(B, 1.0)  # ... B won
+    book.end(A)
+    book.end(B)
     batch = book.take(GAMMA, LAM)
     rows = dict(
         zip(
@@ -92,12 +93,12 @@ def test_terminal_reward_closes_every_seat_even_when_the_game_ends_on_another_se
 
 def test_a_trajectory_cut_by_the_rollout_continues_in_the_next_one():
     book = SeatTrajectories()
-    _act(book, "A", 1, value=0.1)
-    _act(book, "A", 2, value=0.2)
+    _act(book, A, 1, value=0.1)
+    _act(book, A, 2, value=0.2)
     first = book.take(GAMMA, LAM)
     assert first.actions.tolist() == [1]
-    book.reward("A", 0.5)  # arrives after the cut: belongs to decision 2
-    book.end("A")
+    book.reward(A, 0.5)  # arrives after the cut: belongs to decision 2
+    book.end(A)
     second = book.take(GAMMA, LAM)
     assert second.actions.tolist() == [2]
     assert second.advantages[0] == pytest.approx(0.5 - 0.2)
@@ -107,9 +108,9 @@ def test_gae_matches_the_textbook_recursion():
     book = SeatTrajectories()
     values, rewards = [0.1, -0.2, 0.4, 0.3], [0.0, 0.5, -0.1, 1.0]
     for i, (v, r) in enumerate(zip(values, rewards, strict=False)):
-        _act(book, "A", i, value=v)
-        book.reward("A", r)
-    book.end("A")
+        _act(book, A, i, value=v)
+        book.reward(A, r)
+    book.end(A)
     got = book.take(GAMMA, LAM).advantages
     expected, running = [], 0.0
     for t in reversed(range(4)):
