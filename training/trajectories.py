@@ -114,8 +114,8 @@ class SeatTrajectories:
         return seat < len(self._pending) and bool(self._pending[seat] != NO_ROW)
 
     def _open_rows(self, seats: np.ndarray) -> np.ndarray:
-        """The rows of ``seats``' open decisions (``NO_ROW`` where a seat has none)."""
-        seats = np.asarray(seats, np.int64)
+        """The rows of ``seats``' open decisions (``NO_ROW`` where a seat has none); ``seats`` an
+        int64 array (the seat table grows to hold them)."""
         if seats.size and int(seats.max()) >= len(self._pending):
             grown = np.full(2 * int(seats.max()) + 2, NO_ROW, np.int64)
             grown[: len(self._pending)] = self._pending
@@ -153,19 +153,21 @@ class SeatTrajectories:
         r.logprob[rows], r.value[rows] = logprobs, values
         r.reward[rows], r.done[rows], r.next[rows] = 0.0, False, NO_ROW
         self._size = end
+        seats, made = np.asarray(seats, np.int64), np.arange(first, end)
         previous = self._open_rows(seats)
         closing = previous != NO_ROW  # those decisions close, bootstrapped with the new values
-        r.next[previous[closing]] = np.arange(first, end)[closing]
-        r.next_value[previous[closing]] = r.value[rows][closing]
+        closed = previous[closing]
+        r.next[closed] = made[closing]
+        r.next_value[closed] = r.value[rows][closing]
         self.num_finished += int(closing.sum())
-        self._pending[np.asarray(seats, np.int64)] = np.arange(first, end)
+        self._pending[seats] = made
 
     def reward(self, seat: int, reward: float) -> None:
         self.reward_many(np.array([seat]), np.array([reward], np.float64))
 
     def reward_many(self, seats: np.ndarray, rewards: np.ndarray) -> None:
         """Adds ``rewards[i]`` to the open decision of ``seats[i]`` (distinct seat ids)."""
-        rows = self._open_rows(seats)
+        rows = self._open_rows(np.asarray(seats, np.int64))
         held = rows != NO_ROW
         self._rows.reward[rows[held]] += rewards[held]
 
@@ -174,12 +176,13 @@ class SeatTrajectories:
 
     def end_many(self, seats: np.ndarray) -> None:
         """Closes the open decisions of ``seats`` (distinct seat ids) as their games' last."""
+        seats = np.asarray(seats, np.int64)
         rows = self._open_rows(seats)
-        held = rows != NO_ROW
-        self._rows.done[rows[held]] = True
-        self._rows.next_value[rows[held]] = 0.0
-        self.num_finished += int(held.sum())
-        self._pending[np.asarray(seats, np.int64)] = NO_ROW
+        ending = rows[rows != NO_ROW]
+        self._rows.done[ending] = True
+        self._rows.next_value[ending] = 0.0
+        self.num_finished += len(ending)
+        self._pending[seats] = NO_ROW
 
     def take(self, gamma: float, gae_lambda: float) -> Rollout:
         """Every closed decision (in the order they were made) with its advantage and return; they

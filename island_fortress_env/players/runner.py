@@ -206,7 +206,7 @@ class GameRunner:
         index = self._index.get(id(policy))
         if index is None:
             return np.zeros(self.seat_policy.shape, dtype=np.bool_)
-        return (self.seat_policy == index) & self.active[:, None]
+        return self.seat_policy == index  # an idle slot's row is empty (``_begin``)
 
     @property
     def playing(self) -> bool:
