@@ -66,6 +66,31 @@ def test_a_good_checkpoint_loads(good):
     assert meta["num_timesteps"] == 1 and net.torso.features_dim == 32
 
 
+def test_agents_of_an_unchanged_checkpoint_share_one_load_and_a_changed_file_is_read_again(
+    good, tmp_path, monkeypatch
+):
+    """A server makes an agent for every new game: a file is loaded and checked once per content,
+    each agent drawing from its own generator; a file written again is loaded again, and a
+    damaged one is refused as ever."""
+    from island_fortress_env.agents import checkpoint
+
+    loads = []
+    real = checkpoint.load_policy
+    monkeypatch.setattr(checkpoint, "load_policy", lambda path: loads.append(path) or real(path))
+    a, b = CheckpointAgent(good, seed=1), CheckpointAgent(good, seed=2)
+    assert len(loads) == 1 and a.net is b.net
+    a.metadata["num_timesteps"] = 99  # an agent's metadata is its own
+    assert b.metadata["num_timesteps"] == 1 and a.rng is not b.rng
+
+    save_policy(good, ActorCritic(**NETWORK), NETWORK, {"num_timesteps": 2})  # a new file, renamed in
+    c = CheckpointAgent(good)
+    assert len(loads) == 2 and c.net is not a.net and c.metadata["num_timesteps"] == 2
+
+    _flip_member_byte(good, WEIGHTS_MEMBER)
+    with pytest.raises(CheckpointError, match="corrupted"):
+        CheckpointAgent(good)
+
+
 def test_metadata_that_is_not_json_is_refused(good, tmp_path):
     bad = _rewrite(good, tmp_path / "notjson.zip", **{META_MEMBER: b"{not json"})
     with pytest.raises(CheckpointError, match=r"notjson\.zip.*not valid JSON"):

@@ -39,10 +39,15 @@ built in ``sb3_checkpoint`` (imports run that way: io <- sb3 <- here).
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import io
 import json
 import os
+import threading
 import zipfile
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +207,59 @@ def load_training_state(path: str | Path) -> dict[str, Any] | None:
     return _training_state(path, members[TRAINING_STATE_MEMBER])
 
 
+@dataclass(frozen=True)
+class _Loaded:
+    """A checkpoint's policy as loaded: a native ``ActorCritic`` (``net``) or an SB3 model."""
+
+    net: Any
+    model: Any
+    metadata: dict[str, Any]
+
+
+SHARED_CHECKPOINTS = 8  # the checkpoints whose loaded policies are kept for the next agent of each
+_shared: OrderedDict[tuple[str, bytes], _Loaded] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
+def _file_key(path: str | Path) -> tuple[str, bytes] | None:
+    """``path`` and a digest of its bytes (read in chunks), or None where it cannot be read (the
+    loader then says why)."""
+    digest = hashlib.blake2b(digest_size=32)
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return os.path.realpath(path), digest.digest()
+
+
+def _load_shared(path: str | Path) -> _Loaded:
+    """``path``'s policy, loaded (and checked) once per content: the agents of one checkpoint
+    share its network (they only read it, each drawing from its own generator), so a server that
+    makes an agent for every new game reads and checks the file once. A file whose bytes changed
+    is loaded again; one that cannot be loaded is never kept."""
+    key = _file_key(path)
+    if key is not None:
+        with _shared_lock:
+            if key in _shared:
+                _shared.move_to_end(key)
+                return _shared[key]
+    metadata = read_metadata(path)
+    if metadata.get("format") == NATIVE_FORMAT:
+        net, metadata = load_policy(path)
+        loaded = _Loaded(net, None, metadata)
+    else:
+        model, metadata = load_model(path)
+        loaded = _Loaded(None, model, metadata)
+    if key is not None and _file_key(path) == key:  # not rewritten while it was being loaded
+        with _shared_lock:
+            _shared[key] = loaded
+            while len(_shared) > SHARED_CHECKPOINTS:
+                _shared.popitem(last=False)
+    return loaded
+
+
 class CheckpointAgent:
     """A trained policy (native or SB3) behind the common agent interface.
 
@@ -222,13 +280,8 @@ class CheckpointAgent:
 
         torch.set_num_threads(1)  # one game per process: more threads only add overhead
         self.path = str(path)
-        self.metadata = read_metadata(path)
-        if self.metadata.get("format") == NATIVE_FORMAT:
-            self.net, self.metadata = load_policy(path)
-            self.model = None
-        else:
-            self.model, self.metadata = load_model(path)
-            self.net = None
+        loaded = _load_shared(path)
+        self.net, self.model, self.metadata = loaded.net, loaded.model, copy.deepcopy(loaded.metadata)
         self.deterministic = deterministic
         self.threshold = threshold
         self.name = name or Path(path).stem
