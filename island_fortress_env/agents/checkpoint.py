@@ -265,7 +265,8 @@ class CheckpointAgent:
 
     Masked, greedy by default (``deterministic=True``); sampling uses the agent's own generator,
     and with ``threshold`` > 0 draws only from the actions of at least that probability
-    (``agents.base.thresholded``: ``threshold:P:CHECKPOINT``).
+    (``agents.base.thresholded``: ``threshold:P:CHECKPOINT``). The agents of one checkpoint file
+    share its loaded network (``_load_shared``: read and checked once per content of the file).
     """
 
     def __init__(
