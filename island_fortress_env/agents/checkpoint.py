@@ -221,11 +221,16 @@ _shared: OrderedDict[tuple[str, bytes], _Loaded] = OrderedDict()
 _shared_lock = threading.Lock()
 
 
+SHARED_MAX_BYTES = 1 << 30  # a larger file is loaded for each agent, never hashed whole
+
+
 def _file_key(path: str | Path) -> tuple[str, bytes] | None:
-    """``path`` and a digest of its bytes (read in chunks), or None where it cannot be read (the
-    loader then says why)."""
+    """``path`` and a digest of its bytes (read in chunks), or None where it cannot be read or
+    is over ``SHARED_MAX_BYTES`` (the loader then says what is wrong with it, if anything)."""
     digest = hashlib.blake2b(digest_size=32)
     try:
+        if os.path.getsize(path) > SHARED_MAX_BYTES:
+            return None
         with open(path, "rb") as f:
             while chunk := f.read(1 << 20):
                 digest.update(chunk)
