@@ -217,11 +217,9 @@ class _Loaded:
 
 
 SHARED_CHECKPOINTS = 8  # the checkpoints whose loaded policies are kept for the next agent of each
+SHARED_MAX_BYTES = 1 << 30  # a larger file is loaded for each agent, never hashed whole
 _shared: OrderedDict[tuple[str, bytes], _Loaded] = OrderedDict()
 _shared_lock = threading.Lock()
-
-
-SHARED_MAX_BYTES = 1 << 30  # a larger file is loaded for each agent, never hashed whole
 
 
 def _file_key(path: str | Path) -> tuple[str, bytes] | None:
