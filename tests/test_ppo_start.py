@@ -245,3 +245,26 @@ def test_a_bfloat16_update_adds_the_shared_torsos_two_gradients_in_float32():
 
     pairs = zip(torso_grads(lambda: net(obs)), torso_grads(one_copy), strict=True)
     assert all(torch.equal(a, b) for a, b in pairs)
+
+
+@pytest.mark.parametrize("use_core", COLLECTORS)
+def test_a_snapshot_leaving_the_pool_stays_for_the_games_dealt_to_begin_next(use_core):
+    """A slot's next game is dealt while its current one is played: a snapshot drawn for it that
+    leaves the pool before it begins still plays it."""
+    cfg = tiny_config(
+        Path("/nonexistent"), "c", "league.share=1.0", "league.random=0.0", "league.heuristic=0.0",
+        "train.games_per_collector=4",
+    )  # fmt: skip
+    collector = Collector(cfg, 0, SeatTrajectories, use_core=use_core)
+    net = ActorCritic(**network_kwargs(cfg))
+    collector.set_snapshots({0: net.state_dict()}, {0: 1.0})
+    for _ in range(200):  # until a game against snapshot 0 is dealt to begin next
+        collector.collect(net, 50)
+        dealt = [slot.following for slot in collector.runner.slots if slot.following is not None]
+        if any(seating.tag.snapshot == 0 for seating in dealt):
+            break
+    following = {slot.following.tag.snapshot for slot in collector.runner.slots if slot.following is not None}
+    assert 0 in following
+    collector.set_snapshots({1: net.state_dict()}, {1: 1.0})  # 0 leaves the pool
+    assert 0 in collector.snapshots
+    collector.collect(net, 2000)  # the dealt games begin and are played by snapshot 0

@@ -296,3 +296,88 @@ def test_a_checkpoint_plays_in_a_batch_as_its_agent_plays_alone():
                 else:
                     assert action == teacher.act(None, state.action_mask(), state)
                 state.apply_action(action)
+
+
+# --------------------------------------------------------------------------- network pools
+
+
+def _nets(count: int, **kwargs):
+    import torch
+
+    from island_fortress_env.agents.network import ActorCritic
+
+    torch.manual_seed(5)
+    return [ActorCritic(**kwargs).eval() for _ in range(count)]
+
+
+def _rows(count: int, seed: int = 0):
+    from island_fortress_env.engine.actions import NUM_ACTIONS
+    from island_fortress_env.env.observation import OBS_SIZE
+
+    rng = np.random.default_rng(seed)
+    masks = rng.random((count, NUM_ACTIONS)) < 0.05
+    masks[:, 0] = True  # every row has a legal action
+    return rng.random((count, OBS_SIZE), dtype=np.float32), masks
+
+
+@pytest.mark.parametrize("head_activation", ["relu", "tanh"])
+def test_stacked_dense_networks_give_each_row_its_own_networks_outputs(head_activation):
+    import torch
+
+    from island_fortress_env.players.runner import StackedNetworks
+
+    nets = _nets(3, cnn_channels=0, hidden=24, head_activation=head_activation)
+    assert StackedNetworks.fits(nets)
+    obs, masks = _rows(11)
+    member = np.array([2, 0, 2, 2, 1, 0, 2, 2, 2, 0, 2])  # uneven: padded rows must not leak
+    with torch.no_grad():
+        logits, values = StackedNetworks(nets)(torch.from_numpy(obs), torch.from_numpy(masks), member)
+        for row, k in enumerate(member.tolist()):
+            alone, value = nets[k](
+                torch.from_numpy(obs[row : row + 1]), torch.from_numpy(masks[row : row + 1])
+            )
+            torch.testing.assert_close(logits[row], alone[0], rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(values[row], value[0], rtol=1e-5, atol=1e-5)
+
+
+def test_only_dense_networks_of_one_shape_are_stacked():
+    from island_fortress_env.players.runner import StackedNetworks
+
+    dense = _nets(2, cnn_channels=0, hidden=8)
+    assert not StackedNetworks.fits(_nets(2, cnn_channels=2, hidden=8))  # convolutions: one pass each
+    assert not StackedNetworks.fits(dense + _nets(1, cnn_channels=0, hidden=16))
+    assert not StackedNetworks.fits(_nets(1, cnn_channels=0, hidden=8, value_cnn_channels=0, value_hidden=8))
+    assert not StackedNetworks.fits([])
+
+
+@pytest.mark.parametrize("cnn_channels", [0, 2])
+def test_a_network_pool_plays_each_game_with_its_members_network_and_mode(cnn_channels):
+    """Greedy members' rows are their own network's argmax, whether the pool stacks the networks
+    (dense) or passes them one at a time (convolutional); a sampled member's draws are legal and
+    repeat from the same generator."""
+    import torch
+
+    from island_fortress_env.players.runner import NetworkPoolSeats, NetworkSeats
+
+    nets = _nets(3, cnn_channels=cnn_channels, hidden=8)
+    obs, masks = _rows(40, seed=1)
+    slots = np.arange(40)
+    owner = {slot: ("a", "b", "c")[slot % 3] for slot in range(40)}
+
+    def play(seed: int) -> np.ndarray:
+        pool = NetworkPoolSeats(owner.__getitem__, torch.Generator().manual_seed(seed))
+        pool.members = {
+            "a": NetworkSeats(nets[0], greedy=True),
+            "b": NetworkSeats(nets[1], greedy=False),
+            "c": NetworkSeats(nets[2], greedy=True),
+        }
+        return pool.act(obs, masks, Games(None, slots, np.zeros(40, dtype=np.int64)))
+
+    actions = play(3)
+    with torch.no_grad():
+        for k, name in ((0, "a"), (2, "c")):
+            rows = [slot for slot in range(40) if owner[slot] == name]
+            logits, _ = nets[k](torch.from_numpy(obs[rows]), torch.from_numpy(masks[rows]))
+            assert actions[rows].tolist() == logits.argmax(dim=1).tolist()
+    assert masks[slots, actions].all()
+    assert np.array_equal(play(3), actions)

@@ -43,6 +43,7 @@ from island_fortress_env.players.runner import (
     Finished,
     GameRunner,
     Games,
+    NetworkPoolSeats,
     NetworkSeats,
     Seating,
 )
@@ -142,7 +143,9 @@ class Collector:
         w = np.array([weights[n] for n in self.table_sizes], dtype=np.float64)
         self.table_p = w / w.sum()
         self.kind_p = opponent_probabilities(cfg.league)
-        self.snapshots: dict[int, NetworkSeats] = {}
+        self.snapshots: dict[int, NetworkSeats] = {}  # each snapshot's network and play mode, by id
+        # every snapshot's seats, one call a tick for all of them (its weights stacked with theirs)
+        self.snapshot_seats = NetworkPoolSeats(self._snapshot_of, self.generator)
         self.snapshot_p: dict[int, float] = {}
         self.snapshot_modes: dict[int, PlayMode] = {}  # a fixed player's, by id (absent: sampled)
         self.book = new_book()  # the per-seat trajectories (ppo.py's SeatTrajectories)
@@ -181,13 +184,21 @@ class Collector:
                 net, greedy=mode.greedy, generator=self.generator, name=f"snapshot {sid}",
                 threshold=mode.threshold,
             )  # fmt: skip
-        # A snapshot that left the pool stays until the games it plays in are over; new games
-        # draw only from the pool.
-        playing = {game.snapshot for game in self.games} if hasattr(self, "runner") else set()
+        # A snapshot that left the pool stays until the games it plays in are over, those dealt
+        # to begin next included; new games draw only from the pool.
+        playing = set()
+        if hasattr(self, "runner"):
+            dealt = [seating for slot in self.runner.slots for seating in (slot.current, slot.following)]
+            playing = {seating.tag.snapshot for seating in dealt if seating is not None}
         self.snapshots = {
             sid: p for sid, p in self.snapshots.items() if sid in probabilities or sid in playing
         }
+        self.snapshot_seats.members = self.snapshots
         self.snapshot_p = dict(probabilities)
+
+    def _snapshot_of(self, slot: int) -> int | None:
+        """The snapshot that plays the frozen seats of ``slot``'s game."""
+        return self.runner.slots[slot].current.tag.snapshot  # type: ignore[union-attr]
 
     @property
     def games(self) -> list[Game]:
@@ -206,7 +217,7 @@ class Collector:
             GameKind.HEURISTIC: self.heuristic,
             GameKind.RANDOM: self.random,
             GameKind.AGENT: self.agent,
-            GameKind.SNAPSHOT: self.snapshots.get(game.snapshot) if game.snapshot is not None else None,
+            GameKind.SNAPSHOT: self.snapshot_seats if game.snapshot in self.snapshots else None,
         }.get(game.kind)
         policies = tuple(self.learner if s in game.learners else frozen for s in range(game.players))
         return Seating(game.players, None, policies, tag=game)  # type: ignore[arg-type]
