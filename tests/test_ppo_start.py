@@ -138,6 +138,19 @@ def test_greedy_evaluation_gives_the_same_figures_on_any_number_of_processes():
     assert one["win_rate_vs_heuristic_2p"] > 0 and one["win_rate_vs_heuristic_3p"] > 0
 
 
+def test_an_evaluation_in_the_learners_process_leaves_it_its_torch_threads():
+    """Played in the learner's process (``train.workers=0``), the greedy evaluation plays on one
+    thread and gives the learner back the threads it had: the update after it is not one-threaded."""
+    net = ActorCritic(**TANH_32)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        greedy_evaluation(net, TANH_32, 2, 0, ["random"], {}, processes=1, tables=(2,))
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_bfloat16_detection_asks_torch_for_avx512_bf16_or_amx():
     from types import SimpleNamespace
 

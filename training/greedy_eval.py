@@ -60,6 +60,23 @@ def play_evaluation_table(
     built: the same games). Game ``g`` is dealt like episode 0 of slot ``g`` of a batch seeded
     ``seed + 1000 * players``, the policy in seat ``g % players``. Returns the policy's win count
     (shared wins split) and every game's final ranks in agent order (policy first)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread, as in a worker process: the same figures for any number
+    try:
+        return _play_table(state_dict, network, players, kind, games, seed, env_options)
+    finally:
+        torch.set_num_threads(threads)  # played in the learner's process, it keeps its threads
+
+
+def _play_table(
+    state_dict: Mapping[str, torch.Tensor],
+    network: Mapping[str, Any],
+    players: int,
+    kind: str,
+    games: int,
+    seed: int,
+    env_options: Mapping[str, Any],
+) -> tuple[float, list[list[int]]]:
     from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
     from island_fortress_env.players.runner import (
         BatchSeats,
@@ -69,7 +86,6 @@ def play_evaluation_table(
     )
     from island_fortress_env.vector import VectorEnv
 
-    torch.set_num_threads(1)
     net = ActorCritic(**network)
     net.load_state_dict(state_dict)
     net.eval()
