@@ -242,6 +242,7 @@ def test_config_overrides_and_errors(tmp_path):
 SHIPPED = {
     "default.yaml": NativeConfig,
     "policy-2-4p.yaml": NativeConfig,
+    "policy-2-4p-v2.yaml": NativeConfig,
     "regularised.yaml": NativeConfig,
     "sb3.yaml": TrainConfig,
     "sb3-long.yaml": TrainConfig,
@@ -453,13 +454,14 @@ def test_shipped_baseline_checkpoint_matches_the_environment():
     assert read_metadata(path)["env_options"]["num_players"] == 3
 
 
+@pytest.mark.parametrize("shipped", ["policy-2-4p.zip", "policy-2-4p-v2.zip"])
 @pytest.mark.parametrize(
     "opponents", [["heuristic"], ["random", "random"], ["heuristic", "heuristic", "heuristic"]]
 )
-def test_shipped_policy_plays_every_table_size_and_seat(opponents):
+def test_shipped_policy_plays_every_table_size_and_seat(shipped, opponents):
     from island_fortress_env.training.evaluate import evaluate
 
-    path = shipped_checkpoint("policy-2-4p.zip")
+    path = shipped_checkpoint(shipped)
     n = len(opponents) + 1
     policy = evaluate([str(path), *opponents], games=2 * n, seed=3)["agents"][0]
     assert policy["seat_games"] == [2] * n  # every seat, twice
