@@ -23,7 +23,7 @@ from torch import nn
 
 from island_fortress_env.agents.checkpoint import read_metadata
 from island_fortress_env.agents.network import ActorCritic
-from island_fortress_env.training.collect import core_available, starmap
+from island_fortress_env.training.collect import core_available, starmap, torch_threads
 from island_fortress_env.training.config import TABLE_SIZES
 
 ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the anchor players
@@ -60,23 +60,6 @@ def play_evaluation_table(
     built: the same games). Game ``g`` is dealt like episode 0 of slot ``g`` of a batch seeded
     ``seed + 1000 * players``, the policy in seat ``g % players``. Returns the policy's win count
     (shared wins split) and every game's final ranks in agent order (policy first)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # one thread, as in a worker process: the same figures for any number
-    try:
-        return _play_table(state_dict, network, players, kind, games, seed, env_options)
-    finally:
-        torch.set_num_threads(threads)  # played in the learner's process, it keeps its threads
-
-
-def _play_table(
-    state_dict: Mapping[str, torch.Tensor],
-    network: Mapping[str, Any],
-    players: int,
-    kind: str,
-    games: int,
-    seed: int,
-    env_options: Mapping[str, Any],
-) -> tuple[float, list[list[int]]]:
     from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
     from island_fortress_env.players.runner import (
         BatchSeats,
@@ -86,26 +69,29 @@ def _play_table(
     )
     from island_fortress_env.vector import VectorEnv
 
-    net = ActorCritic(**network)
-    net.load_state_dict(state_dict)
-    net.eval()
-    policy = NetworkSeats(net, greedy=True)
-    opponent = BatchSeats(kind)
-    batch_seed = seed + 1000 * players
-    seatings = []
-    for g in range(games):
-        seat = g % players
-        policies = tuple(policy if s == seat else opponent for s in range(players))
-        seatings.append(Seating(players, batch_game_seed(batch_seed, g, 0), policies, tag=seat))
-    tables = (VectorEnv if core_available() else EngineVectorEnv)(
-        games, num_players=players, **dict(env_options)
-    )
-    wins, ranks = 0.0, []
-    for finished in play_seatings(tables, seatings):
-        seat, final = finished.seating.tag, finished.final
-        wins += float(final.win[seat])
-        ranks.append([int(final.rank[(seat + i) % players]) for i in range(players)])
-    return wins, ranks
+    # One thread, as in a worker process (the same figures for any number of processes); played in
+    # the learner's process (train.workers=0), the learner keeps its threads after it.
+    with torch_threads(1):
+        net = ActorCritic(**network)
+        net.load_state_dict(state_dict)
+        net.eval()
+        policy = NetworkSeats(net, greedy=True)
+        opponent = BatchSeats(kind)
+        batch_seed = seed + 1000 * players
+        seatings = []
+        for g in range(games):
+            seat = g % players
+            policies = tuple(policy if s == seat else opponent for s in range(players))
+            seatings.append(Seating(players, batch_game_seed(batch_seed, g, 0), policies, tag=seat))
+        tables = (VectorEnv if core_available() else EngineVectorEnv)(
+            games, num_players=players, **dict(env_options)
+        )
+        wins, ranks = 0.0, []
+        for finished in play_seatings(tables, seatings):
+            seat, final = finished.seating.tag, finished.final
+            wins += float(final.win[seat])
+            ranks.append([int(final.rank[(seat + i) % players]) for i in range(players)])
+        return wins, ranks
 
 
 def greedy_evaluation(

@@ -30,7 +30,7 @@ from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
-from island_fortress_env.training.collect import core_available, split, starmap
+from island_fortress_env.training.collect import core_available, split, starmap, torch_threads
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.shaping import gain_rewards
 
@@ -303,8 +303,6 @@ def warm_start(
     torch threads as there are cores, up to that
     (no collector runs yet; ``bfloat16`` as the PPO update's dtype), stopped at ``deadline``.
     Returns ``imitate``'s report, with the decisions played (``samples``) and the seconds taken."""
-    import torch
-
     start = time.monotonic()
     pre = cfg.pretrain
     weights = pre.table_weights(cfg.tables)
@@ -347,9 +345,7 @@ def warm_start(
         parts = starmap(collect_demonstrations, jobs, processes)
         data = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "masks")}
     data.update({k: np.concatenate([p[k] for p in parts]) for k in ("actions", "returns")})
-    threads = torch.get_num_threads()
-    torch.set_num_threads(min(processes, os.cpu_count() or 1))  # more threads than cores: far slower
-    try:
+    with torch_threads(min(processes, os.cpu_count() or 1)):  # more threads than cores: far slower
         report = imitate(
             net,
             data,
@@ -362,8 +358,6 @@ def warm_start(
             bfloat16=bfloat16,
             deadline=deadline,
         )
-    finally:
-        torch.set_num_threads(threads)
     report["games"] = sum(j[2] for j in jobs)
     report["seconds"] = time.monotonic() - start
     return report
