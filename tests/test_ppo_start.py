@@ -14,7 +14,7 @@ from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
-from island_fortress_env.training.collect import Collector
+from island_fortress_env.training.collect import Collector, torch_threads
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 from island_fortress_env.training.greedy_eval import greedy_evaluation
 from island_fortress_env.training.league import GameKind
@@ -142,13 +142,9 @@ def test_an_evaluation_in_the_learners_process_leaves_it_its_torch_threads():
     """Played in the learner's process (``train.workers=0``), the greedy evaluation plays on one
     thread and gives the learner back the threads it had: the update after it is not one-threaded."""
     net = ActorCritic(**TANH_32)
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
+    with torch_threads(2):
         greedy_evaluation(net, TANH_32, 2, 0, ["random"], {}, processes=1, tables=(2,))
         assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(before)
 
 
 def test_bfloat16_detection_asks_torch_for_avx512_bf16_or_amx():
