@@ -10,11 +10,11 @@ import pytest
 import torch
 from native_runs import COLLECTORS, tiny_config
 
-from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.agents.network import ActorCritic, torch_threads
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
-from island_fortress_env.training.collect import Collector, torch_threads
+from island_fortress_env.training.collect import Collector
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 from island_fortress_env.training.greedy_eval import greedy_evaluation
 from island_fortress_env.training.league import GameKind
@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 BASELINE = ROOT / "checkpoints" / "baseline-3p.zip"
+POLICY = ROOT / "checkpoints" / "policy-2-4p.zip"
 TANH_32 = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "cnn_channels": 32, "hidden": 128,
            "head_activation": "tanh"}  # fmt: skip
 
@@ -145,6 +146,23 @@ def test_an_evaluation_in_the_learners_process_leaves_it_its_torch_threads():
     with torch_threads(2):
         greedy_evaluation(net, TANH_32, 2, 0, ["random"], {}, processes=1, tables=(2,))
         assert torch.get_num_threads() == 2
+
+
+@pytest.mark.parametrize("spec", ["POLICY", "sample:POLICY", "search:POLICY:4"])
+def test_a_checkpoint_player_made_in_the_learners_process_leaves_it_its_torch_threads(spec):
+    """A checkpoint or search player that plays in the learner's process (a league opponent with
+    ``train.workers=0``) runs its forward passes on one thread, and leaves the process's threads as
+    they were, made and playing."""
+    from island_fortress_env import island_fortress_v0
+
+    env = island_fortress_v0.env(num_players=2)
+    env.reset(seed=0)
+    obs, *_ = env.last()
+    with torch_threads(2):
+        agent = make_agent(spec.replace("POLICY", str(POLICY)), seed=0)
+        assert torch.get_num_threads() == 2
+        action = agent.act(obs["observation"], obs["action_mask"], env.unwrapped.game_state)
+        assert obs["action_mask"][action] and torch.get_num_threads() == 2
 
 
 def test_bfloat16_detection_asks_torch_for_avx512_bf16_or_amx():

@@ -23,7 +23,7 @@ import contextlib
 import itertools
 import multiprocessing as mp
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -333,17 +333,6 @@ def mp_context() -> Any:
     """Worker processes start from a clean interpreter (forkserver where there is one): never a
     fork of a process that already runs torch threads."""
     return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-
-
-@contextlib.contextmanager
-def torch_threads(threads: int) -> Iterator[None]:
-    """torch on ``threads`` threads inside the block, and on as many as before after it."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def starmap(func: Callable[..., Any], jobs: Sequence[tuple], processes: int) -> list[Any]:

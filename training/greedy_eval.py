@@ -22,8 +22,8 @@ import torch
 from torch import nn
 
 from island_fortress_env.agents.checkpoint import read_metadata
-from island_fortress_env.agents.network import ActorCritic
-from island_fortress_env.training.collect import core_available, starmap, torch_threads
+from island_fortress_env.agents.network import ActorCritic, torch_threads
+from island_fortress_env.training.collect import core_available, starmap
 from island_fortress_env.training.config import TABLE_SIZES
 
 ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the anchor players

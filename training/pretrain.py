@@ -26,11 +26,12 @@ from typing import Any
 
 import numpy as np
 
+from island_fortress_env.agents.network import torch_threads
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
-from island_fortress_env.training.collect import core_available, split, starmap, torch_threads
+from island_fortress_env.training.collect import core_available, split, starmap
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.shaping import gain_rewards
 

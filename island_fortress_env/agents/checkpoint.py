@@ -280,9 +280,6 @@ class CheckpointAgent:
         name: str | None = None,
         threshold: float = 0.0,
     ) -> None:
-        import torch
-
-        torch.set_num_threads(1)  # one game per process: more threads only add overhead
         self.path = str(path)
         loaded = _load_shared(path)
         self.net, self.model, self.metadata = loaded.net, loaded.model, copy.deepcopy(loaded.metadata)
@@ -300,9 +297,12 @@ class CheckpointAgent:
         batch of them (rows of ``observation`` and ``action_mask``) in one forward pass."""
         import torch
 
+        from island_fortress_env.agents.network import torch_threads
+
         single = np.ndim(observation) == 1
         mask = np.asarray(action_mask).astype(bool).reshape(-1, np.shape(action_mask)[-1])
-        with torch.no_grad():
+        # one thread: a few rows a pass gain nothing from more, and a process that trains keeps its own
+        with torch.no_grad(), torch_threads(1):
             obs = torch.as_tensor(observation, dtype=torch.float32).reshape(len(mask), -1)
             if self.model is None:
                 logits, _ = self.net(obs, torch.as_tensor(mask))

@@ -17,6 +17,9 @@ softmax gives them probability 0 and an argmax never picks them.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import torch
 from torch import nn
 
@@ -24,6 +27,18 @@ from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import GRID, LEVELS, NUM_PLANES, OBS_SIZE, STRIDE, WALL_START
 
 WALL_SIZE = NUM_PLANES * GRID
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int) -> Iterator[None]:
+    """torch on ``threads`` threads inside the block, and on as many as before after it: a player
+    that plays one game at a time in a process that also trains keeps its one thread to itself."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class Torso(nn.Module):

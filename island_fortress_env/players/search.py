@@ -52,10 +52,7 @@ def parse_search_spec(spec: str) -> tuple[Path, int]:
 
 
 def _native_network(path: str | Path) -> Any:
-    """A native checkpoint's network (torch, one thread)."""
-    import torch
-
-    torch.set_num_threads(1)
+    """A native checkpoint's network (its forward passes run on one thread: ``_evaluate``)."""
     metadata = read_metadata(path)
     if metadata.get("format") != NATIVE_FORMAT:
         raise CheckpointError(f"checkpoint {str(path)!r}: search needs a native checkpoint, not SB3's")
@@ -175,7 +172,9 @@ class SearchAgent:
         else:
             import torch
 
-            with torch.no_grad():
+            from island_fortress_env.agents.network import torch_threads
+
+            with torch.no_grad(), torch_threads(1):
                 logits, values_t = self.net(torch.as_tensor(obs), torch.as_tensor(mask))
             probs, values = torch.softmax(logits[mover], dim=-1).numpy(), values_t.numpy()
         legal = world.legal_actions()
