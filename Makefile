@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo serve test-browser train test lint integration-venvs test-wheel bench bench-training bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx test-sanitize
+.PHONY: install demo serve test-browser train test lint integration-venvs test-wheel bench bench-training bench-gpu bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx test-sanitize
 
 # The core's sources include what its generated headers are written from (core/codegen.py).
 CORE_SOURCES := $(wildcard island_fortress_env/core/src/*) island_fortress_env/core/codegen.py \
@@ -51,6 +51,10 @@ lint: $(STAMP)
 
 bench-training: $(STAMP)
 	$(BIN)/python -m island_fortress_env.training.bench_training --seconds 150
+
+# The default on a CUDA GPU, alone: its decisions learned from per second (no GPU: one line, exit 2).
+bench-gpu: $(STAMP)
+	$(BIN)/python -m island_fortress_env.training.bench_training --seconds 150 --gpu
 
 # The learning race: the default and the previous default, 4 minutes of training each, then each
 # greedy policy against the heuristic at 2, 3 and 4 players on the same deals.

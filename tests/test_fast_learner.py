@@ -203,3 +203,32 @@ def test_the_learning_races_curves_are_its_checkpoints_evaluated_after_the_run(t
     assert seconds == sorted(seconds) and seconds[0] > 0
     out = plot_race([{"name": "default", **leg}], tmp_path / "race.png")
     assert out.stat().st_size > 10_000
+
+
+def test_the_throughput_benchmark_measures_the_trainers_asked_for_and_their_ratios(monkeypatch, capsys):
+    """``--trainers``: only those trainers run, and the ratios are the default's to each other one."""
+    from island_fortress_env.training import bench_training
+
+    ran = []
+
+    def fake(runner, seconds, overrides=()):
+        ran.append((runner, tuple(overrides)))
+        rate = 100.0 if "policy.cnn_channels=32" in overrides else 1000.0
+        return {"trainer": runner, "decisions": rate, "wall_s": 1.0, "cpu_s": 2.0, "run_s": 1.0,
+                "decisions_per_second": rate, "cpu_utilisation": 1.0, "decisions_per_cpu_second": rate / 2,
+                "cores": 2}  # fmt: skip
+
+    monkeypatch.setattr(bench_training, "measure", fake)
+    assert bench_training.main(["--trainers", "previous", "default", "--seconds", "1"]) == 0
+    assert [runner for runner, _ in ran] == ["native", "native"]
+    out = capsys.readouterr().out
+    assert "default / previous default: 10.0x" in out and "sb3" not in out
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA GPU is here: --gpu would run")
+def test_the_gpu_benchmark_without_a_gpu_is_one_line_and_exit_2(capsys):
+    from island_fortress_env.training import bench_training
+
+    assert bench_training.main(["--gpu", "--seconds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "train.device" in err and "no CUDA GPU" in err

@@ -15,6 +15,10 @@ trained rollout, the native trainer every learning seat's decisions), CPU utilis
 of the trainer's process tree, workers included, read from ``/proc`` / wall time of the whole
 run / cores) and decisions per CPU-second; then the ratios of the default to the other two.
 
+``--trainers`` measures some of them (``sb3``, ``previous``, ``default``), with the ratios among
+those measured. ``--gpu`` (``make bench-gpu``) measures the default alone on a CUDA GPU (``GPU``: its forward
+passes and update there, thousands of games stepped on every core between them).
+
 **Learning race** (``--race MINUTES``): ``configs/default.yaml`` as ``make train`` runs it, and the
 same with ``PREVIOUS_DEFAULT``, each for the same ``MINUTES`` of wall-clock training (imitation
 included, the learning rate annealed over the minutes), one after the other; then each policy's
@@ -332,12 +336,27 @@ THROUGHPUT = (  # (name, runner, overrides)
     ("native, previous default", "native", PREVIOUS_DEFAULT),
     ("native, default", "native", ()),
 )
+TRAINERS = {"sb3": "sb3", "previous": "native, previous default", "default": "native, default"}  # --trainers
+
+# On a GPU (``make bench-gpu``): the default in one process, its forward passes and update on the
+# GPU, 4,096 games stepped by 16 threads of the core between them (docs/NATIVE-TRAINER.md).
+GPU = (
+    "train.device=cuda",
+    "train.workers=0",
+    "train.games_per_collector=4096",
+    "train.core_threads=16",
+    "train.rollout_decisions=131072",
+    "ppo.minibatch_size=8192",
+)
 
 
 def throughput(args: argparse.Namespace) -> dict[str, Any]:
+    chosen = [TRAINERS[t] for t in args.trainers]
     results = []
     for _ in range(args.repeat):
         for name, runner, overrides in THROUGHPUT:
+            if name not in chosen:
+                continue
             extra = args.sb3 if runner == "sb3" else args.native
             r = {"name": name, **measure(runner, args.seconds, [*overrides, *extra])}
             results.append(r)
@@ -350,11 +369,12 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                 )
     rate = {
         name: float(np.mean([r["decisions_per_second"] for r in results if r["name"] == name]))
-        for name, _, _ in THROUGHPUT
+        for name in chosen
     }
-    ratios = {
-        "default / previous default": rate["native, default"] / rate["native, previous default"],
-        "default / sb3": rate["native, default"] / rate["sb3"],
+    ratios = {  # of the default to each other trainer measured
+        f"default / {other.removeprefix('native, ')}": rate["native, default"] / rate[other]
+        for other in chosen
+        if "native, default" in rate and other != "native, default"
     }
     if not args.json:
         for key, value in ratios.items():
@@ -406,14 +426,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="race: decisions between curve points",
     )
     parser.add_argument("--repeat", type=int, default=1, help="measure each trainer this many times")
+    parser.add_argument(
+        "--trainers", nargs="+", choices=list(TRAINERS), default=list(TRAINERS),
+        help="throughput: the trainers to measure (default all three)",
+    )  # fmt: skip
     parser.add_argument("--sb3", nargs="*", default=[], metavar="KEY=VALUE", help="SB3 config overrides")
     parser.add_argument(
         "--native", nargs="*", default=[], metavar="KEY=VALUE", help="native config overrides (both)"
     )
+    parser.add_argument(
+        "--gpu", action="store_true",
+        help="throughput: the default alone, on a CUDA GPU with the settings of GPU (--native adds to them)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    if args.gpu:
+        args.trainers, args.native = ["default"], [*GPU, *args.native]
     if args.seconds <= 0 or args.repeat < 1 or args.race < 0 or args.games < 1 or args.curve_every < 1:
         parser.error("--seconds must be > 0, --race >= 0, --repeat, --games and --curve-every >= 1")
+    if args.native and (args.race or "default" in args.trainers or "previous" in args.trainers):
+        from island_fortress_env.training.config import TrainConfigError
+        from island_fortress_env.training.ppo import check_device
+
+        try:  # a bad override or a device that is not there: one line before any run
+            check_device(native_config(args.seconds, "/nonexistent", args.native).train.device)
+        except TrainConfigError as err:
+            print(f"{parser.prog}: error: {err}", file=sys.stderr)
+            return 2
     out = race(args) if args.race else throughput(args)
     if args.json:
         print(json.dumps(out))
