@@ -293,7 +293,9 @@ def test_the_ladder_ratings_are_the_ones_docs_strength_md_shows():
     from island_fortress_env.web.levels import LADDER
 
     text = (ROOT / "docs" / "STRENGTH.md").read_text("utf-8")
-    table = text[text.index("## The ladder") :]
+    section = text[text.index("### The web app's ladder") :]
+    end = section.find("\n#", 1)  # the next heading, if any
+    table = section if end < 0 else section[:end]
     rows = re.findall(
         r"^\| \d \| `([^`]+)`[^|]*\| (-?[\d.]+) \| (-?[\d.]+) \+- ([\d.]+) \|", table, re.MULTILINE
     )

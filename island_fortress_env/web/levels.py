@@ -6,8 +6,8 @@ shipped policy (``checkpoints/policy-2-4p.zip``) played greedily, and the search
 that policy at 16, 64 and 256 simulations a decision. A level is offered where it can be played
 here: the policy and the search levels need the shipped checkpoint, the search levels also torch.
 
-``LADDER`` is the 2-player ladder of docs/STRENGTH.md ("The ladder: ``island-fortress
-tournament``": one OpenSkill rating over 15 pairings of 10 games, ordered by the ordinal
+``LADDER`` is the 2-player ladder of docs/STRENGTH.md ("The web app's ladder", of the agents its
+levels play: one OpenSkill rating over 15 pairings of 10 games, ordered by the ordinal
 ``mu - 3 sigma``); a test keeps the two equal. An agent not on it is shown without a rating.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 from island_fortress_env.players import AgentKind, AgentSpecError, check_agent_spec, parse_agent_spec
 from island_fortress_env.players.specs import SHIPPED_POLICY
 
-LADDER_SOURCE = "docs/STRENGTH.md, the 2-player ladder (OpenSkill ordinal, mu - 3 sigma)"
+LADDER_SOURCE = "docs/STRENGTH.md, the web app's 2-player ladder (OpenSkill ordinal, mu - 3 sigma)"
 
 
 @dataclass(frozen=True)
