@@ -331,12 +331,11 @@ def measure(name: str, seconds: float, overrides: Sequence[str] = ()) -> dict[st
     return result
 
 
-THROUGHPUT = (  # (name, runner, overrides)
-    ("sb3", "sb3", ()),
-    ("native, previous default", "native", PREVIOUS_DEFAULT),
-    ("native, default", "native", ()),
-)
-TRAINERS = {"sb3": "sb3", "previous": "native, previous default", "default": "native, default"}  # --trainers
+THROUGHPUT = {  # --trainers key: (name, runner, overrides)
+    "sb3": ("sb3", "sb3", ()),
+    "previous": ("native, previous default", "native", PREVIOUS_DEFAULT),
+    "default": ("native, default", "native", ()),
+}
 
 # On a GPU (``make bench-gpu``): the default in one process, its forward passes and update on the
 # GPU, 4,096 games stepped by 16 threads of the core between them (docs/NATIVE-TRAINER.md).
@@ -351,11 +350,11 @@ GPU = (
 
 
 def throughput(args: argparse.Namespace) -> dict[str, Any]:
-    chosen = [TRAINERS[t] for t in args.trainers]
+    chosen = [THROUGHPUT[key][0] for key in THROUGHPUT if key in args.trainers]
     results = []
     for _ in range(args.repeat):
-        for name, runner, overrides in THROUGHPUT:
-            if name not in chosen:
+        for key, (name, runner, overrides) in THROUGHPUT.items():
+            if key not in args.trainers:
                 continue
             extra = args.sb3 if runner == "sb3" else args.native
             r = {"name": name, **measure(runner, args.seconds, [*overrides, *extra])}
@@ -427,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=1, help="measure each trainer this many times")
     parser.add_argument(
-        "--trainers", nargs="+", choices=list(TRAINERS), default=list(TRAINERS),
+        "--trainers", nargs="+", choices=list(THROUGHPUT), default=list(THROUGHPUT),
         help="throughput: the trainers to measure (default all three)",
     )  # fmt: skip
     parser.add_argument("--sb3", nargs="*", default=[], metavar="KEY=VALUE", help="SB3 config overrides")
