@@ -350,12 +350,10 @@ GPU = (
 
 
 def throughput(args: argparse.Namespace) -> dict[str, Any]:
-    chosen = [THROUGHPUT[key][0] for key in THROUGHPUT if key in args.trainers]
+    chosen = [trainer for key, trainer in THROUGHPUT.items() if key in args.trainers]
     results = []
     for _ in range(args.repeat):
-        for key, (name, runner, overrides) in THROUGHPUT.items():
-            if key not in args.trainers:
-                continue
+        for name, runner, overrides in chosen:
             extra = args.sb3 if runner == "sb3" else args.native
             r = {"name": name, **measure(runner, args.seconds, [*overrides, *extra])}
             results.append(r)
@@ -368,11 +366,11 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                 )
     rate = {
         name: float(np.mean([r["decisions_per_second"] for r in results if r["name"] == name]))
-        for name in chosen
+        for name, _, _ in chosen
     }
     ratios = {  # of the default to each other trainer measured
         f"default / {other.removeprefix('native, ')}": rate["native, default"] / rate[other]
-        for other in chosen
+        for other in rate
         if "native, default" in rate and other != "native, default"
     }
     if not args.json:
