@@ -510,7 +510,7 @@ def test_a_run_with_imitation_warm_start_records_it(tmp_path):
 
 
 def test_shipped_baseline_checkpoint_plays_legally_and_beats_random_players():
-    """A smoke check of the shipped policy (the README's 201-game table is the real measure)."""
+    """A smoke check of the SB3 baseline (the README's 201-game table is the real measure)."""
     from island_fortress_env.training.evaluate import evaluate
 
     result = evaluate([str(ROOT / "checkpoints" / "baseline-3p.zip"), "random", "random"], games=6, seed=0)

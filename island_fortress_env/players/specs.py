@@ -79,10 +79,12 @@ AGENTS_HELP = ", ".join(info.syntax for info in KINDS.values())  # every kind, f
 BARE_KINDS = (AgentKind.RANDOM, AgentKind.HEURISTIC)
 DEFAULT_SEARCH_SIMULATIONS = 64  # search[:CHECKPOINT] without :N
 DEFAULT_MCTS_SIMULATIONS = 100  # mcts without :N
-# The shipped policy, the search player's default: package data in a wheel install
-# (island_fortress_env/checkpoints/), else the source checkout's checkpoints/ (an editable install).
-_PACKAGED_POLICY = Path(__file__).resolve().parents[1] / "checkpoints" / "policy-2-4p.zip"
-_CHECKOUT_POLICY = Path(__file__).resolve().parents[2] / "checkpoints" / "policy-2-4p.zip"
+# The shipped policy (the strongest of the checkpoints/ policies, docs/POLICY.md), the search player's
+# and the web app's default: package data in a wheel install (island_fortress_env/checkpoints/),
+# else the source checkout's checkpoints/ (an editable install).
+SHIPPED_POLICY_FILE = "policy-2-4p-v2.zip"
+_PACKAGED_POLICY = Path(__file__).resolve().parents[1] / "checkpoints" / SHIPPED_POLICY_FILE
+_CHECKOUT_POLICY = Path(__file__).resolve().parents[2] / "checkpoints" / SHIPPED_POLICY_FILE
 SHIPPED_POLICY = _PACKAGED_POLICY if _PACKAGED_POLICY.is_file() else _CHECKOUT_POLICY
 CHECKPOINT_KINDS = (AgentKind.CHECKPOINT, AgentKind.SAMPLE, AgentKind.THRESHOLD)  # a checkpoint's play modes
 

@@ -2,13 +2,14 @@
 measured one.
 
 The levels are agent specs the server offers beside its ``--agents``: random, the heuristic, the
-shipped policy (``checkpoints/policy-2-4p.zip``) played greedily, and the search player guided by
-that policy at 16, 64 and 256 simulations a decision. A level is offered where it can be played
+shipped policy (``checkpoints/policy-2-4p-v2.zip``) played greedily, and the search player guided
+by that policy at 16, 64 and 256 simulations a decision. A level is offered where it can be played
 here: the policy and the search levels need the shipped checkpoint, the search levels also torch.
 
-``LADDER`` is the 2-player ladder of docs/STRENGTH.md ("The web app's ladder", of the agents its
-levels play: one OpenSkill rating over 15 pairings of 10 games, ordered by the ordinal
-``mu - 3 sigma``); a test keeps the two equal. An agent not on it is shown without a rating.
+``LADDER`` is the 2-player ladder of docs/STRENGTH.md ("The ladder": one OpenSkill rating over 21
+pairings of 10 games, ordered by the ordinal ``mu - 3 sigma``), each agent by the label the app
+shows (``search:64`` is the search over the shipped policy); a test keeps the two equal. An agent
+not on it is shown without a rating.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from island_fortress_env.players import AgentKind, AgentSpecError, check_agent_spec, parse_agent_spec
 from island_fortress_env.players.specs import SHIPPED_POLICY
 
-LADDER_SOURCE = "docs/STRENGTH.md, the web app's 2-player ladder (OpenSkill ordinal, mu - 3 sigma)"
+LADDER_SOURCE = "docs/STRENGTH.md, the 2-player ladder (OpenSkill ordinal, mu - 3 sigma)"
 
 
 @dataclass(frozen=True)
@@ -34,12 +35,13 @@ class Rating:
 
 # Agent label -> its rating on the ladder (docs/STRENGTH.md).
 LADDER: dict[str, Rating] = {
-    "search:64": Rating(40.1, 51.4, 3.8),
-    "policy-2-4p": Rating(37.6, 49.1, 3.8),
-    "baseline-3p": Rating(24.0, 35.7, 3.9),
-    "heuristic": Rating(13.8, 25.8, 4.0),
-    "mcts:50": Rating(3.0, 17.4, 4.8),
-    "random": Rating(-16.2, -0.7, 5.2),
+    "search:64": Rating(44.3, 54.7, 3.5),
+    "policy-2-4p-v2": Rating(42.6, 52.9, 3.4),
+    "policy-2-4p": Rating(32.2, 42.9, 3.6),
+    "baseline-3p": Rating(19.6, 30.9, 3.8),
+    "heuristic": Rating(11.8, 23.1, 3.8),
+    "mcts:50": Rating(1.7, 15.6, 4.6),
+    "random": Rating(-17.4, -2.4, 5.0),
 }
 
 
