@@ -69,7 +69,7 @@ export const tokens = {
   },
 };
 
-// A bot level for a select: "Casual — heuristic (ladder 13.8)".
+// A bot level for a select: "Casual — heuristic (ladder 11.8)".
 export function levelText(entry) {
   const rating = entry.rating ? ` · ladder ${entry.rating.ordinal.toFixed(1)}` : "";
   return entry.level ? `${entry.level} — ${entry.label}${rating}` : `${entry.label}${rating}`;
