@@ -95,7 +95,7 @@ test-sanitize: $(SAN_VENV)/.build-stamp
 # wheel test; rebuilt when a file that goes in it changes.
 WHEELHOUSE := build/wheelhouse
 WHEEL_STAMP := $(WHEELHOUSE)/.stamp
-WHEEL_SOURCES := $(shell git ls-files island_fortress_env training 2>/dev/null) checkpoints/policy-2-4p-v2.zip
+WHEEL_SOURCES := $(shell git ls-files island_fortress_env training 2>/dev/null) checkpoints/policy-2-4p-v3.zip
 $(WHEEL_STAMP): $(STAMP) pyproject.toml CMakeLists.txt $(WHEEL_SOURCES)
 	rm -rf $(WHEELHOUSE)
 	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip wheel --quiet --no-deps -w $(WHEELHOUSE) . -Cbuild-dir=build/wheel

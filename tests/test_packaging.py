@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-POLICY = "island_fortress_env/checkpoints/policy-2-4p-v2.zip"
+POLICY = "island_fortress_env/checkpoints/policy-2-4p-v3.zip"
 
 
 def test_training_is_mapped_into_the_package_not_linked():
@@ -33,7 +33,7 @@ def test_training_is_mapped_into_the_package_not_linked():
 def test_the_search_player_finds_the_shipped_policy_in_a_checkout():
     from island_fortress_env.players.specs import SHIPPED_POLICY
 
-    assert SHIPPED_POLICY.is_file() and SHIPPED_POLICY.name == "policy-2-4p-v2.zip"
+    assert SHIPPED_POLICY.is_file() and SHIPPED_POLICY.name == "policy-2-4p-v3.zip"
 
 
 def _wheel(tmp_path: Path) -> Path:

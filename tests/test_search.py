@@ -109,7 +109,7 @@ def test_search_spec_checks_name_what_is_wrong(tmp_path):
 def test_make_agent_builds_the_search_player_the_spec_names(tmp_path):
     shipped = make_agent("search:3", seed=0)
     assert isinstance(shipped, SearchAgent)
-    assert shipped.simulations == 3 and shipped.name == "search:policy-2-4p-v2:3"
+    assert shipped.simulations == 3 and shipped.name == "search:policy-2-4p-v3:3"
     blank = make_agent(f"search:{_blank_checkpoint(tmp_path / 'blank.zip', 0)}", seed=0)
     assert isinstance(blank, SearchAgent)
     assert blank.simulations == DEFAULT_SIMULATIONS and blank.name == f"search:blank:{DEFAULT_SIMULATIONS}"

@@ -243,6 +243,7 @@ SHIPPED = {
     "default.yaml": NativeConfig,
     "policy-2-4p.yaml": NativeConfig,
     "policy-2-4p-v2.yaml": NativeConfig,
+    "policy-2-4p-v3.yaml": NativeConfig,
     "regularised.yaml": NativeConfig,
     "sb3.yaml": TrainConfig,
     "sb3-long.yaml": TrainConfig,
@@ -454,7 +455,7 @@ def test_shipped_baseline_checkpoint_matches_the_environment():
     assert read_metadata(path)["env_options"]["num_players"] == 3
 
 
-@pytest.mark.parametrize("shipped", ["policy-2-4p.zip", "policy-2-4p-v2.zip"])
+@pytest.mark.parametrize("shipped", ["policy-2-4p.zip", "policy-2-4p-v2.zip", "policy-2-4p-v3.zip"])
 @pytest.mark.parametrize(
     "opponents", [["heuristic"], ["random", "random"], ["heuristic", "heuristic", "heuristic"]]
 )

@@ -23,7 +23,8 @@ from tests.web_client import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKPOINT = ROOT / "checkpoints" / "policy-2-4p-v2.zip"  # the shipped policy: the levels' Strong
+CHECKPOINT = ROOT / "checkpoints" / "policy-2-4p-v3.zip"  # the shipped policy: the levels' Strong
+STRONG = "threshold:0.05:policy-2-4p-v3"  # the Strong level: the shipped policy in its default play mode
 
 
 # --------------------------------------------------------------------------- undo
@@ -280,12 +281,12 @@ def test_the_setup_offers_named_bot_levels_with_their_ladder_ratings(client):
     config = client.get("/api/config").json()
     levels = {entry["level"]: entry for entry in config["levels"]}
     assert levels["Beginner"]["spec"] == "random" and levels["Casual"]["spec"] == "heuristic"
-    assert levels["Casual"]["rating"]["ordinal"] == 11.8
+    assert levels["Casual"]["rating"]["ordinal"] == 6.3
     if CHECKPOINT.is_file():
-        assert levels["Strong"]["label"] == "policy-2-4p-v2" and levels["Strong"]["rating"]["ordinal"] == 42.6
-        assert levels["Master"]["spec"] == "search:64" and levels["Master"]["rating"]["ordinal"] == 44.3
+        assert levels["Strong"]["label"] == STRONG and levels["Strong"]["rating"]["ordinal"] == 42.8
+        assert levels["Master"]["spec"] == "search:64" and levels["Master"]["rating"]["ordinal"] == 50.1
         snap = start(client, players=2, seat=0, opponents=[levels["Strong"]["spec"]])
-        assert snap["names"] == ["you", "policy-2-4p-v2"]
+        assert snap["names"] == ["you", STRONG]
     assert config["rollouts"]["random"] >= 200 and config["rollouts"]["heuristic"] >= 48
 
 
@@ -307,6 +308,20 @@ def test_the_ladder_ratings_are_the_ones_docs_strength_md_shows():
         label = "search:64" if spec == searched else parse_agent_spec(spec).label
         rating = LADDER[label]
         assert (rating.ordinal, rating.mu, rating.sigma) == (float(ordinal), float(mu), float(sigma))
+
+
+@pytest.mark.skipif(not CHECKPOINT.is_file(), reason="the shipped policy is not in this checkout")
+def test_the_strong_level_is_the_shipped_policy_thresholded_reading_the_file_the_server_names():
+    from island_fortress_env.players import AgentKind, parse_agent_spec
+    from island_fortress_env.players.specs import SHIPPED_POLICY, SHIPPED_POLICY_THRESHOLD
+    from island_fortress_env.web.levels import named_levels
+
+    for agents, path in [((), None), (["random", str(SHIPPED_POLICY)], str(SHIPPED_POLICY))]:
+        strong = {level.name: level for level in named_levels(agents)}["Strong"]
+        parsed = parse_agent_spec(strong.spec)
+        assert parsed.kind is AgentKind.THRESHOLD and parsed.threshold == SHIPPED_POLICY_THRESHOLD
+        assert parsed.path is not None and parsed.path.resolve() == SHIPPED_POLICY.resolve()
+        assert path is None or strong.spec == f"threshold:{SHIPPED_POLICY_THRESHOLD:g}:{path}"
 
 
 def test_seats_are_named_alike_on_the_play_page_and_in_its_replay(client, tmp_path):

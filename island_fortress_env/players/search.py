@@ -1,6 +1,6 @@
 """A search player: Monte-Carlo tree search over a seat's information set, guided by a policy.
 
-``search[:N]`` searches with the shipped policy (``checkpoints/policy-2-4p-v2.zip``) and
+``search[:N]`` searches with the shipped policy (``checkpoints/policy-2-4p-v3.zip``) and
 ``search:CHECKPOINT[:N]`` with any native checkpoint, or with an exported network (a file named
 ``*.onnx``, played by onnxruntime without torch), ``N`` simulations per decision (default
 ``DEFAULT_SIMULATIONS``). The tree is one tree over the searching seat's information set

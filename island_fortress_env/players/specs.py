@@ -82,10 +82,22 @@ DEFAULT_MCTS_SIMULATIONS = 100  # mcts without :N
 # The shipped policy (the strongest of the checkpoints/ policies, docs/POLICY.md), the search player's
 # and the web app's default: package data in a wheel install (island_fortress_env/checkpoints/),
 # else the source checkout's checkpoints/ (an editable install).
-SHIPPED_POLICY_FILE = "policy-2-4p-v2.zip"
+SHIPPED_POLICY_FILE = "policy-2-4p-v3.zip"
 _PACKAGED_POLICY = Path(__file__).resolve().parents[1] / "checkpoints" / SHIPPED_POLICY_FILE
 _CHECKOUT_POLICY = Path(__file__).resolve().parents[2] / "checkpoints" / SHIPPED_POLICY_FILE
 SHIPPED_POLICY = _PACKAGED_POLICY if _PACKAGED_POLICY.is_file() else _CHECKOUT_POLICY
+# How the shipped policy plays by default where the project chooses (the web app's Strong level, the
+# ladder): its actions of probability below 5% dropped, the rest renormalised and drawn (DeepNash's
+# post-processing), as strong as its greedy play and harder to exploit (docs/POLICY.md, "Its play
+# modes"). A bare checkpoint path stays greedy in every command.
+SHIPPED_POLICY_THRESHOLD = 0.05
+
+
+def shipped_policy_spec(path: str | Path) -> str:
+    """The agent spec of the shipped policy at ``path`` in its default play mode."""
+    return f"{AgentKind.THRESHOLD.value}:{SHIPPED_POLICY_THRESHOLD:g}:{path}"
+
+
 CHECKPOINT_KINDS = (AgentKind.CHECKPOINT, AgentKind.SAMPLE, AgentKind.THRESHOLD)  # a checkpoint's play modes
 
 

@@ -22,7 +22,7 @@ per memory figure), on each backend (``--backends``: the C++ core and the Python
   per call, on states sampled from real random games;
 * memory: RSS growth of 1,000 live, reset environments of each backend, each in a fresh subprocess;
 * search: the search player (``players.search``) over the shipped policy's network in torch
-  (``search:checkpoints/policy-2-4p-v2.zip:N``) and over the same network exported to ONNX
+  (``search:checkpoints/policy-2-4p-v3.zip:N``) and over the same network exported to ONNX
   (``search:FILE.onnx:N``, onnxruntime; exported at the start of the item by
   ``agents.onnx_export``), milliseconds per decision on the same positions of 2-player games, the
   two taking turns decision by decision with the same seed, so the same determinisations; the ONNX

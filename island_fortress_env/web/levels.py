@@ -2,11 +2,12 @@
 measured one.
 
 The levels are agent specs the server offers beside its ``--agents``: random, the heuristic, the
-shipped policy (``checkpoints/policy-2-4p-v2.zip``) played greedily, and the search player guided
-by that policy at 16, 64 and 256 simulations a decision. A level is offered where it can be played
-here: the policy and the search levels need the shipped checkpoint, the search levels also torch.
+shipped policy (``checkpoints/policy-2-4p-v3.zip``) in its default play mode (``threshold:0.05:``,
+``players.specs.shipped_policy_spec``), and the search player guided by that policy at 16, 64 and
+256 simulations a decision. A level is offered where it can be played here: the policy and the
+search levels need the shipped checkpoint and torch.
 
-``LADDER`` is the 2-player ladder of docs/STRENGTH.md ("The ladder": one OpenSkill rating over 21
+``LADDER`` is the 2-player ladder of docs/STRENGTH.md ("The ladder": one OpenSkill rating over 36
 pairings of 10 games, ordered by the ordinal ``mu - 3 sigma``), each agent by the label the app
 shows (``search:64`` is the search over the shipped policy); a test keeps the two equal. An agent
 not on it is shown without a rating.
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from island_fortress_env.players import AgentKind, AgentSpecError, check_agent_spec, parse_agent_spec
-from island_fortress_env.players.specs import SHIPPED_POLICY
+from island_fortress_env.players.specs import CHECKPOINT_KINDS, SHIPPED_POLICY, shipped_policy_spec
 
 LADDER_SOURCE = "docs/STRENGTH.md, the 2-player ladder (OpenSkill ordinal, mu - 3 sigma)"
 
@@ -35,13 +36,15 @@ class Rating:
 
 # Agent label -> its rating on the ladder (docs/STRENGTH.md).
 LADDER: dict[str, Rating] = {
-    "search:64": Rating(44.3, 54.7, 3.5),
-    "policy-2-4p-v2": Rating(42.6, 52.9, 3.4),
-    "policy-2-4p": Rating(32.2, 42.9, 3.6),
-    "baseline-3p": Rating(19.6, 30.9, 3.8),
-    "heuristic": Rating(11.8, 23.1, 3.8),
-    "mcts:50": Rating(1.7, 15.6, 4.6),
-    "random": Rating(-17.4, -2.4, 5.0),
+    "search:64": Rating(50.1, 59.0, 3.0),
+    "policy-2-4p-v3": Rating(43.5, 52.1, 2.9),
+    "threshold:0.05:policy-2-4p-v3": Rating(42.8, 51.6, 2.9),
+    "policy-2-4p": Rating(34.2, 43.0, 3.0),
+    "policy-2-4p-v2": Rating(30.0, 39.1, 3.0),
+    "baseline-3p": Rating(17.6, 27.4, 3.3),
+    "heuristic": Rating(6.3, 16.8, 3.5),
+    "mcts:50": Rating(3.4, 15.4, 4.0),
+    "random": Rating(-19.3, -5.0, 4.8),
 }
 
 
@@ -53,20 +56,21 @@ class Level:
 
 
 def _policy_spec(agents: Sequence[str]) -> str:
-    """How to name the shipped policy: as ``agents`` name it, if they do; else by a path
-    relative to the working directory when it is under it, else absolute."""
+    """The shipped policy in its default play mode, its file named as ``agents`` name it, if one
+    of them plays it; else by a path relative to the working directory when it is under it, else
+    absolute."""
     for spec in agents:
         try:
             parsed = parse_agent_spec(spec)
         except AgentSpecError:
             continue
-        path = parsed.path if parsed.kind is AgentKind.CHECKPOINT else None
+        path = parsed.path if parsed.kind in CHECKPOINT_KINDS else None
         if path is not None and path.resolve() == SHIPPED_POLICY.resolve():
-            return spec
+            return shipped_policy_spec(path)
     try:
-        return str(SHIPPED_POLICY.relative_to(Path.cwd()))
+        return shipped_policy_spec(SHIPPED_POLICY.relative_to(Path.cwd()))
     except ValueError:
-        return str(SHIPPED_POLICY)
+        return shipped_policy_spec(SHIPPED_POLICY)
 
 
 def _torch_importable() -> bool:
@@ -78,10 +82,10 @@ def _torch_importable() -> bool:
 
 def _playable(spec: str) -> bool:
     """The level's agent plays here: its spec checks out, and a level played by the shipped
-    checkpoint (greedy or searching over it) finds torch to read it with."""
+    checkpoint (played or searching over it) finds torch to read it with."""
     try:
         parsed = parse_agent_spec(spec)
-        if parsed.kind in (AgentKind.CHECKPOINT, AgentKind.SEARCH) and not _torch_importable():
+        if parsed.kind in (*CHECKPOINT_KINDS, AgentKind.SEARCH) and not _torch_importable():
             return False
         check_agent_spec(spec)
     except AgentSpecError:
@@ -95,7 +99,7 @@ def named_levels(agents: Sequence[str] = ()) -> list[Level]:
     levels = [
         Level("Beginner", "random", "random legal moves"),
         Level("Casual", "heuristic", "a hand-written heuristic with a short look-ahead"),
-        Level("Strong", policy, "the shipped trained policy, greedy; answers at once"),
+        Level("Strong", policy, "the shipped trained policy, drawing among its likely moves; instant"),
         Level("Expert", "search:16", "the shipped policy searching 16 simulations a move"),
         Level("Master", "search:64", "the shipped policy searching 64 simulations a move (slower)"),
         Level("Grandmaster", "search:256", "256 simulations a move: the strongest, a second or so a move"),
