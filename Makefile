@@ -24,7 +24,7 @@ demo: $(STAMP)
 	$(BIN)/island-fortress demo --players 3 --seed 7
 
 serve: $(STAMP)
-	$(BIN)/island-fortress serve --agents random heuristic checkpoints/policy-2-4p.zip
+	$(BIN)/island-fortress serve --agents random heuristic checkpoints/policy-2-4p-v3.zip
 
 # The browser tests: the system's chromium and its chromedriver (CI installs Debian's in .ci/run;
 # where they are missing the tests skip, saying so in one line), Selenium from PyPI.

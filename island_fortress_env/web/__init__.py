@@ -1,6 +1,6 @@
 """Island Fortress in the browser: play the agents, watch them, replay and analyse games.
 
-    island-fortress serve --agents random heuristic checkpoints/policy-2-4p.zip --games games/
+    island-fortress serve --agents random heuristic checkpoints/policy-2-4p-v3.zip --games games/
 
 ``create_app`` builds the ASGI app (Starlette; ``web.app``), ``serve`` runs it with uvicorn and
 opens the browser. The page is plain HTML, CSS and JavaScript modules shipped in ``static/``;
