@@ -4,7 +4,9 @@ answered by one clear 4xx that changes nothing, the server still serving."""
 from __future__ import annotations
 
 import json
+import random
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.records import load, save, states
+from island_fortress_env.web import analysis
 from island_fortress_env.web.seatview import seat_view
 from island_fortress_env.web.store import MAX_RECORD_BYTES
 from tests.web_client import (
@@ -306,7 +309,15 @@ def test_a_bad_analysis_request_is_refused(client, tmp_path, body, words):
     assert "no analysis" in error(client.get("/api/analysis/nope"), 404)
 
 
-def test_analysis_runs_beside_play_without_holding_it(client):
+def test_analysis_runs_beside_play_without_holding_it(client, monkeypatch):
+    # The heuristic playouts wait until the test lets them go, however fast the machine is.
+    release = threading.Event()
+
+    def held_playout(state, agents):
+        release.wait(timeout=60)
+        analysis.random_playout(state, random.Random(0))
+
+    monkeypatch.setattr(analysis, "agent_playout", held_playout)
     snap = start(client, players=3, seat=0, seed=9)
     game_id, token = snap["id"], snap["token"]
     slow = {"token": token, "steps": [0], "playout": "heuristic", "rollouts": 256}
@@ -315,10 +326,11 @@ def test_analysis_runs_beside_play_without_holding_it(client):
     played = client.post(f"/api/games/{game_id}/act", json={"token": token, "action": choice})
     assert played.status_code == 200 and played.json()["step"] == 1
     running = client.get(f"/api/analysis/{job['job']}").json()
-    assert not running["done"]  # 256 heuristic games are still being played
+    assert not running["done"]  # its playouts are still being played
     quick = client.post(
         f"/api/games/{game_id}/analysis", json={**slow, "playout": "random", "rollouts": 4}
     ).json()
+    release.set()
     assert wait(client, quick)["points"][0]["step"] == 0
     assert client.get(f"/api/analysis/{job['job']}").json()["cancelled"]
 
