@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from differential import configs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,6 +56,9 @@ VARIANTS: tuple[dict[str, Any], ...] = (
     {"favor_trade_in": True},
     {"unlimited_components": True},
     {"unlimited_components": True, "extra_jade": 250_000, "favor_trade_in": True},
+    # the core's bound on every count, with and without unlimited components
+    {"unlimited_components": True, "extra_jade": 10**15, "start_laborers": 10**15, "start_convicts": 10**15},
+    {"extra_jade": 10**15, "start_laborers": 10**15, "start_convicts": 10**15, "start_blocks": 18},
     {"favor_deck": "custom"},
 )
 
@@ -124,10 +128,10 @@ def assert_same(py: State, cs: Any, encoder: ObservationEncoder, step: int) -> N
     assert cs.component_totals() == py.component_totals(), step
 
 
-def _random_prefix(num_players: int, seed: int, steps: int) -> tuple[State, Any]:
-    """The same game (Favor Trade-in on) on both backends after up to ``steps`` random legal
-    actions drawn from ``random.Random(seed)``."""
-    game = Game(num_players=num_players, favor_trade_in=True)
+def _random_prefix(options: dict[str, Any], seed: int, steps: int) -> tuple[State, Any]:
+    """The same game of ``options`` on both backends after up to ``steps`` random legal actions
+    drawn from ``random.Random(seed)``."""
+    game = Game(**options)
     py = game.new_initial_state(seed)
     cs = core.new_initial_state(game, seed)
     pick = random.Random(seed)
@@ -383,15 +387,15 @@ def _outcome(fn: Any) -> type[BaseException] | None:
 
 
 @given(
-    num_players=st.sampled_from(tables.PLAYER_COUNTS),
+    options=configs(),
     seed=st.integers(min_value=0, max_value=2**64 - 1),
     prefix=st.integers(min_value=0, max_value=400),
     moves=st.lists(st.one_of(_BAD_VALUES, st.integers(min_value=0, max_value=10**6)), max_size=30),
 )
 def test_fuzzed_actions_act_as_in_the_engine(
-    num_players: int, seed: int, prefix: int, moves: list[Any]
+    options: dict[str, Any], seed: int, prefix: int, moves: list[Any]
 ) -> None:
-    py, cs = _random_prefix(num_players, seed, prefix)
+    py, cs = _random_prefix(options, seed, prefix)
     for move in moves:
         if isinstance(move, int) and not isinstance(move, bool) and move >= 10**5 and not py.is_terminal():
             legal = py.legal_actions()  # a legal action, chosen by the drawn number
@@ -435,13 +439,15 @@ def test_fuzzed_seeds_act_as_in_the_engine(seed: Any) -> None:
 
 
 @given(
-    num_players=st.sampled_from(tables.PLAYER_COUNTS),
+    options=configs(),
     seed=st.integers(min_value=0, max_value=2**64 - 1),
     steps=st.integers(min_value=0, max_value=700),
     redeal_seed=st.integers(min_value=0, max_value=2**64 - 1),
 )
-def test_fuzzed_redeals_match_the_engine(num_players: int, seed: int, steps: int, redeal_seed: int) -> None:
-    py, cs = _random_prefix(num_players, seed, steps)
+def test_fuzzed_redeals_match_the_engine(
+    options: dict[str, Any], seed: int, steps: int, redeal_seed: int
+) -> None:
+    py, cs = _random_prefix(options, seed, steps)
     assert_same_redeals(py, cs, (redeal_seed,))
 
 

@@ -279,7 +279,10 @@ int State::FeasibleOps(int p, int ops) const {
   if (has(kOpBuyBlocks) && stock_blocks_[p] >= 1) ok |= 1 << kOpBuyBlocks;
   if (has(kOpDrawFavors) && deck_size_ >= kSmallestDraw) ok |= 1 << kOpDrawFavors;
   if (has(kOpRemoveReinforcement) && (reinf_ & region_mask)) ok |= 1 << kOpRemoveReinforcement;
-  if (has(kOpBuild) && blocks_[p] >= 1 && CheapestNext(occ_, region_mask) <= workers) ok |= 1 << kOpBuild;
+  if (has(kOpBuild) && blocks_[p] >= 1) {  // a cell must exist, however many Workers there are
+    const std::optional<int64_t> cheapest = CheapestBuild(occ_, region_mask);
+    if (cheapest && *cheapest <= workers) ok |= 1 << kOpBuild;
+  }
   if (has(kOpPlayFavor) && favor_hand_[p] && Playable(p))
     ok |= 1 << kOpPlayFavor;
   if (has(kOpReplace) && !game_->config().no_replace && blocks_[p] >= 1) {

@@ -195,7 +195,10 @@ int State::BuildCells(Bits occ, int p, int64_t budget, int left, int* out, bool 
     candidates &= candidates - 1;
     const int need = WallGeometry::WorkersFor(bit);
     if (need > budget) break;  // bits ascend by level, so every later cell costs at least as much
-    if (left == 1 || CheapestNext(occ | Bit(bit), region_mask) <= budget - need) {
+    // E6: the first block of two goes only where a second can follow, on a cell that exists
+    // (however many Workers there are) and that the rest can pay for.
+    const std::optional<int64_t> second = left == 1 ? std::nullopt : CheapestBuild(occ | Bit(bit), region_mask);
+    if (left == 1 || (second && *second <= budget - need)) {
       if (first_only) return 1;
       out[k++] = bit;
     }
@@ -203,11 +206,12 @@ int State::BuildCells(Bits occ, int p, int64_t budget, int left, int* out, bool 
   return k;
 }
 
-int64_t State::CheapestNext(Bits occ, Bits region_mask) const {
-  // Workers for the cheapest block buildable in the region (a big number if none). A Governor
-  // block never makes a build possible that was not possible without it (E16).
+std::optional<int64_t> State::CheapestBuild(Bits occ, Bits region_mask) const {
+  // Workers for the cheapest block buildable among the region's cells, none if no cell is
+  // (refusals.cheapest_build). A Governor block never makes a build possible that was not
+  // possible without it (E16).
   const Bits candidates = geo_->Buildable(occ) & region_mask;
-  if (!candidates) return int64_t{1} << 30;
+  if (!candidates) return std::nullopt;
   return WallGeometry::WorkersFor(LowBit(candidates));
 }
 

@@ -330,7 +330,7 @@ class State : private StateData {
   // Cells (bit indexes, ascending) where the next block of a build may go so the build can finish;
   // with `first_only`, stops at the first one (an existence test).
   int BuildCells(Bits occ, int p, int64_t budget, int left, int* out, bool first_only) const;
-  int64_t CheapestNext(Bits occ, Bits region_mask) const;
+  std::optional<int64_t> CheapestBuild(Bits occ, Bits region_mask) const;
   bool CanBuild(int p, int count, int64_t jade) const;
   void StartFavor(int p);
   void LegalFavor(int p, std::vector<int>& out) const;

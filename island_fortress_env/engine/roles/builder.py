@@ -94,14 +94,15 @@ class Builder(StateFields):
             need = WallGeometry.workers_for(bit)
             if need > budget:
                 break  # bits ascend by level, so every later cell costs at least as much
-            if left == 1 or self._cheapest_next(occ | (1 << bit), region_mask) <= budget - need:
+            if left == 1:
+                out.append(bit)
+                continue
+            # docs/RULES.md E6: the first block of two goes only where a second can follow, on a
+            # cell that exists (however many Workers there are) and that the rest can pay for.
+            second = cheapest_build(geo, occ | (1 << bit), region_mask)
+            if second is not None and second <= budget - need:
                 out.append(bit)
         return out
-
-    def _cheapest_next(self, occ: int, region_mask: int) -> int:
-        """Workers for the cheapest block buildable in the region (a big number if none)."""
-        cheapest = cheapest_build(self.geo, occ, region_mask)
-        return 1 << 30 if cheapest is None else cheapest
 
     def _can_build(self, p: int, count: int, jade: int) -> bool:
         if self.blocks[p] < count or (count == 2 and jade < tables.DOUBLE_BUILD_COST):
