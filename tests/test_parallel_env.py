@@ -181,6 +181,10 @@ def test_illegal_actions_raise_one_clear_error_and_change_nothing(backend):
         ({**passes, mover: np.array([1, 2])}, illegal_error, "actions are integers"),
         ({a: PASS for a in env.agents if a != mover}, ValueError, f"no action for {mover}, the seat to move"),
         ({**passes, mover: legal[0], "player_9": PASS}, ValueError, "agents that are not playing"),
+        (None, ValueError, f"must be a dict of agent names to actions, not NoneType; {mover} is to move"),
+        (legal[0], ValueError, "must be a dict of agent names to actions, not int"),
+        ([mover], ValueError, "must be a dict of agent names to actions, not list"),
+        (mover, ValueError, "must be a dict of agent names to actions, not str"),
     ]
     before = _snapshot(env)
     for actions, error, message in cases:

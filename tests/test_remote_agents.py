@@ -4,11 +4,13 @@
 * The seat's information set (``engine.infoset``) rebuilds exactly ``redeal_unseen`` of the true
   position, and the request a bot is sent does not change when anything its seat may not see is
   dealt again (nor does it hold the other hands, the deck, sealed bids or the deal's seed).
-* ``evaluate``, ``tournament``, ``play`` and the browser app play remote bots, and remote
-  heuristic and random bots play the very games the local agents play.
+* ``evaluate``, ``tournament``, ``play`` and the browser app play remote bots; remote heuristic
+  and random bots sent the seeds the local agents have play the very games the local agents play
+  (a bot is sent a seed of the operating system's: ``test_agent_seeds``).
 * A bot that times out (or drips its answer), answers garbage, an illegal action, an HTTP error
-  or too much is one ``RemoteAgentError`` naming the seat and the URL (one line and exit 2 on the
-  command line), or its fallback plays; a URL that does not answer is refused before any game.
+  or too much, or spends its game's time, is one ``RemoteAgentError`` naming the seat and the URL
+  (one line and exit 2 on the command line), or its fallback plays; a URL that does not answer is
+  refused before any game.
 * The server answers every bad request with one 4xx.
 """
 
@@ -175,9 +177,22 @@ def test_a_core_state_is_sent_as_its_engine_twin():
 # --------------------------------------------------------------------------- the same games
 
 
-def test_remote_bots_play_the_local_agents_games(bots):
-    """evaluate's games of remote heuristic and random bots are the local agents' games,
-    action for action (each bot's agent seeded as evaluate seeds a local one)."""
+@pytest.fixture
+def sent_local_seeds(monkeypatch):
+    """Remote agents send their bots the seat's local seed instead of the operating system's, so
+    that a served agent can be held to the local one's choices."""
+    reset = RemoteAgent.reset
+
+    def sending_the_local_seed(self, seed=None):
+        reset(self, seed)
+        self.sent_seed = self.seed
+
+    monkeypatch.setattr(RemoteAgent, "reset", sending_the_local_seed)
+
+
+def test_remote_bots_play_the_local_agents_games(bots, sent_local_seeds):
+    """evaluate's games of remote heuristic and random bots sent the local agents' seeds are the
+    local agents' games, action for action (bot-serve seeds its agent with the request's seed)."""
     games = [
         TableGame(g, 40 + g, tuple((i + g) % 2 for i in range(2)), (agent_seed(4, g, 0), agent_seed(4, g, 1)))
         for g in range(2)
@@ -193,7 +208,7 @@ def test_remote_bots_play_the_local_agents_games(bots):
         assert (a["wins"], a["mean_score"], a["seat_games"]) == (b["wins"], b["mean_score"], b["seat_games"])
 
 
-def test_a_tournament_rates_a_remote_bot_as_its_local_agent(bots):
+def test_a_tournament_rates_a_remote_bot_as_its_local_agent(bots, sent_local_seeds):
     from island_fortress_env.tools.tournament import tournament
 
     remote = tournament([f"remote:{bots['heuristic']}", "random"], (2,), games=2, seed=3)
@@ -233,6 +248,9 @@ def test_play_and_the_browser_app_seat_remote_bots(bots, tmp_path):
 
 
 # --------------------------------------------------------------------------- failures
+
+
+TENTHS: list[str] = []  # the requests ``/tenth`` was sent, by game id
 
 
 class BadBot(http.server.BaseHTTPRequestHandler):
@@ -278,13 +296,26 @@ class BadBot(http.server.BaseHTTPRequestHandler):
             self._send(200, b"", length=10**8)
         elif self.path == "/hangup":
             self.close_connection = True
+        elif self.path == "/tenth":  # every answer in 0.1 s, well inside its deadline
+            TENTHS.append(request["game"])
+            time.sleep(0.1)
+            self._send(200, json.dumps({"action": legal[0]}).encode())
         else:
             self._send(200, json.dumps({"action": legal[0]}).encode())
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    """Says nothing of a connection that a client closed on a slow answer (its deadline, or its
+    game's time, ran out): a traceback on stderr would land in another test's capture."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @pytest.fixture(scope="module")
 def bad_bot() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), BadBot)
+    server = QuietServer(("127.0.0.1", 0), BadBot)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -335,6 +366,25 @@ def test_a_fallback_plays_the_seat_when_the_bot_fails(bad_bot, caplog):
     assert isinstance(agent, RemoteAgent) and agent.target.fallback == "heuristic" and agent.fallback is None
 
 
+def test_a_bot_that_spends_its_games_time_hands_the_seat_to_its_fallback(bad_bot, caplog):
+    """0.25 s of answers a game, each 0.1 s: at most three requests a game (the third cut at
+    what is left), then the fallback plays the seat, one warning a game saying why."""
+    TENTHS.clear()
+    spec = f"remote:{bad_bot}/tenth#timeout=5&game_timeout=0.25&fallback=heuristic"
+    with caplog.at_level(logging.WARNING):
+        result = evaluate(["random", spec], games=2, seed=0)
+    warned = [r.getMessage() for r in caplog.records if "plays the seat" in r.getMessage()]
+    said = "the bot used up its game's time, 0.25 s of answers (#game_timeout); heuristic plays the seat"
+    assert len(warned) == 2 and all(said in w and "\n" not in w for w in warned), warned
+    games = sorted(TENTHS.count(game) for game in set(TENTHS))
+    assert len(games) == 2 and games[0] >= 1 and games[1] <= 3  # a game's seat asks about 50 times
+    assert [a["games"] for a in result["agents"]] == [2, 2]
+    TENTHS.clear()
+    with pytest.raises(RemoteAgentError, match=r"decision [0-2]: the bot used up its game's time, 0.2 s"):
+        evaluate(["random", f"remote:{bad_bot}/tenth#game_timeout=0.2"], games=1, seed=0)
+    assert 1 <= len(TENTHS) <= 2
+
+
 def test_a_url_that_does_not_answer_is_refused_before_any_game(bad_bot, capsys):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -364,6 +414,9 @@ def test_a_url_that_does_not_answer_is_refused_before_any_game(bad_bot, capsys):
         ("remote:http://host:99999/", "is not a port"),
         ("remote:http://host/#timeout=0", "timeout must be seconds"),
         ("remote:http://host/#timeout=soon", "timeout must be seconds"),
+        ("remote:http://host/#game_timeout=0", "game_timeout must be seconds, more than 0 and at most 86400"),
+        ("remote:http://host/#game_timeout=nan", "game_timeout must be seconds"),
+        ("remote:http://host/#game_timeout=1e9", "game_timeout must be seconds"),
         ("remote:http://host/#retries=2", "unknown option 'retries'"),
         ("remote:http://host/#fallback=remote:http://other/", "not another remote one"),
     ],
@@ -374,10 +427,14 @@ def test_bad_remote_specs_are_one_sentence(spec, why):
 
 
 def test_a_remote_spec_parses_its_options():
-    spec = parse_agent_spec("remote:https://bots.example:8443/alice?v=1#timeout=2.5&fallback=heuristic")
+    spec = parse_agent_spec(
+        "remote:https://bots.example:8443/alice?v=1#timeout=2.5&game_timeout=30&fallback=heuristic"
+    )
     assert spec.remote is not None and spec.info.in_core is False
     assert spec.remote.url == "https://bots.example:8443/alice?v=1"
-    assert (spec.remote.timeout, spec.remote.fallback) == (2.5, "heuristic")
+    assert (spec.remote.timeout, spec.remote.game_timeout, spec.remote.fallback) == (2.5, 30.0, "heuristic")
+    plain = parse_agent_spec("remote:http://host/").remote
+    assert plain is not None and (plain.timeout, plain.game_timeout) == (5.0, 120.0)  # the defaults
     assert spec.label == "remote:https://bots.example:8443/alice?v=1"
 
 

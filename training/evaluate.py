@@ -45,8 +45,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from island_fortress_env import core, island_fortress_v0
 from island_fortress_env.engine.config import option_names
 from island_fortress_env.engine.rng import seed_state
@@ -71,6 +69,7 @@ from island_fortress_env.players.arguments import (
     rule_option,
 )
 from island_fortress_env.players.runner import Finished
+from island_fortress_env.players.seeds import agent_seed, run_seed
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -93,11 +92,6 @@ def wilson_interval(wins: float, games: int, z: float = Z95) -> tuple[float, flo
     lo = 0.0 if wins <= 0 else max(0.0, center - half)
     hi = 1.0 if wins >= games else min(1.0, center + half)
     return (lo, hi)
-
-
-def agent_seed(seed: int, game: int, index: int) -> int:
-    """The seed of agent ``index`` for game ``game`` of a run with seed ``seed``."""
-    return int(np.random.SeedSequence([seed, game, index]).generate_state(1)[0])
 
 
 @dataclass
@@ -368,8 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="games to play, at least 1 (default 60; use a multiple of the player count)",
     )  # fmt: skip
     parser.add_argument(
-        "--seed", type=non_negative_int, default=0, help="game g uses env.reset(seed=SEED + g) (default 0)"
-    )
+        "--seed", type=non_negative_int, default=None,
+        help="game g uses env.reset(seed=SEED + g) (default 0; drawn at random, and printed, when a "
+        "remote: bot is seated, so that it cannot know the deals)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument(
@@ -402,11 +398,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
     quiet = args.no_progress or (args.json and not (sys.stderr.isatty() and sys.stdout.isatty()))
+    seed, drawn = run_seed(args.seed, args.agents)
     try:
         result = evaluate(
             args.agents,
             args.games,
-            args.seed,
+            seed,
             progress=not quiet,
             env_options=dict(args.rule),
             save_games=args.save_games,
@@ -414,6 +411,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, ImportError, OSError) as exc:
         print(f"island-fortress evaluate: error: {one_line(exc)}", file=sys.stderr)
         return 2
+    if drawn:
+        print(
+            f"seed {seed} (drawn, as a remote bot was seated; --seed {seed} replays the deals)",
+            file=sys.stderr,
+        )
     if args.save_games is not None:
         saved = result["saved_games"]
         where = saved[0] if len(saved) == 1 else f"{saved[0]} ... {Path(saved[-1]).name}"

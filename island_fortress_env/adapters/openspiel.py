@@ -34,10 +34,14 @@ player, legal actions, history, text and future (generator and hidden cards incl
 ``random_sim_test(serialize=True)`` passes). A state is saved as its record: its first state's
 seed and its steps (actions and redeals), replayed on loading (``adapters.saved_states``).
 OpenSpiel's own ``deserialize_game_and_state`` unpickles the Python attributes of a state, so it
-runs whatever a pickle in the text says: load with it only texts you made. For a text from
-elsewhere, ``deserialize_game_and_state`` of this module reads the same format without unpickling
-anything (the bounded parser, the exact shape this game writes) and replays the record with every
-step checked: a bad text is one ``SavedStateError``. The generator of deal seeds belongs to the
+runs whatever a pickle in the text says (and gives the game string to pyspiel's parser, which
+recurses once per nesting level): load with it only texts you made. For a text from elsewhere,
+``deserialize_game_and_state`` of this module reads the same format without unpickling anything
+(the bounded parser, the exact shape this game writes; the game string parsed by
+``saved_states.parse_game_string``, flat and bounded, and the game built from its parameters) and
+replays the record with every step checked: a bad text is one ``SavedStateError``.
+``game.deserialize_state(text)`` (the ``[State]`` section alone) is this game's own: the same
+checked reader, never pyspiel's, which unpickles. The generator of deal seeds belongs to the
 game object, not to a state: a loaded game starts it again from ``rng_seed``. A state made by
 ``state_from_engine`` has no record (its position is taken as it is) and cannot be saved.
 
@@ -66,48 +70,41 @@ Returns are the environment's ``win_loss`` rewards (zero-sum; a sole winner +1, 
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pyspiel
 
+from island_fortress_env.adapters.saved_states import DEFAULT_PLAYERS as DEFAULT_PLAYERS  # read from here too
 from island_fortress_env.adapters.saved_states import (
+    GAME_PARAMETERS,
+    SHORT_NAME,
     Record,
+    SavedState,
     SavedStateError,
     Step,
+    game_config,
     parse_record,
     read_serialized,
+    read_state,
     record_text,
 )
 from island_fortress_env.core import Game
-from island_fortress_env.engine import NUM_ACTIONS, GameConfig, tables
+from island_fortress_env.engine import NUM_ACTIONS, tables
 from island_fortress_env.engine import State as EngineState
 from island_fortress_env.engine.state import IllegalActionError
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder
 from island_fortress_env.views.text import render_text
 
-SHORT_NAME = "python_island_fortress"
-DEFAULT_PLAYERS = 3
 # An upper bound on the decisions in one game (OpenSpiel's random simulation test checks it).
 # The rules bound the rounds (one Governor block leaves the stockpile per round) but not the
 # decisions of a turn, so these are measured, not derived: over four times the longest of 300
 # random games per table size, half of them with the most resource-rich variants (256, 369 and
 # 448 decisions for 2, 3 and 4 players); a test plays random games against half of them.
 MAX_GAME_LENGTH = {2: 1000, 3: 1500, 4: 2000}
-
-_PARAMETERS: dict[str, Any] = {
-    "players": DEFAULT_PLAYERS,
-    **{  # every option of GameConfig, "" for None (pyspiel parameters have no None)
-        f.name: "" if f.default is None else f.default
-        for f in dataclasses.fields(GameConfig)
-        if f.name != "num_players"
-    },
-    "rng_seed": 0,
-    "backend": "",
-}
 
 GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
@@ -123,23 +120,15 @@ GAME_TYPE = pyspiel.GameType(
     provides_information_state_tensor=False,
     provides_observation_string=True,
     provides_observation_tensor=True,
-    parameter_specification=_PARAMETERS,
+    parameter_specification=GAME_PARAMETERS,
 )
-
-
-def game_config(params: dict[str, Any]) -> GameConfig:
-    """The engine configuration named by the pyspiel parameters (raises ``ConfigError``)."""
-    options = {k: v for k, v in params.items() if k not in ("players", "rng_seed", "backend")}
-    options["first_round_incentive"] = options.get("first_round_incentive") or None
-    options["favor_deck"] = options.get("favor_deck") or None
-    return GameConfig.from_dict({"num_players": params.get("players", DEFAULT_PLAYERS), **options})
 
 
 class IslandFortressGame(pyspiel.Game):
     """The pyspiel game: a validated engine ``Game`` plus the generator of game seeds."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
-        params = {**_PARAMETERS, **(params or {})}
+        params = {**GAME_PARAMETERS, **(params or {})}
         self.engine_game = Game(game_config(params), backend=params["backend"] or None)
         n = self.engine_game.num_players
         info = pyspiel.GameInfo(
@@ -160,6 +149,13 @@ class IslandFortressGame(pyspiel.Game):
 
     def new_initial_state(self) -> IslandFortressState:
         return IslandFortressState(self)
+
+    def deserialize_state(self, text: str) -> IslandFortressState:
+        """A state of this game from its text (``state.serialize()``), read by the checked reader
+        (``saved_states.read_state``: nothing is unpickled) and its record replayed with every step
+        checked. Replaces pyspiel's ``Game.deserialize_state``, which unpickles the text's
+        ``__dict__=``. A bad text is one ``SavedStateError``."""
+        return _checked_state(self, read_state(text))
 
     def make_py_observer(
         self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: dict | None = None
@@ -353,21 +349,25 @@ class IslandFortressState(pyspiel.State):
         return render_text(self.engine)
 
 
-def deserialize_game_and_state(text: str) -> tuple[IslandFortressGame, IslandFortressState]:
+def deserialize_game_and_state(
+    text: str, favor_decks: Iterable[str] = ()
+) -> tuple[IslandFortressGame, IslandFortressState]:
     """``pyspiel.deserialize_game_and_state`` for this game without unpickling anything: the text
-    is read by ``saved_states.read_serialized``, the game loaded from its game string, the record
-    replayed through ``apply_action`` with every step checked, and the history and move number
-    compared with the text's. A bad text raises one ``SavedStateError``."""
-    saved = read_serialized(text)
-    name = saved.game_string.split("(", 1)[0]
-    if name != SHORT_NAME:
-        raise SavedStateError(f"the text saves a state of {name!r}, not of {SHORT_NAME!r}")
+    is read by ``saved_states.read_serialized`` (the game string parsed there, never by pyspiel),
+    the game built from the parsed parameters, the record replayed through ``apply_action`` with
+    every step checked, and the history and move number compared with the text's. A game string
+    may name a favor deck file only if it is one of ``favor_decks``. A bad text raises one
+    ``SavedStateError``."""
+    saved = read_serialized(text, favor_decks)
     try:
-        game = pyspiel.load_game(saved.game_string)
-    except (pyspiel.SpielError, ValueError) as error:
+        game = IslandFortressGame(saved.parameters)
+    except (pyspiel.SpielError, ValueError) as error:  # a ConfigError, a deck file's DeckError
         raise SavedStateError(f"the game string cannot be loaded: {error}") from None
-    if not isinstance(game, IslandFortressGame):  # pragma: no cover - the name was checked
-        raise SavedStateError(f"the game string makes a {type(game).__name__}")
+    return game, _checked_state(game, saved.state)
+
+
+def _checked_state(game: IslandFortressGame, saved: SavedState) -> IslandFortressState:
+    """The state ``saved`` records in ``game``, every step checked (``SavedStateError``)."""
     record = saved.record
     state = IslandFortressState(game)
     state._deal, _ = _replay(game, Record(record.config, record.seed, ()))
@@ -383,7 +383,7 @@ def deserialize_game_and_state(text: str) -> tuple[IslandFortressGame, IslandFor
     history = tuple((item.player, item.action) for item in state.full_history())
     if history != saved.history or state.move_number() != saved.move_number:
         raise SavedStateError("the record's actions are not the text's history= and move_number=")
-    return game, state
+    return state
 
 
 def state_from_engine(game: IslandFortressGame, engine: EngineState) -> IslandFortressState:

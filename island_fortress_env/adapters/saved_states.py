@@ -19,7 +19,13 @@ string) and a ``[State]`` section: ``history=`` (``player:action`` pairs), ``mov
 pickles as a call of ``island_fortress_env.adapters.openspiel._saved_deal`` on the record.
 ``read_serialized`` takes that text apart without unpickling anything: the pickle's opcodes are
 read with ``pickletools.genops`` (which reads, never runs) and only the exact shape the adapter
-writes is accepted; any other opcode, global or value is refused. A bad text is one
+writes is accepted; any other opcode, global or value is refused. The game string is parsed here
+too, before pyspiel sees any of it (``parse_game_string``: pyspiel's own parser recurses once per
+nesting level): at most ``MAX_GAME_STRING_CHARS`` characters, this game's name and its known
+parameters, flat (no nested game), each at most once and each value a bool, an integer of the
+option's range or one of the option's known strings (a ``favor_deck`` only where the caller names
+that deck file); the game is then built from the parsed parameters. ``read_state`` reads the
+``[State]`` section alone (``game.deserialize_state``'s text). A bad text is one
 ``SavedStateError`` (a ``ValueError``) saying what is wrong.
 """
 
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import io
 import json
 import pickletools
@@ -35,8 +42,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from island_fortress_env.core.game import BACKENDS
 from island_fortress_env.engine import NUM_ACTIONS, tables
-from island_fortress_env.engine.config import option_names
+from island_fortress_env.engine.config import INCENTIVES, ConfigError, GameConfig, option_names
 from island_fortress_env.engine.files import FileRefused, parse_json
 
 RECORD_KEY = "island_fortress_state"
@@ -48,6 +56,27 @@ RESTORE_MODULE = "island_fortress_env.adapters.openspiel"  # where the pickled c
 RESTORE_NAME = "_saved_deal"
 _SEED_LIMIT = 2**64
 _HISTORY = re.compile(r"(?:\d{1,3}:\d{1,3}(?:,\d{1,3}:\d{1,3})*)?")
+
+SHORT_NAME = "python_island_fortress"
+DEFAULT_PLAYERS = 3
+# The game's pyspiel parameters and their defaults: the players, every option of GameConfig ("" for
+# None: pyspiel parameters have no None), the seed of the deal seeds and the backend.
+GAME_PARAMETERS: dict[str, Any] = {
+    "players": DEFAULT_PLAYERS,
+    **{
+        f.name: "" if f.default is None else f.default
+        for f in dataclasses.fields(GameConfig)
+        if f.name != "num_players"
+    },
+    "rng_seed": 0,
+    "backend": "",
+}
+# The game string pyspiel writes is about 250 characters; a favor deck's path adds its length.
+MAX_GAME_STRING_CHARS = 8192
+MAX_PARAMETER_INT = 2**31 - 1  # pyspiel's integer parameters are C++ ints
+_KNOWN_STRINGS = {"backend": ("", *BACKENDS), "first_round_incentive": ("", *INCENTIVES)}
+_INT = re.compile(r"\d{1,10}")
+_BOOLS = {"True": True, "true": True, "False": False, "false": False}
 
 
 class SavedStateError(ValueError):
@@ -117,17 +146,103 @@ def parse_record(text: Any) -> Record:
     return Record(config, seed, tuple(steps))
 
 
-@dataclass(frozen=True)
-class Serialized:
-    """OpenSpiel's serialized game and state, taken apart (``read_serialized``)."""
+def game_config(params: dict[str, Any]) -> GameConfig:
+    """The engine configuration named by the pyspiel parameters (raises ``ConfigError``)."""
+    options = {k: v for k, v in params.items() if k not in ("players", "rng_seed", "backend")}
+    options["first_round_incentive"] = options.get("first_round_incentive") or None
+    options["favor_deck"] = options.get("favor_deck") or None
+    return GameConfig.from_dict({"num_players": params.get("players", DEFAULT_PLAYERS), **options})
 
-    game_string: str
+
+def _shown(text: str) -> str:
+    """``text`` quoted, shortened, every character that is not printable escaped (``repr``)."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def parse_game_string(text: Any, favor_decks: Iterable[str] = ()) -> dict[str, Any]:
+    """The parameters of the game string ``text`` (``name(key=value,...)``, as pyspiel writes
+    it), every one of ``GAME_PARAMETERS`` (the defaults for those it leaves out), checked without
+    recursion: at most ``MAX_GAME_STRING_CHARS`` characters, this game's name, known parameters,
+    flat, each once, each value of its option's type and range. A ``favor_deck`` other than ""
+    must be one of ``favor_decks`` (a text names no file of this machine unless the caller does).
+    Anything else is one ``SavedStateError``."""
+    if not isinstance(text, str):
+        raise SavedStateError(f"a game string is text, not {type(text).__name__}")
+    if len(text) > MAX_GAME_STRING_CHARS:
+        raise SavedStateError(f"the game string is longer than {MAX_GAME_STRING_CHARS} characters")
+    name, paren, rest = text.partition("(")
+    if name != SHORT_NAME:
+        raise SavedStateError(f"the text saves a state of {_shown(name)}, not of {SHORT_NAME!r}")
+    if paren and not rest.endswith(")"):
+        raise SavedStateError(f"the game string must be {SHORT_NAME}(parameter=value,...)")
+    inner = rest[:-1]
+    if "(" in inner or ")" in inner:
+        raise SavedStateError("the game string's parameters must be flat (parameter=value), not nested")
+    params = dict(GAME_PARAMETERS)
+    seen: set[str] = set()
+    for item in inner.split(",") if inner else ():
+        key, equals, value = item.partition("=")
+        if not equals or "=" in value:
+            raise SavedStateError(f"the game string's parameter {_shown(item)} is not parameter=value")
+        if key not in GAME_PARAMETERS:
+            raise SavedStateError(
+                f"the game string names an unknown parameter {_shown(key)}; known: {sorted(GAME_PARAMETERS)}"
+            )
+        if key in seen:
+            raise SavedStateError(f"the game string names the parameter {key!r} twice")
+        seen.add(key)
+        params[key] = _parameter(key, value, tuple(favor_decks))
+    try:
+        game_config(params)
+    except ConfigError as error:
+        raise SavedStateError(f"the game string: {error}") from None
+    return params
+
+
+def _parameter(key: str, value: str, favor_decks: tuple[str, ...]) -> Any:
+    """The value of parameter ``key`` written ``value``, checked against its default's type."""
+    default = GAME_PARAMETERS[key]
+    if isinstance(default, bool):
+        if value not in _BOOLS:
+            raise SavedStateError(f"the game string's {key} must be True or False, not {_shown(value)}")
+        return _BOOLS[value]
+    if isinstance(default, int):
+        low, high = (tables.MIN_PLAYERS, tables.MAX_PLAYERS) if key == "players" else (0, MAX_PARAMETER_INT)
+        if not _INT.fullmatch(value) or not low <= int(value) <= high:
+            raise SavedStateError(
+                f"the game string's {key} must be an integer in [{low}, {high}], not {_shown(value)}"
+            )
+        return int(value)
+    known = _KNOWN_STRINGS.get(key, ("", *favor_decks))
+    if value not in known:
+        if key == "favor_deck":
+            raise SavedStateError(
+                f"the game string names the favor deck file {_shown(value)}, which the caller "
+                "did not name among the deck files a text may use"
+            )
+        raise SavedStateError(f"the game string's {key} must be one of {list(known)}, not {_shown(value)}")
+    return value
+
+
+@dataclass(frozen=True)
+class SavedState:
+    """The ``[State]`` section, taken apart (``read_state``)."""
+
     history: tuple[tuple[int, int], ...]  # (player, action) pairs, as OpenSpiel wrote them
     move_number: int
     record: Record
 
 
-def read_serialized(text: Any) -> Serialized:
+@dataclass(frozen=True)
+class Serialized:
+    """OpenSpiel's serialized game and state, taken apart (``read_serialized``)."""
+
+    game_string: str
+    parameters: dict[str, Any]  # the game string's, parsed (``parse_game_string``)
+    state: SavedState
+
+
+def read_serialized(text: Any, favor_decks: Iterable[str] = ()) -> Serialized:
     """``pyspiel.serialize_game_and_state``'s text of a state of this game, taken apart and
     checked without unpickling (see the module doc); else ``SavedStateError``."""
     if not isinstance(text, str):
@@ -135,9 +250,24 @@ def read_serialized(text: Any) -> Serialized:
     if len(text) > MAX_SERIALIZED_CHARS:
         raise SavedStateError(f"the serialized state is longer than {MAX_SERIALIZED_CHARS} characters")
     sections = _sections(text)
-    game_lines, state_lines = sections["[Game]"], sections["[State]"]
+    game_lines = sections["[Game]"]
     if len(game_lines) != 1 or not game_lines[0]:
         raise SavedStateError("the [Game] section must be one game string")
+    parameters = parse_game_string(game_lines[0], favor_decks)
+    return Serialized(game_lines[0], parameters, _state(sections["[State]"]))
+
+
+def read_state(text: Any) -> SavedState:
+    """The text of a state alone (``state.serialize()``, the ``[State]`` section that
+    ``game.deserialize_state`` takes), taken apart and checked without unpickling."""
+    if not isinstance(text, str):
+        raise SavedStateError(f"a serialized state is text, not {type(text).__name__}")
+    if len(text) > MAX_SERIALIZED_CHARS:
+        raise SavedStateError(f"the serialized state is longer than {MAX_SERIALIZED_CHARS} characters")
+    return _state([line for line in text.split("\n") if line])
+
+
+def _state(state_lines: list[str]) -> SavedState:
     if len(state_lines) != 3:
         raise SavedStateError("the [State] section must be three lines: history=, move_number=, __dict__=")
     history_text = _field(state_lines[0], "history=")
@@ -153,7 +283,7 @@ def read_serialized(text: Any) -> Serialized:
         pickled = base64.b64decode(_field(state_lines[2], "__dict__="), validate=True)
     except (binascii.Error, ValueError):
         raise SavedStateError("__dict__= is not base64") from None
-    return Serialized(game_lines[0], history, int(move_text), parse_record(_record_in_pickle(pickled)))
+    return SavedState(history, int(move_text), parse_record(_record_in_pickle(pickled)))
 
 
 def _sections(text: str) -> dict[str, list[str]]:

@@ -1,7 +1,15 @@
 """The checkpoint zip's readers, shared by native and SB3 checkpoints: the members' names, the
 metadata's typed fields, every member read with its checksum checked, JSON parsed as JSON and
 tensors loaded with ``torch.load(weights_only=True)``, and ``CheckpointError``: what a bad file is.
-``checkpoint`` is the public face; ``sb3_checkpoint`` builds SB3 models on these readers."""
+``checkpoint`` is the public face; ``sb3_checkpoint`` builds SB3 models on these readers.
+
+Every read is bounded (``_open_zip``): the file is a regular file of at most ``MAX_FILE_BYTES``
+(opened without waiting on a pipe), its zip directory at most ``MAX_DIRECTORY_BYTES`` (read from
+the end record before ``zipfile`` parses it), at most ``MAX_MEMBERS`` members, each named once and
+declaring at most its kind's size (``member_limit``: JSON, weights, optimizer state, other) and
+``MAX_TOTAL_BYTES`` together, all checked before a byte of a member is read or its checksum
+computed; a member is then read in chunks and refused past its limit whatever the directory
+said. Running out of memory is a ``CheckpointError`` too."""
 
 from __future__ import annotations
 
@@ -9,16 +17,22 @@ import hashlib
 import io
 import json
 import math
+import os
 import pickle
+import stat
+import struct
 import warnings
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from island_fortress_env.engine.actions import ACTION_FAMILIES, NUM_ACTIONS
+from island_fortress_env.engine.files import size_text
 from island_fortress_env.env.observation import (
     GLOBAL_FEATURES,
     LAYOUT,
@@ -36,7 +50,23 @@ SB3_POLICY_MEMBER = "policy.pth"  # the policy's state dict
 SB3_OPTIMIZER_MEMBER = "policy.optimizer.pth"  # its optimizer's state dict
 SB3_VARIABLES_MEMBER = "pytorch_variables.pth"  # torch variables outside the state dicts (PPO: none)
 SB3_TENSOR_MEMBERS = (SB3_POLICY_MEMBER, SB3_OPTIMIZER_MEMBER, SB3_VARIABLES_MEMBER)
-MAX_METADATA_BYTES = 16 * 1024 * 1024
+MAX_METADATA_BYTES = 16 * 2**20  # a JSON member: island_fortress.json is 3 KB, SB3's data 60 KB
+MAX_WEIGHTS_BYTES = 64 * 2**20  # 16M float32 parameters; the largest network trained here has 1.8M
+MAX_OPTIMIZER_BYTES = 3 * MAX_WEIGHTS_BYTES  # Adam's state: two moments per parameter (shipped: 3x)
+MAX_OTHER_BYTES = 2**20  # any other member (SB3's version and system info: a few hundred bytes)
+MAX_MEMBERS = 32  # a native checkpoint has 3 members, an SB3 one 7
+MAX_TOTAL_BYTES = 2 * MAX_OPTIMIZER_BYTES  # every member together, as declared
+MAX_FILE_BYTES = MAX_TOTAL_BYTES + 2**20  # stored members plus the zip's own records
+MAX_DIRECTORY_BYTES = 2**20  # the zip's central directory: 32 entries need a few KB
+_MEMBER_LIMITS = {
+    META_MEMBER: MAX_METADATA_BYTES,
+    SB3_DATA_MEMBER: MAX_METADATA_BYTES,
+    WEIGHTS_MEMBER: MAX_WEIGHTS_BYTES,
+    SB3_POLICY_MEMBER: MAX_WEIGHTS_BYTES,
+    SB3_VARIABLES_MEMBER: MAX_WEIGHTS_BYTES,
+    TRAINING_STATE_MEMBER: MAX_OPTIMIZER_BYTES,
+    SB3_OPTIMIZER_MEMBER: MAX_OPTIMIZER_BYTES,
+}
 # What torch.load, and building or filling a network with settings that do not fit, raise.
 TORCH_ERRORS = (
     RuntimeError,
@@ -72,8 +102,8 @@ def write_metadata(path: str | Path, metadata: dict[str, Any]) -> None:
     """Add (or replace) our metadata member in an SB3 checkpoint zip."""
     path = Path(path)
     meta = {"space_signature": space_signature(), **metadata}
-    with zipfile.ZipFile(path, "r") as zin:
-        members = {n: zin.read(n) for n in zin.namelist() if n != META_MEMBER}
+    with _open_zip(path) as zin:
+        members = {n: _read_member(path, zin, n) for n in zin.namelist() if n != META_MEMBER}
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zout:
         for name, data in members.items():
             zout.writestr(name, data)
@@ -204,20 +234,18 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     """The metadata of checkpoint ``path``, after checking the zip (every member's checksum) and
     the type of every field the code reads; anything wrong is one ``CheckpointError``."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise _fail(path, "no such file")
     try:
-        with zipfile.ZipFile(path) as z:
-            for info in z.infolist():  # every member's checksum: a damaged file is refused up front
-                _check_member(path, z, info)
+        with _open_zip(path) as z:
             if META_MEMBER not in z.namelist():
                 raise _fail(
                     path,
                     f"no {META_MEMBER} inside; it was not written by island-fortress train, "
                     "so its observation/action spaces cannot be checked",
                 )
-            if z.getinfo(META_MEMBER).file_size > MAX_METADATA_BYTES:
-                raise _fail(path, f"{META_MEMBER} is too large to be metadata")
+            for info in z.infolist():  # every member's checksum: a damaged file is refused up front
+                _check_member(path, z, info)
             raw = _read_member(path, z, META_MEMBER)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, ValueError) as exc:
         if isinstance(exc, CheckpointError):
@@ -244,22 +272,106 @@ def _json(path: str | Path, member: str, raw: bytes) -> Any:
         raise _fail(path, f"{member} is not usable JSON ({_short(exc)})") from None
 
 
+def member_limit(name: str) -> int:
+    """The most bytes a checkpoint's member ``name`` may hold (see the module doc)."""
+    return _MEMBER_LIMITS.get(name, MAX_OTHER_BYTES)
+
+
+_OPEN_FLAGS = (  # a pipe swapped in for the file is opened without waiting, then refused
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+_END = struct.Struct("<4s4H2LH")  # the zip's end of central directory record
+_END_SIGNATURE = b"PK\x05\x06"
+
+
+@contextmanager
+def _open_zip(path: str | Path) -> Iterator[zipfile.ZipFile]:
+    """The zip ``path``, its file and directory checked against the limits before any member
+    is read (see the module doc); a file that is not a zip is ``zipfile.BadZipFile``."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        raise _fail(path, f"cannot be read ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _fail(path, "is not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise _fail(path, f"is larger than {size_text(MAX_FILE_BYTES)}, more than any checkpoint")
+        _check_end_record(path, f, st.st_size)
+        with zipfile.ZipFile(f) as z:
+            _check_directory(path, z.infolist())
+            yield z
+
+
+def _check_end_record(path: str | Path, f: IO[bytes], size: int) -> None:
+    """Refuse a zip whose central directory is larger than ``MAX_DIRECTORY_BYTES`` (or ZIP64's,
+    which no checkpoint needs) before ``zipfile`` reads it; a file without an end record is left
+    to ``zipfile`` to call what it is."""
+    f.seek(max(0, size - _END.size - 0xFFFF))  # the record, after at most a 64 KB comment
+    tail = f.read()
+    at = tail.rfind(_END_SIGNATURE)
+    if at < 0 or len(tail) - at < _END.size:
+        return
+    _sig, _disk, _start, _here, count, directory, offset, _comment = _END.unpack_from(tail, at)
+    if count == 0xFFFF or directory == 0xFFFFFFFF or offset == 0xFFFFFFFF:
+        raise _fail(path, "is a ZIP64 archive, which no checkpoint needs")
+    if count > MAX_MEMBERS:
+        raise _fail(path, f"holds {count} members; a checkpoint has at most {MAX_MEMBERS}")
+    if directory > MAX_DIRECTORY_BYTES:
+        raise _fail(path, f"its zip directory is {directory} bytes; at most {size_text(MAX_DIRECTORY_BYTES)}")
+
+
+def _check_directory(path: str | Path, infos: list[zipfile.ZipInfo]) -> None:
+    """The members' count, names and declared sizes against the limits (nothing is read)."""
+    if len(infos) > MAX_MEMBERS:
+        raise _fail(path, f"holds {len(infos)} members; a checkpoint has at most {MAX_MEMBERS}")
+    names = [info.filename for info in infos]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise _fail(path, f"names member(s) {_shown(twice)} more than once")
+    for info in infos:
+        limit = member_limit(info.filename)
+        if info.file_size > limit:
+            raise _fail(
+                path,
+                f"member {_shown(info.filename)} declares {info.file_size} bytes; at most "
+                f"{size_text(limit)} are accepted for it",
+            )
+    total = sum(info.file_size for info in infos)
+    if total > MAX_TOTAL_BYTES:
+        raise _fail(path, f"its members declare {total} bytes; at most {size_text(MAX_TOTAL_BYTES)} in all")
+
+
 def _check_member(path: str | Path, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
     """Read a member through to its end, which checks its CRC, without holding it in memory."""
-    try:
-        with z.open(info) as f:
-            while f.read(1 << 20):
-                pass
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
-        raise _fail(path, f"member {info.filename} is corrupted ({_short(exc)})") from None
+    _read_member(path, z, info.filename, keep=False)
 
 
-def _read_member(path: str | Path, z: zipfile.ZipFile, member: str) -> bytes:
-    """One member's bytes; a damaged member (bad CRC, broken compression) is a CheckpointError."""
+def _read_member(path: str | Path, z: zipfile.ZipFile, member: str, keep: bool = True) -> bytes:
+    """One member's bytes (none unless ``keep``), read in chunks and refused past its limit
+    whatever its declared size; a damaged member (bad CRC, broken compression) or one that does
+    not fit in memory is a CheckpointError."""
+    limit = member_limit(member)
+    chunks: list[bytes] = []
+    total = 0
     try:
-        return z.read(member)
+        with z.open(member) as f:
+            while chunk := f.read(min(1 << 20, limit + 1 - total)):
+                total += len(chunk)
+                if total > limit:
+                    raise _fail(path, f"member {_shown(member)} holds more than {size_text(limit)}")
+                if keep:
+                    chunks.append(chunk)
+        return b"".join(chunks)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
         raise _fail(path, f"member {member} is corrupted ({_short(exc)})") from None
+    except MemoryError:
+        raise _fail(path, f"member {member} does not fit in memory") from None
 
 
 def _short(exc: BaseException) -> str:
@@ -294,10 +406,10 @@ def check_spaces(path: str | Path, metadata: dict[str, Any]) -> None:
 def _members(path: str | Path, names: tuple[str, ...]) -> dict[str, bytes]:
     """The named members that the zip holds, by name."""
     try:
-        with zipfile.ZipFile(path) as z:
+        with _open_zip(path) as z:
             present = set(z.namelist())
             return {name: _read_member(path, z, name) for name in names if name in present}
-    except (zipfile.BadZipFile, OSError):
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError):
         raise _fail(path, "not a zip file, or a truncated or damaged one") from None
 
 
@@ -312,6 +424,8 @@ def _torch_load(path: str | Path, member: str, raw: bytes) -> Any:
             return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except TORCH_ERRORS as exc:
         raise _fail(path, f"member {member} is not a PyTorch tensor file ({_short(exc)})") from None
+    except MemoryError:
+        raise _fail(path, f"member {member} does not fit in memory") from None
 
 
 def _state_dict(path: str | Path, member: str, raw: bytes) -> dict[str, Any]:

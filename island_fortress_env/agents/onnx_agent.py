@@ -15,10 +15,19 @@ ONNX files are untrusted input. ``read_onnx_model`` reads a regular file of at m
 ``MAX_ONNX_BYTES``, parses it as protobuf (``onnx``: no code runs) and refuses what would make
 onnxruntime read other files or run anything but standard operators: tensors stored outside the
 file (external data), operators of any domain but the standard one (custom operator libraries
-are never registered either), local functions, and control flow (subgraphs). onnxruntime then
-loads the checked bytes (never the path: it reads nothing beside them) on its CPU provider, and a
-probe run checks the outputs' shapes. What is not bounded: the memory and time a graph of
-standard operators asks for at run time.
+are never registered either), local functions, and control flow (subgraphs), in the model's
+graph and in its training graphs (``training_info``, which onnxruntime does not run) alike.
+onnxruntime then loads the checked bytes (never the path: it reads nothing beside them) on its CPU
+provider, and a probe run checks the outputs' shapes and that they are finite. Every run in play
+checks them again: a NaN or an infinite log-probability of a legal action, or value, is an
+``OnnxModelError`` naming the file. What is not bounded: the memory and time a graph of standard
+operators asks for at run time.
+
+The agents of one model share one onnxruntime session (``shared_model``: keyed by the SHA-256 of
+the file's bytes, the last ``SHARED_MODELS`` contents kept), as the agents of a checkpoint share
+its network: a server that makes an agent for every new game checks and loads each model once.
+A session's ``run`` may be called from several threads at once (onnxruntime's guarantee); every
+agent draws from its own generator.
 
 ``OnnxAgent`` has ``CheckpointAgent``'s face: ``act``, ``reset``, ``deterministic`` and
 ``probabilities(observations, masks)`` for one or a batch of positions (the batched runner's one
@@ -28,7 +37,12 @@ search player. ``onnx`` and ``onnxruntime`` are imported when a model is read, n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import os
+import stat
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +69,10 @@ _FLOAT, _UINT8, _BOOL = 1, 2, 9  # onnx.TensorProto's element types
 _EXTERNAL = 1  # onnx.TensorProto.EXTERNAL
 _GRAPH_ATTRIBUTES = (5, 10)  # onnx.AttributeProto.GRAPH, GRAPHS: control flow's subgraphs
 _STANDARD_DOMAINS = ("", "ai.onnx")
+SHARED_MODELS = 8  # the model contents whose checked bytes and session are kept for the next agent
+_shared: OrderedDict[bytes, tuple[OnnxModel, Any]] = OrderedDict()
+_seen: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()  # a file as it stood, and its bytes' SHA-256
+_shared_lock = threading.Lock()
 
 
 class OnnxModelError(CheckpointError):
@@ -120,15 +138,72 @@ def check_onnx_bytes(data: bytes, path: str | Path = "<bytes>") -> OnnxModel:
 
 def check_onnx_model(path: str | Path) -> OnnxModel:
     """``read_onnx_model``, then loaded by onnxruntime and run once (``load_session``): what an
-    ``onnx:FILE`` agent spec is checked by before any game starts."""
-    model = read_onnx_model(path)
-    load_session(model)
-    return model
+    ``onnx:FILE`` agent spec is checked by before any game starts. The session is kept for the
+    agents of the file (``shared_model``)."""
+    return shared_model(path)[0]
 
 
-def _tensors(model: Any) -> list[Any]:
-    """Every tensor the model stores: initializers (sparse ones' parts too) and constants."""
-    graph = model.graph
+def shared_model(source: str | Path | OnnxModel) -> tuple[OnnxModel, Any]:
+    """The checked model of ``source`` (a file, or a model already checked) and its onnxruntime
+    session, one per content: bytes loaded before (by their SHA-256) are neither checked nor
+    loaded again, only named by the path given. A file read before that still stands as it did
+    (the same inode, size and change times) is not read again."""
+    path = source.path if isinstance(source, OnnxModel) else str(source)
+    standing = None if isinstance(source, OnnxModel) else _standing(source)
+    with _shared_lock:
+        key = _seen.get(standing) if standing is not None else None
+        found = _shared.get(key) if key is not None else None
+    if key is None or found is None:
+        if isinstance(source, OnnxModel):
+            data = source.data
+        else:
+            try:
+                data = read_file(source, MAX_ONNX_BYTES)
+            except FileRefused as exc:
+                raise _fail(source, str(exc)) from None
+        key = hashlib.sha256(data).digest()
+        with _shared_lock:
+            found = _shared.get(key)
+        if found is None:
+            model = source if isinstance(source, OnnxModel) else check_onnx_bytes(data, path)
+            found = (model, load_session(model))
+    with _shared_lock:
+        found = _shared.setdefault(key, found)  # one session even where two loads raced
+        _shared.move_to_end(key)
+        while len(_shared) > SHARED_MODELS:
+            _shared.popitem(last=False)
+        if standing is not None and _standing(path) == standing:  # not rewritten while read
+            _seen[standing] = key
+            _seen.move_to_end(standing)
+            while len(_seen) > 8 * SHARED_MODELS:
+                _seen.popitem(last=False)
+    model, session = found
+    return (model if model.path == path else replace(model, path=path)), session
+
+
+def _standing(path: str | Path) -> tuple[Any, ...] | None:
+    """A regular file as it stands (its real path, device, inode, size and time of last change),
+    to know a file read before without reading it again; None for anything else."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _graphs(model: Any) -> list[Any]:
+    """The model's graph and its training graphs (``training_info``'s initialization and
+    algorithm): every graph a reader of the file might load tensors of."""
+    out = [model.graph]
+    for info in model.training_info:
+        out += [info.initialization, info.algorithm]
+    return out
+
+
+def _tensors(graph: Any) -> list[Any]:
+    """Every tensor a graph stores: initializers (sparse ones' parts too) and constants."""
     out = list(graph.initializer)
     for sparse in graph.sparse_initializer:
         out += [sparse.values, sparse.indices]
@@ -141,18 +216,21 @@ def _tensors(model: Any) -> list[Any]:
 
 
 def _check_contents(path: str | Path, model: Any) -> None:
-    """Standard operators in one flat graph, every tensor inside the file."""
+    """Standard operators in flat graphs (the model's and its training ones), every tensor inside
+    the file."""
     if model.functions:
         raise _fail(path, "defines local functions; only standard ONNX operators are played")
-    for node in model.graph.node:
-        if node.domain not in _STANDARD_DOMAINS:
-            raise _fail(
-                path, f"uses operator {node.domain}.{node.op_type}; only standard ONNX operators are played"
-            )
-        if any(a.type in _GRAPH_ATTRIBUTES or a.HasField("g") or a.graphs for a in node.attribute):
-            raise _fail(path, f"uses control flow ({node.op_type} with a subgraph); a policy needs none")
-    if any(t.data_location == _EXTERNAL or t.external_data for t in _tensors(model)):
-        raise _fail(path, "keeps tensors in other files (external data); a model must be one file")
+    for graph in _graphs(model):
+        for node in graph.node:
+            if node.domain not in _STANDARD_DOMAINS:
+                raise _fail(
+                    path,
+                    f"uses operator {node.domain}.{node.op_type}; only standard ONNX operators are played",
+                )
+            if any(a.type in _GRAPH_ATTRIBUTES or a.HasField("g") or a.graphs for a in node.attribute):
+                raise _fail(path, f"uses control flow ({node.op_type} with a subgraph); a policy needs none")
+        if any(t.data_location == _EXTERNAL or t.external_data for t in _tensors(graph)):
+            raise _fail(path, "keeps tensors in other files (external data); a model must be one file")
 
 
 def _metadata(path: str | Path, model: Any) -> dict[str, str]:
@@ -226,7 +304,7 @@ def _check_interface(path: str | Path, model: Any) -> type:
 
 def load_session(model: OnnxModel) -> Any:
     """An onnxruntime session of the checked bytes (CPU, one thread, errors only in its log), run
-    once on two blank positions to check its outputs."""
+    once on two blank positions to check its outputs (``shared_model`` keeps one per content)."""
     _, ort = _libraries(model.path)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # one game per process, as CheckpointAgent's torch threads
@@ -243,7 +321,8 @@ def load_session(model: OnnxModel) -> Any:
 
 
 def _run(session: Any, model: OnnxModel, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(log_probs, values) of a batch, with their shapes checked."""
+    """(log_probs, values) of a batch, with their shapes checked, and the values and the legal
+    actions' log-probabilities finite (``mask``: the legal actions, as bools)."""
     try:
         log_probs, values = session.run(
             list(OUTPUTS), {"observation": obs, "action_mask": mask.astype(model.mask_dtype, copy=False)}
@@ -257,7 +336,17 @@ def _run(session: Any, model: OnnxModel, obs: np.ndarray, mask: np.ndarray) -> t
             f"gave log_probs {np.shape(log_probs)} and value {np.shape(values)} for {n} positions, "
             f"not ({n}, {NUM_ACTIONS}) and ({n},)",
         )
-    return np.asarray(log_probs), np.asarray(values)
+    log_probs, values = np.asarray(log_probs), np.asarray(values)
+    legal = np.asarray(mask, dtype=bool)
+    for name, given in (("log_probs", log_probs[legal]), ("value", values)):
+        if not np.isfinite(given).all():
+            what = "NaN" if np.isnan(given).any() else "an infinite"
+            raise _fail(
+                model.path,
+                f"gave {what} {name} of a position (a policy's values, and log-probabilities of "
+                "the legal actions, are finite)",
+            )
+    return log_probs, values
 
 
 class OnnxAgent:
@@ -274,9 +363,8 @@ class OnnxAgent:
         name: str | None = None,
         threshold: float = 0.0,
     ) -> None:
-        self.model = path if isinstance(path, OnnxModel) else read_onnx_model(path)
+        self.model, self.session = shared_model(path)
         self.path = self.model.path
-        self.session = load_session(self.model)
         self.deterministic = deterministic
         self.threshold = threshold
         self.name = name or f"onnx:{Path(self.path).stem}"

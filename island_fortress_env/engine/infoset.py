@@ -64,8 +64,9 @@ NUMBERS: dict[str, Callable[[int, int], tuple[int, int]]] = {
     "keep_left": lambda n, cards: (0, cards),
     "op": lambda n, cards: (-1, A.NUM_OPS - 1),
     "build_left": lambda n, cards: (0, SMALL),
-    "build_need": lambda n, cards: (0, COUNT),
-    "worker_need": lambda n, cards: (0, COUNT),
+    # the Workers of one build or replacement, at most MAX_WORKERS (the Laborers choices span them)
+    "build_need": lambda n, cards: (0, A.MAX_WORKERS),
+    "worker_need": lambda n, cards: (0, A.MAX_WORKERS),
     "favor_card": lambda n, cards: (-1, cards - 1),
     "order_pos": lambda n, cards: (0, n),
     "wall_completer": lambda n, cards: (-1, n - 1),

@@ -26,8 +26,9 @@ mover's ``PASS`` or illegal action, or an action that is not an integer raises
 ``IllegalActionError`` (a ``ValueError``) naming the seat and the problem (the mover's illegal
 action with the AEC env's message: the action, the decision and the legal choices), and the game
 is left as it was; so does a dict without the mover's action or with an agent that is not
-playing (``ValueError``). With ``illegal_action="terminate"`` (as ``env()``'s), an illegal action
-ends the game instead: each offending seat gets -1, the others 0.
+playing, or actions that are not a dict (``ValueError``). With ``illegal_action="terminate"``
+(as ``env()``'s), an illegal action ends the game instead: each offending seat gets -1, the others
+0.
 
 Every other option (``num_players``, the variants, ``reward``, ``render_mode``, ``render_seat``,
 ``backend``) and the seeding rule are the AEC env's, checked by it (``ConfigError``). The game's
@@ -37,6 +38,7 @@ centralised critics only).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -153,6 +155,11 @@ class raw_parallel_env(ParallelEnv, EzPickle):
             raise ValueError("the game is over (or not started): call reset() first")
         state = self._aec.game_state
         mover = self.possible_agents[state.current_player()]
+        if not isinstance(actions, Mapping):
+            raise ValueError(
+                f"the actions must be a dict of agent names to actions, not {type(actions).__name__}; "
+                f"{mover} is to move ('{state.decision_name()}')"
+            )
         unknown = [a for a in actions if a not in self.agents]
         if unknown:
             raise ValueError(f"actions for agents that are not playing: {unknown}; playing: {self.agents}")

@@ -6,7 +6,9 @@ a ``POST URL`` of ``decision_request``'s JSON, answered ``{"action": ID}``. The 
 only what the seat may see: the browser's view of the seat (``views.seatview``), the legal
 actions with their words, the seat's information set field by field (``engine.infoset``, from
 which a server running this engine rebuilds a position), the table's rules, and the game id,
-seat, the seat's decision number and the agent's own seed for the game, never the deal's.
+seat, the seat's decision number and a seed for the game drawn from the operating system
+(``players.seeds.bot_seed``: a function of nothing the run knows, so it tells the bot nothing of
+the deal; the seat's own seed, the run's, stays here and seeds the fallback).
 
 ``RemoteAgent`` plays through its own small HTTP/1.1 client (``HttpClient``) because a bot must
 never hang a game: each request has one deadline, ``timeout`` seconds from connecting to the last
@@ -17,7 +19,10 @@ that the server has closed meanwhile is opened again once, as HTTP clients do (t
 answers a repeated decision number with the answer it gave). Any other failure (no answer in
 time, a refused connection, an HTTP error, an answer that is not ``{"action": ID}`` with a legal
 ID) is one ``RemoteAgentError`` naming the URL and the seat; with a ``fallback`` agent, that
-agent plays the seat for the rest of the game instead (a warning says so).
+agent plays the seat for the rest of the game instead (a warning says so). So is a bot that has
+spent its game's time: its requests of one game may take ``game_timeout`` seconds together (each
+one's deadline is the less of ``timeout`` and what is left), so a bot answering just inside its
+deadline cannot stretch a game to hours.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import numpy as np
 from island_fortress_env.agents.base import Agent
 from island_fortress_env.engine import infoset
 from island_fortress_env.engine.files import FileRefused, decode, parse_json, printable
+from island_fortress_env.players.seeds import bot_seed
 from island_fortress_env.players.specs import AgentSpecError, RemoteTarget
 from island_fortress_env.views.narrate import action_words
 
@@ -332,7 +338,8 @@ def check_remote(target: RemoteTarget) -> dict[str, Any]:
 class RemoteAgent:
     """A bot served over HTTP (module doc). ``make_fallback(seed)`` makes the agent that plays a
     seat for the rest of a game once the bot fails (None: the failure raises
-    ``RemoteAgentError``). One game at a time: ``reset`` starts the next (a new game id)."""
+    ``RemoteAgentError``). One game at a time: ``reset`` starts the next (a new game id, a new
+    ``sent_seed`` from the operating system, the game's time ``spent`` back to 0)."""
 
     def __init__(
         self,
@@ -349,8 +356,11 @@ class RemoteAgent:
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """A new game, the agent seeded ``seed`` for it (as ``make_agent`` seeds a local one)."""
+        """A new game, the agent seeded ``seed`` for it (as ``make_agent`` seeds a local one): the
+        fallback's seed. The bot is sent ``sent_seed``, drawn from the operating system."""
         self.seed = None if seed is None else int(seed)
+        self.sent_seed = bot_seed()
+        self.spent = 0.0  # seconds the bot's requests of this game took
         self.game = secrets.token_hex(8)
         self.decisions: dict[int, int] = {}  # requests sent so far, per seat
         self.fallback: Agent | None = None
@@ -383,11 +393,20 @@ class RemoteAgent:
                 f"remote agent {self.target.url}, seat {seat}, decision {decision}: the bot {what}"
             )
 
-        body = decision_request(state, seat, self.game, decision, self.seed)
+        budget = self.target.game_timeout
+        used_up = f"used up its game's time, {budget:g} s of answers (#game_timeout)"
+        if self.spent >= budget:
+            raise fail(used_up)
+        body = decision_request(state, seat, self.game, decision, self.sent_seed)
+        timeout = min(self.target.timeout, budget - self.spent)  # the game's time left bounds it
+        started = time.monotonic()
         try:
-            status, value = http_json(self.client, "POST", body, self.target.timeout)
+            status, value = http_json(self.client, "POST", body, timeout)
         except HttpFailure as exc:
-            raise fail(str(exc)) from None
+            cut = timeout < self.target.timeout and time.monotonic() - started >= timeout
+            raise fail(used_up if cut else str(exc)) from None
+        finally:
+            self.spent += time.monotonic() - started
         if status != 200:
             raise fail(error_text(status, value))
         action = value.get("action") if isinstance(value, dict) else None

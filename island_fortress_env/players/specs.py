@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import math
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +65,9 @@ KINDS: dict[AgentKind, KindInfo] = {
     AgentKind.SEARCH: KindInfo("search[:CHECKPOINT][:N]", in_core=False, league=False),
     AgentKind.MCTS: KindInfo("mcts[:N]", in_core=False, league=False),
     # a remote bot is sent its seat's view, read off the game's state (the Python engine's)
-    AgentKind.REMOTE: KindInfo("remote:URL[#timeout=S&fallback=AGENT]", in_core=False, league=False),
+    AgentKind.REMOTE: KindInfo(
+        "remote:URL[#timeout=S&game_timeout=S&fallback=AGENT]", in_core=False, league=False
+    ),
     AgentKind.MIXTURE: KindInfo("mixture:FILE", in_core=True, league=True),
     # a league holds snapshots as weights: an ONNX opponent plays as an agent, as a search player does
     AgentKind.ONNX: KindInfo(
@@ -228,24 +230,29 @@ def _threshold(text: str, argument: str) -> tuple[float, Path]:
 
 DEFAULT_REMOTE_TIMEOUT = 5.0  # seconds a remote agent has for each answer
 MAX_REMOTE_TIMEOUT = 600.0
+DEFAULT_GAME_TIMEOUT = 120.0  # seconds of answering a remote agent has in one game, all answers together
+MAX_GAME_TIMEOUT = 86_400.0
 MAX_URL_CHARS = 2000
 
 
 @dataclass(frozen=True)
 class RemoteTarget:
     """Where a remote agent is served (``url``, http or https, sent nothing of the options) and
-    how the client treats it: ``timeout`` seconds for each answer (connecting included), and the
-    agent spec that plays the seat for the rest of a game if the bot fails (``fallback``; None:
-    a failure ends the game with ``RemoteAgentError``)."""
+    how the client treats it: ``timeout`` seconds for each answer (connecting included),
+    ``game_timeout`` seconds for all of a game's answers together (the time the bot's requests
+    took, from connecting to the last byte), and the agent spec that plays the seat for the rest
+    of a game if the bot fails or spends its game's time (``fallback``; None: a failure ends the
+    game with ``RemoteAgentError``)."""
 
     url: str
     timeout: float = DEFAULT_REMOTE_TIMEOUT
     fallback: str | None = None
+    game_timeout: float = DEFAULT_GAME_TIMEOUT
 
 
 def _remote_target(text: str, argument: str) -> RemoteTarget:
-    """``remote:URL[#timeout=S&fallback=AGENT]``: the fragment holds the client's options (a URL's
-    fragment is never sent to its server)."""
+    """``remote:URL[#timeout=S&game_timeout=S&fallback=AGENT]``: the fragment holds the client's
+    options (a URL's fragment is never sent to its server)."""
 
     def fail(why: str) -> AgentSpecError:
         return AgentSpecError(f"agent {text!r}: {why}")
@@ -262,26 +269,36 @@ def _remote_target(text: str, argument: str) -> RemoteTarget:
         split.port  # noqa: B018 - urllib checks the port when it is read
     except ValueError:
         raise fail(f"the port of {url!r} is not a port (1-65535)") from None
-    timeout, fallback = DEFAULT_REMOTE_TIMEOUT, None
+    timeout, game_timeout, fallback = DEFAULT_REMOTE_TIMEOUT, DEFAULT_GAME_TIMEOUT, None
     try:
         pairs = urllib.parse.parse_qsl(options, keep_blank_values=True, strict_parsing=bool(options))
     except ValueError:
-        raise fail(f"expected options as #timeout=S&fallback=AGENT, not #{options}") from None
+        raise fail(f"expected options as #timeout=S&game_timeout=S&fallback=AGENT, not #{options}") from None
     for key, value in pairs:
         if key == "timeout":
-            try:
-                timeout = float(value)
-            except ValueError:
-                timeout = math.nan
-            if not 0 < timeout <= MAX_REMOTE_TIMEOUT:
-                raise fail(f"timeout must be seconds, more than 0 and at most {MAX_REMOTE_TIMEOUT:g}")
+            timeout = _seconds(value, MAX_REMOTE_TIMEOUT, fail, key)
+        elif key == "game_timeout":
+            game_timeout = _seconds(value, MAX_GAME_TIMEOUT, fail, key)
         elif key == "fallback":
             if not value or value.partition(":")[0] == AgentKind.REMOTE.value:
                 raise fail("fallback must name an agent of this process, not another remote one")
             fallback = value
         else:
-            raise fail(f"unknown option {key!r}: a remote agent takes timeout=S and fallback=AGENT")
-    return RemoteTarget(url, timeout, fallback)
+            raise fail(
+                f"unknown option {key!r}: a remote agent takes timeout=S, game_timeout=S and fallback=AGENT"
+            )
+    return RemoteTarget(url, timeout, fallback, game_timeout)
+
+
+def _seconds(value: str, most: float, fail: Callable[[str], AgentSpecError], key: str) -> float:
+    """A remote agent's option of seconds: a number more than 0 and at most ``most``."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= most:
+        raise fail(f"{key} must be seconds, more than 0 and at most {most:g}")
+    return seconds
 
 
 def parse_agent_spec(text: str | AgentSpec) -> AgentSpec:

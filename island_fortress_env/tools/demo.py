@@ -13,7 +13,7 @@ from island_fortress_env.engine.events import EventKind
 from island_fortress_env.env.aec import env as make_env
 from island_fortress_env.env.records import printable, printable_lines
 from island_fortress_env.players import make_agent
-from island_fortress_env.training.evaluate import agent_seed
+from island_fortress_env.players.seeds import agent_seed
 from island_fortress_env.views.narrate import Narrator, action_words, final_score_lines, seat_name
 from island_fortress_env.views.text import render_text
 
@@ -48,7 +48,7 @@ def run_demo(
     env = make_env(num_players=players, render_mode="ansi")
     env.reset(seed=seed)
     raw = env.unwrapped
-    seats = {  # each agent's seed a hash of the game's, never the deal's own (a remote agent is sent it)
+    seats = {  # each agent's seed from the seed's own stream of agents' seeds; a remote bot gets the OS's
         a: make_agent(spec, agent_seed(seed, 0, i))
         for i, (a, spec) in enumerate(zip(env.possible_agents, specs, strict=True))
     }

@@ -29,7 +29,6 @@ that, printed), so a finished game is never lost.
 from __future__ import annotations
 
 import datetime as dt
-import secrets
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -52,8 +51,8 @@ from island_fortress_env.env.records import (
     save_unique,
 )
 from island_fortress_env.players import make_agent
+from island_fortress_env.players.seeds import agent_seed, deal_seed
 from island_fortress_env.tools.entries import read_number, shown
-from island_fortress_env.training.evaluate import agent_seed
 from island_fortress_env.views.narrate import (
     Line,
     Narrator,
@@ -254,7 +253,7 @@ def play_game(
     n = len(agents) + 1
     if not 0 <= seat < n:
         raise ValueError(f"--seat must be 0..{n - 1} for {n} players, not {seat}")
-    seed = secrets.randbelow(2**31) if seed is None else seed
+    seed = deal_seed() if seed is None else seed  # 64 bits from the OS: nobody else can deal it
     if save_path is None:  # a dated name here; save_unique finds a free one at the end
         check_output_file(default_record_path(seed), "game record", overwrite=True)
     else:
@@ -265,7 +264,7 @@ def play_game(
     raw = env.unwrapped
     specs = list(agents)
     specs.insert(seat, HUMAN)
-    # each agent's seed is a hash of the game's, never the deal's own (a remote agent is sent it)
+    # each agent's seed from the seed's own stream of agents' seeds; a remote bot gets the OS's
     players = {p: make_agent(spec, agent_seed(seed, 0, p)) for p, spec in enumerate(specs) if p != seat}
     names = tuple(specs)
     # Printed without markup, control characters escaped: a name is shown as it is.

@@ -45,6 +45,7 @@ from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_COUNTS
 from island_fortress_env.players import AGENTS_HELP, check_agent_spec
 from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
+from island_fortress_env.players.seeds import run_seed
 from island_fortress_env.training.evaluate import TableGame, agent_seed, entry_names, wilson_interval
 from island_fortress_env.training.evaluate import play_table as evaluate_table
 
@@ -403,7 +404,10 @@ def build_parser() -> CommandLineParser:
         "--games", type=positive_int, default=10,
         help="games per table (default 10; a multiple of the table size seats everyone equally)",
     )  # fmt: skip
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="the first game's seed (default 0)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=None,
+        help="the first game's seed (default 0; drawn at random, and printed, when a remote: bot plays)",
+    )  # fmt: skip
     parser.add_argument(
         "--workers", type=positive_int, default=1,
         help="processes playing the tables at once (default 1; the same ladder for any number)",
@@ -447,14 +451,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_agent_spec(spec)  # an AgentSpecError is a user error: one line, exit 2
     libraries = ["openskill", "scipy"] + (["matplotlib"] if args.plot is not None else [])
     parser.require("train", *libraries)
+    seed, drawn = run_seed(args.seed, args.agents)
     result = tournament(
-        args.agents, sizes, args.games, args.seed, progress=not args.no_progress, workers=args.workers
+        args.agents, sizes, args.games, seed, progress=not args.no_progress, workers=args.workers
     )
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=1) + "\n", "utf-8")
     if args.plot is not None:
         plot_ladder(result, args.plot)
     print(json.dumps(result) if args.json else format_ladder(result))
+    if drawn:
+        print(
+            f"seed {seed} (drawn, as a remote bot played; --seed {seed} replays the deals)", file=sys.stderr
+        )
     if args.out is not None and "meta_nash" in result and not args.json:
         print(
             f"The Nash mixture plays as the agent mixture:{args.out}; a best response to it: "

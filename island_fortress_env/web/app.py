@@ -15,10 +15,13 @@ nothing; a request body is parsed with bounds on its size, nesting and numbers, 
   lose something or end the game, notes on the decision, and the end screen once it is over).
   ``POST /api/games/ID/act`` {token, action, [seat]}: the person's choice.
   ``POST /api/games/ID/undo`` {token}: take back the person's last decision while no other seat
-  has moved since (the game is replayed without it); the answer is the whole game again.
+  has moved since (the game is replayed without it); the answer is the whole game again. A
+  decision that drew favor cards from the deck or revealed the sealed bids stands (409; the
+  game's answers then carry ``undo_refused``, the sentence why).
   ``POST /api/games/ID/advance`` {token, [moves]}: let the agents (and the person's forced moves)
-  play, one move by default. ``POST /api/games/ID/analysis`` {token, steps, playout, rollouts}
-  and ``GET /api/games/ID/policy?token=T&checkpoint=C``.
+  play, one move by default. These two refuse a key they do not read (400 naming it).
+  ``POST /api/games/ID/analysis`` {token, steps, playout, rollouts} and
+  ``GET /api/games/ID/policy?token=T&checkpoint=C``.
 * ``GET /api/games/ID/public``: no token: the kind of game, whether it is over and its record's
   name once saved (a link to a game opened where its token is not known finds the replay).
 * ``GET /api/records``, ``POST /api/records`` (upload a record), ``GET /api/records/NAME``,
@@ -160,6 +163,14 @@ async def read_json(request: Request) -> dict[str, Any]:
     return data
 
 
+def known_keys(body: dict[str, Any], keys: tuple[str, ...], route: str) -> None:
+    """Refuse a body with a key ``route`` does not read (a 400 naming them): a misspelt key would
+    otherwise be dropped without a word and the request done as if it were absent."""
+    unknown = sorted(set(body) - set(keys))
+    if unknown:
+        raise BadRequest(f"unknown keys {shown(unknown)} for {route}: it reads {', '.join(keys)}")
+
+
 def bounded_int(text: str, name: str) -> int:
     """A step, seat or count from a path or a query: at most 9 digits, or a 400."""
     if not INTEGER.fullmatch(text):
@@ -263,6 +274,7 @@ class WebApp:
 
     async def undo(self, request: Request) -> Response:
         body = await read_json(request)
+        known_keys(body, ("token",), "an undo")
         game = self._game(request, body.get("token"))
 
         def work() -> dict[str, Any]:
@@ -282,6 +294,7 @@ class WebApp:
 
     async def advance(self, request: Request) -> Response:
         body = await read_json(request)
+        known_keys(body, ("token", "moves"), "an advance")
         game = self._game(request, body.get("token"))
         limit = body.get("moves", 1)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_MOVES_PER_REQUEST:

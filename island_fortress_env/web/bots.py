@@ -11,25 +11,33 @@ the request (the same legal actions, and the very view the request carries, draw
 rebuilt position), and asks its agent. The agent of a game's seat is kept from the seat's first
 decision (number 0, when it is made with the request's ``seed``, as a command seeds a local
 agent) to its last, so that its draws run on as they would in one process: a decision must
-follow the one before (a repeated number is answered again as before, so a client may retry), and
-at most ``MAX_SESSIONS`` seats of games are kept (the least recently asked one is let go).
+follow the one before (a repeated number is answered again as before, so a client may retry).
+At most ``MAX_SESSIONS`` seats of games are kept: a new game beyond them takes the place of the
+least recently asked seat only if nobody has asked for it in ``IDLE_SECONDS``, else it is refused
+(429), so nobody's decision-0 requests end a game in play. An agent of an ``onnx:FILE`` shares one
+onnxruntime session of the file's content with every other game (``agents.onnx_agent``).
 
 Every bad request is one 4xx with ``{"error": "one sentence"}``: a body over
 ``MAX_REQUEST_BYTES`` or not parsed by the bounded parser, not ``application/json``, a protocol
-other than 1, fields that describe no position, a decision out of order. Requests from a web page
-(an ``Origin`` header, or ``Sec-Fetch-Site`` other than ``none``) are refused (403): the server is
-for programs. It runs on the web app's serving stack (``web.serving``: uvicorn's h11 with
-deadlines and a connection limit); on a loopback address, a request naming another host is
-refused (no DNS rebinding), and another address needs ``allow_remote``.
+other than 1, fields that describe no position (every number within what a game of the rules can
+hold, ``infoset.rebuild``; the legal ids, at most ``NUM_ACTIONS`` of them, in the action table,
+checked before the position is rebuilt), a decision out of order, a new game when every seat
+kept is in play (429). An agent that fails is one 500 and one line in the server's log. Requests
+from a web page (an ``Origin`` header, or ``Sec-Fetch-Site`` other than ``none``) are refused
+(403): the server is for programs. It runs on the web app's serving stack (``web.serving``:
+uvicorn's h11 with deadlines and a connection limit); on a loopback address, a request naming
+another host is refused (no DNS rebinding), and another address needs ``allow_remote``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -44,6 +52,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from island_fortress_env.engine import infoset
+from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.config import ConfigError, GameConfig
 from island_fortress_env.engine.state import Game, State
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
@@ -52,11 +61,20 @@ from island_fortress_env.players import Agent, check_agent_spec, make_agent
 from island_fortress_env.players.remote import PROTOCOL
 from island_fortress_env.views.seatview import seat_view
 from island_fortress_env.web.app import ERROR_HANDLERS, read_body
-from island_fortress_env.web.errors import BadRequest, Conflict, Forbidden, WebError, WrongMediaType, shown
+from island_fortress_env.web.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    TooMany,
+    WebError,
+    WrongMediaType,
+    shown,
+)
 from island_fortress_env.web.jsontext import Answer, FileRefused, parse
 
 MAX_REQUEST_BYTES = 256 * 1024  # a decision's JSON is 10-30 KB
 MAX_SESSIONS = 256  # seats of games whose agents are kept
+IDLE_SECONDS = 10 * 60  # a seat unasked this long may make room for a new game
 MAX_GAMES = 32  # rule sets whose games are kept
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 REQUEST_KEYS = frozenset({"protocol", "game", "seat", "decision", "seed", "rules", "legal", "view", "state"})
@@ -92,6 +110,7 @@ class Session:
     following: int = 0  # the decision number expected next
     last: tuple[int, int] | None = None  # (decision number, action) of the last answer
     lock: threading.Lock = field(default_factory=threading.Lock)
+    asked: float = 0.0  # when the seat was last asked (the server's clock)
 
 
 def _integer(data: Mapping[str, Any], name: str, low: int, high: int, optional: bool = False) -> Any:
@@ -106,9 +125,15 @@ def _integer(data: Mapping[str, Any], name: str, low: int, high: int, optional: 
 class BotServer:
     """The bot's state (its agent spec, the games by rules, the sessions) and its handlers."""
 
-    def __init__(self, spec: str, make: Callable[[str, int | None], Agent] = make_agent) -> None:
+    def __init__(
+        self,
+        spec: str,
+        make: Callable[[str, int | None], Agent] = make_agent,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.spec = check_agent_spec(spec)
         self.make = make
+        self.clock = clock
         self.sessions: OrderedDict[tuple[str, int], Session] = OrderedDict()
         self.games: OrderedDict[str, tuple[Game, ObservationEncoder]] = OrderedDict()
         self.lock = threading.Lock()
@@ -157,12 +182,7 @@ class BotServer:
         seat = _integer(data, "seat", 0, game.num_players - 1)
         decision = _integer(data, "decision", 0, 10**9)
         seed = _integer(data, "seed", 0, 2**64 - 1, optional=True)
-        legal = data.get("legal")
-        if not isinstance(legal, list) or not all(
-            isinstance(a, dict) and not isinstance(a.get("id"), bool) and isinstance(a.get("id"), int)
-            for a in legal
-        ):
-            raise BadRequest("'legal' must list the legal actions as objects with an integer 'id'")
+        legal = _legal_ids(data.get("legal"))
         view = data.get("view")
         players = view.get("players") if isinstance(view, dict) else None
         if not isinstance(players, list) or len(players) != game.num_players:
@@ -189,7 +209,7 @@ class BotServer:
             raise BadRequest(
                 f"'state' describes no position the rules can play ({type(exc).__name__})"
             ) from None
-        if [a["id"] for a in legal] != list(actions):
+        if legal != list(actions):
             raise BadRequest("'legal' are not the legal actions of the position 'state' describes")
         if shown_view != view:
             raise BadRequest("'view' is not the view of the position 'state' describes")
@@ -202,21 +222,24 @@ class BotServer:
         repeat of the last one."""
         key = (request.game, request.seat)
         with self.lock:
+            now = self.clock()
             session = self.sessions.get(key)
             if session is not None:
                 self.sessions.move_to_end(key)
+                session.asked = now
                 if session.last is not None and session.last[0] == request.decision:
                     return session, session.last[1]
             if request.decision == 0 and (session is None or session.following != 0):  # a new game
-                session = Session(self.make(self.spec.text, request.seed))
+                if session is None:
+                    self._make_room(now)
+                session = Session(self.make(self.spec.text, request.seed), asked=now)
                 self.sessions[key] = session
-                while len(self.sessions) > MAX_SESSIONS:
-                    self.sessions.popitem(last=False)
                 return session, None
             if session is None:
                 raise Conflict(
                     f"this bot holds no game {request.game} seat {request.seat}: its decision 0 never came, "
-                    f"or the bot let it go (it keeps the last {MAX_SESSIONS} seats asked)"
+                    f"or the bot let it go (a seat unasked for {IDLE_SECONDS // 60} minutes may make room "
+                    "for a new game)"
                 )
             if request.decision != session.following:
                 raise Conflict(
@@ -224,6 +247,19 @@ class BotServer:
                     f"order: {session.following} comes next"
                 )
             return session, None
+
+    def _make_room(self, now: float) -> None:
+        """Room for one more seat (under ``self.lock``): the least recently asked seat is let go
+        if it has been left ``IDLE_SECONDS``; a 429 if every seat kept is in play (module doc)."""
+        if len(self.sessions) < MAX_SESSIONS:
+            return
+        oldest = next(iter(self.sessions.values()))  # the least recently asked: the order is by asking
+        if now - oldest.asked < IDLE_SECONDS:
+            raise TooMany(
+                f"this bot plays {MAX_SESSIONS} seats of games now; try again when one has been left "
+                f"for {IDLE_SECONDS // 60} minutes"
+            )
+        self.sessions.popitem(last=False)
 
     def answer(self, data: Any) -> int:
         """The action for the request ``data`` (parsed JSON): ``read``, then ``decide``."""
@@ -241,7 +277,14 @@ class BotServer:
                 observation = request.encoder.encode(state, seat)
                 action = int(session.agent.act(observation, action_mask(state), state))
             except Exception as exc:
-                logger.exception("agent %s failed on game %s seat %s", self.spec.text, request.game, seat)
+                logger.error(  # one line: the position came from a client, its traceback tells nothing
+                    "agent %s failed on game %s seat %s decision %s: %s",
+                    self.spec.text,
+                    request.game,
+                    seat,
+                    request.decision,
+                    _one_line(exc),
+                )
                 raise AgentFailed(f"the agent failed on this position ({type(exc).__name__})") from None
             if action not in state.legal_actions():
                 raise AgentFailed(f"the agent chose action {action}, which is not legal")
@@ -266,6 +309,33 @@ class BotServer:
         except FileRefused as exc:
             raise BadRequest(f"the request body {exc}") from None
         return Answer({"action": await run_in_threadpool(self.answer, data)})
+
+
+def _legal_ids(legal: Any) -> list[int]:
+    """The ids of a request's ``legal`` actions, each checked against the action table (and at
+    most ``NUM_ACTIONS`` of them, ascending) before any position is rebuilt from the request."""
+    if not isinstance(legal, list) or not all(
+        isinstance(a, dict) and not isinstance(a.get("id"), bool) and isinstance(a.get("id"), int)
+        for a in legal
+    ):
+        raise BadRequest("'legal' must list the legal actions as objects with an integer 'id'")
+    if not 0 < len(legal) <= NUM_ACTIONS:
+        raise BadRequest(f"'legal' must list 1..{NUM_ACTIONS} actions, not {len(legal)}")
+    ids = [a["id"] for a in legal]
+    if not all(0 <= i < NUM_ACTIONS for i in ids):
+        wrong = next(i for i in ids if not 0 <= i < NUM_ACTIONS)
+        raise BadRequest(
+            f"'legal' names action {shown(wrong)}, outside the action table 0..{NUM_ACTIONS - 1}"
+        )
+    if any(a >= b for a, b in itertools.pairwise(ids)):
+        raise BadRequest("'legal' must list distinct action ids in ascending order")
+    return ids
+
+
+def _one_line(exc: BaseException) -> str:
+    """An agent's error for the log: its type and first line, at most 200 characters, printable."""
+    lines = str(exc).strip().splitlines()
+    return printable(f"{type(exc).__name__}: {lines[0] if lines else ''}")[:200]
 
 
 def _refuse_pages(request: Request) -> None:

@@ -12,8 +12,10 @@ move play, an agent or the person when only one choice is legal (it is applied a
 asked), for at most ``ADVANCE_SECONDS`` a request so that a slow agent's moves come in as they are
 made. ``undo`` takes back the person's last decision while no other seat has moved since: the
 game is replayed from its seed without it (``records.initial_state``, then every action before
-it), exactly as a record replays. A finished game is saved as a game record in the games
-directory.
+it), exactly as a record replays. A decision that showed the person something hidden (``revealed``:
+favor cards drawn from the deck, the other seats' sealed bids) is not taken back: the replay
+would deal the same again, so undoing it would be a free look before choosing again. A finished
+game is saved as a game record in the games directory.
 
 The person's snapshot also carries what the table tells a player (``web.recap``, ``web.words``):
 the recap since their last turn, a warning on each choice that loses something or ends the game,
@@ -32,9 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from island_fortress_env.engine import IllegalActionError
+from island_fortress_env.engine import IllegalActionError, visibility
 from island_fortress_env.engine import events as ev
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.tables import PLAYER_COUNTS
@@ -42,6 +42,7 @@ from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.env.records import GameRecord, initial_state
 from island_fortress_env.players import Agent, RemoteAgentError
+from island_fortress_env.players.seeds import agent_seed, deal_seed
 from island_fortress_env.views import narrate
 from island_fortress_env.web.errors import (
     BadGateway,
@@ -87,6 +88,24 @@ class Move:
     lines: tuple[narrate.Line, ...]  # the public events it caused, in words
     cells: tuple[int, ...]  # wall cells it changed (public), for the board to show
     scores: tuple[dict[str, Any], ...] = ()  # its score changes with their reasons (words.score_change)
+    revealed: str | None = None  # what it showed its mover that was hidden before (``revealed``)
+
+
+def revealed(before: State, after: State, seat: int) -> str | None:
+    """What ``seat``'s move from ``before`` to ``after`` showed it of what it could not see
+    (``engine.visibility``), in words, or None: favor cards from the deck coming into its view (a
+    draw), or the other seats' sealed bids (the petition, when its bid was the last). Nothing else
+    a move of a seat shows depends on what that seat cannot see: the generator's shuffles (of the
+    deck after the setup keep, of unkept cards going under it) show nothing, its tie-break of the
+    first round's petition comes with the bids, and the hands are shown when the game is over."""
+    seen = before.favor_hand[seat] | before.drawn[seat]
+    new = (after.favor_hand[seat] | after.drawn[seat]) & ~seen
+    if new and any(new >> card & 1 for card in before.deck):
+        return "drew favor cards from the deck"
+    sealed = visibility.sealed_bidders(before) - {seat}
+    if sealed and not sealed <= visibility.sealed_bidders(after):
+        return "revealed the other seats' sealed bids"
+    return None
 
 
 def _changed_cells(events: Sequence[ev.Event]) -> tuple[int, ...]:
@@ -172,6 +191,7 @@ class LiveGame:
         text = narrate.action_words(state, action)
         public = narrate.public_move_text(state, action)
         prisons = prisons_of(state)
+        before = self.history[-1]  # the state now, as kept
         state.apply_action(action)
         log = state.log
         new = log[self._log_len :]
@@ -186,6 +206,7 @@ class LiveGame:
             lines=(*self._narrator.lines(new), *prison_lines(prisons, prisons_of(state), new)),
             cells=_changed_cells(new),
             scores=tuple(score_change(e) for e in new if isinstance(e, ev.Score)),
+            revealed=revealed(before, state, seat),
         )
         self.actions.append(action)
         self.moves.append(move)
@@ -219,9 +240,10 @@ class LiveGame:
         except IllegalActionError as exc:  # pragma: no cover - legality was checked above
             raise Conflict(str(exc)) from None
 
-    def undoable(self) -> int | None:
-        """The step of the person's decision an undo would take back, or None: their last
-        decision that was not forced, when no other seat has moved since and the game is on."""
+    def last_decision(self) -> int | None:
+        """The step of the person's last decision that was not forced, or None: when no other seat
+        has moved since and the game is on (what an undo would take back, with the forced moves
+        after it)."""
         if self.seat is None or self.over:
             return None
         for move in reversed(self.moves):
@@ -231,14 +253,40 @@ class LiveGame:
                 return move.step
         return None
 
+    def shown_hidden(self, step: int) -> Move | None:
+        """The first move from ``step`` on that showed the person something hidden (``revealed``)."""
+        return next((m for m in self.moves[step:] if m.revealed), None)
+
+    def undoable(self) -> int | None:
+        """The step of the person's decision an undo would take back (``last_decision``), or None,
+        also when it or a forced move after it showed the person something hidden."""
+        step = self.last_decision()
+        return None if step is None or self.shown_hidden(step) else step
+
+    def undo_refusal(self) -> str | None:
+        """Why the person's last decision stands although no other seat has answered it: what it
+        showed them (one sentence), or None."""
+        step = self.last_decision()
+        move = None if step is None else self.shown_hidden(step)
+        if move is None:
+            return None
+        return (
+            f"your move '{move.text}' {move.revealed}, so it stands: an undo would let you choose "
+            "again knowing what was hidden"
+        )
+
     def undo(self) -> int:
         """Take back the person's last decision (and their forced moves after it): the game is
         replayed from its seed without it (module doc). Returns the step it was taken at.
-        Refused once another seat has moved since, or the game is over (it is saved)."""
+        Refused once another seat has moved since, when it (or a forced move after it) showed the
+        person something hidden (``undo_refusal``), or the game is over (it is saved)."""
         if self.seat is None:
             raise Forbidden(f"game {self.id}: agents play every seat; there is no decision of yours to undo")
         if self.over:
             raise Conflict("the game is over and saved as a record: it cannot be undone (start a rematch)")
+        refusal = self.undo_refusal()
+        if refusal is not None:
+            raise Conflict(refusal)
         step = self.undoable()
         if step is None:
             mine = [m for m in self.moves if m.seat == self.seat and not m.auto]
@@ -329,6 +377,9 @@ class LiveGame:
         }
         if self.seat is not None:
             out["can_undo"] = self.undoable() is not None
+            refusal = self.undo_refusal()
+            if refusal is not None:
+                out["undo_refused"] = refusal  # the page shows its undo button disabled, saying why
             out["recap"] = recap(self.moves, self.seat, self.history, self.names)
             if out["waiting"]:
                 out["notes"] = decision_notes(self.state, self.seat)
@@ -414,14 +465,14 @@ class GameTable:
                 self._victim()
         seed = body.get("seed")
         if seed is None:
-            seed = secrets.randbelow(MAX_SEED + 1)
+            seed = deal_seed()  # 64 bits from the OS (players.seeds); a person's seed is 0..MAX_SEED
         elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
             raise BadRequest(f"'seed' must be an integer 0..{MAX_SEED} or absent, not {shown(seed)}")
         env = raw_env(num_players=len(specs))
         env.reset(seed=seed)
         state = env.game_state
-        seeds = np.random.SeedSequence([seed, 0x77EB]).generate_state(len(specs))
-        agents = {p: self.make_agent(spec, int(seeds[p])) for p, spec in enumerate(specs) if p != person}
+        seats = [p for p in range(len(specs)) if p != person]
+        agents = {p: self.make_agent(specs[p], agent_seed(seed, 0, p)) for p in seats}
         names = tuple(seat_label(spec) for spec in specs)
         game = LiveGame(
             id=secrets.token_urlsafe(9),

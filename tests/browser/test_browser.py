@@ -83,7 +83,7 @@ const note = q("#decision .note");
 return {
   step: document.body.dataset.step, bar: inside(q("#bar")), hand: inside(q("#my-hand")),
   favors: q("#bar-favors") ? inside(q("#bar-favors")) && inside(q("#bar-favors .favor")) : null,
-  recent: !!q("svg.board [data-recent]"), undo: !!q("#undo"), bid: !!q("#seal-bid"),
+  recent: !!q("svg.board [data-recent]"), undo: !!q("#undo:enabled"), bid: !!q("#seal-bid"),
   note: note ? note.textContent : "", colours,
 };
 """

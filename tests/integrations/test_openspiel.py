@@ -371,7 +371,9 @@ def test_hostile_or_garbled_texts_are_one_error_and_nothing_is_unpickled(tmp_pat
         "appears twice": text + "[Game]\nkuhn_poker\n",
         "GameRNGState": text + "[GameRNGState]\n123\n",
         "not of 'python_island_fortress'": text.replace("python_island_fortress(", "kuhn_poker("),
-        "cannot be loaded": text.replace("players=2", "players=9"),
+        "players must be an integer in \\[2, 4\\]": text.replace("players=2", "players=9"),
+        "invalid game config: extra_region": text.replace("extra_region=False", "extra_region=True"),
+        "must be flat": text.replace("players=2", "players=" + "g(x=" * 50 + "2" + ")" * 50),
         "history=": text.replace("history=", "history=x"),
         "text's history": text.replace("history=0:", "history=1:"),
         "move_number=": text.replace("move_number=2", "move_number=3"),
@@ -414,3 +416,50 @@ def test_pyspiels_own_reader_checks_the_record_too(changes, message):
     _, without_record = pyspiel.deserialize_game_and_state(_with_dict(text, {}))
     with pytest.raises(saved_states.SavedStateError, match="no record of its deal"):
         without_record.legal_actions()
+
+
+@pytest.mark.parametrize("depth", [20_000, 100_000])
+def test_a_deeply_nested_game_string_never_reaches_pyspiel(monkeypatch, depth):
+    game = pyspiel.load_game("python_island_fortress", {"players": 2})
+    text = pyspiel.serialize_game_and_state(game, game.new_initial_state())
+    deep = text.replace("players=2", "players=" + "g(x=" * depth + "2" + ")" * depth)
+    assert len(deep) <= saved_states.MAX_SERIALIZED_CHARS
+
+    def parser(*args):  # pyspiel's parser recurses per level: 20,000 deep it crashes the process
+        raise AssertionError("the game string reached pyspiel's parser")
+
+    monkeypatch.setattr(pyspiel, "load_game", parser)
+    with pytest.raises(saved_states.SavedStateError, match="game string is longer than"):
+        ifo.deserialize_game_and_state(deep)
+
+
+def test_deserialize_state_is_the_checked_reader_and_never_unpickles(tmp_path):
+    game = pyspiel.load_game("python_island_fortress", {"players": 2})
+    state = game.new_initial_state()
+    for _ in range(3):
+        state.apply_action(state.legal_actions()[0])
+    twin = game.deserialize_state(state.serialize())
+    assert isinstance(twin, ifo.IslandFortressState)
+    _assert_same(state, twin, 2)
+    marker = tmp_path / "ran"
+    hostile = _with_dict(state.serialize(), {"_deal": _Call(os.system, f"touch {marker}")})
+    with pytest.raises(saved_states.SavedStateError, match=r"posix\.system, not the record"):
+        game.deserialize_state(hostile)
+    other = pyspiel.load_game("python_island_fortress", {"players": 3})
+    with pytest.raises(saved_states.SavedStateError, match="configured"):
+        other.deserialize_state(state.serialize())
+    assert not marker.exists()
+
+
+def test_a_text_names_a_favor_deck_file_only_where_the_caller_does():
+    from importlib import resources
+
+    deck = str(resources.files("island_fortress_env.engine").joinpath("data/favor_deck.json"))
+    game = pyspiel.load_game("python_island_fortress", {"players": 2, "favor_deck": deck})
+    state = game.new_initial_state()
+    state.apply_action(state.legal_actions()[0])
+    text = pyspiel.serialize_game_and_state(game, state)
+    with pytest.raises(saved_states.SavedStateError, match="the caller did not name"):
+        ifo.deserialize_game_and_state(text)
+    _, twin = ifo.deserialize_game_and_state(text, favor_decks=[deck])
+    _assert_same(state, twin, 2)

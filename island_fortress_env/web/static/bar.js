@@ -84,7 +84,12 @@ export class ActionBar {
         h("div", { class: "controls" }, scores));
       return;
     }
-    const tools = h("div", { class: "bar-tools" }, snap.can_undo ? this.undoButton : null, this.pauseRow);
+    // Undo is offered while no other seat has answered your last decision; after a decision that
+    // drew favor cards or revealed the sealed bids the server refuses it, and the button says why.
+    this.undoButton.disabled = !snap.can_undo;
+    this.undoButton.title = snap.can_undo ? "take back your last decision" : snap.undo_refused || "";
+    const undo = snap.can_undo || snap.undo_refused ? this.undoButton : null;
+    const tools = h("div", { class: "bar-tools" }, undo, this.pauseRow);
     if (!snap.waiting) {
       el.append(h("div", { class: "prompt" }, h("h3", { text: "Waiting" }), h("span", { text: thinking || view.pending })), tools);
       return;
