@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo serve test-browser train test lint integration-venvs test-wheel bench bench-training bench-gpu bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx test-sanitize
+.PHONY: install demo serve test-browser train test lint integration-venvs test-wheel bench bench-training bench-gpu bench-learning clean test-integrations test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx test-textarena test-openenv test-gamearena test-sanitize test-pettingzoo-floor test-agilerl docs
 
 # The core's sources include what its generated headers are written from (core/codegen.py).
 CORE_SOURCES := $(wildcard island_fortress_env/core/src/*) island_fortress_env/core/codegen.py \
@@ -129,12 +129,13 @@ print("\n".join(project["dependencies"] + extras))
 endef
 export REQUIREMENTS
 
-INTEGRATION_VENVS := tianshou torchrl openspiel rllib benchmarl skrl onnx
+INTEGRATION_VENVS := tianshou torchrl openspiel rllib benchmarl skrl onnx textarena openenv gamearena agilerl pzfloor
 integration-venvs: $(foreach v,$(INTEGRATION_VENVS),.venv-$(v)/.installed-stamp)
 $(foreach v,$(INTEGRATION_VENVS),test-$(v)): export PYTHONSAFEPATH = 1
+test-pettingzoo-floor: export PYTHONSAFEPATH = 1
 
 INTEGRATION_PYTEST = python -m pytest -q -p no:cacheprovider
-NO_TORCH := onnx  # the venvs that never get torch (OpenSpiel's has it for OpenSpiel's PyTorch DQN)
+NO_TORCH := onnx textarena openenv gamearena pzfloor  # the venvs that never get torch (OpenSpiel's has it for OpenSpiel's PyTorch DQN)
 comma := ,
 # The extras of a library's venv: test + the library's own, and for RLlib the training stack too
 # (its backend trains and evaluates like `island-fortress train`).
@@ -184,12 +185,58 @@ test-onnx: $(STAMP) .venv-onnx/.installed-stamp
 		--no-progress > $(ONNX_MODEL:.onnx=.evaluate.json)
 	ONNX_MODEL=$(ONNX_MODEL) ONNX_WITHOUT_TORCH=1 .venv-onnx/bin/$(INTEGRATION_PYTEST) tests/integrations/test_onnx.py
 
+# TextArena: whole games through its own loop and LLMObservationWrapper, scripted agents (no model).
+test-textarena: .venv-textarena/.installed-stamp
+	.venv-textarena/bin/$(INTEGRATION_PYTEST) tests/integrations/test_textarena.py
+	.venv-textarena/bin/python examples/textarena_play.py --games 3
+
+# OpenEnv: the game served by OpenEnv's own server on a loopback port the tests start and stop,
+# played with OpenEnv's own client (whole games, hidden-information checks, refused replies).
+test-openenv: .venv-openenv/.installed-stamp
+	.venv-openenv/bin/$(INTEGRATION_PYTEST) tests/integrations/test_openenv.py
+	.venv-openenv/bin/python examples/openenv_play.py --games 2 --players 4
+
+# Game Arena: kaggle-environments' OpenSpiel runner and its LLM harness (core_harness), with
+# scripted models reached through litellm (no model, nothing sent).
+test-gamearena: .venv-gamearena/.installed-stamp
+	.venv-gamearena/bin/$(INTEGRATION_PYTEST) tests/integrations/test_game_arena.py
+	.venv-gamearena/bin/python examples/game_arena_play.py --games 1 --players 3
+
+# AgileRL: its own multi-agent algorithms (IPPO) trained over parallel_env through its PettingZoo
+# vector env, on the PettingZoo it pins (1.26.1).
+test-agilerl: .venv-agilerl/.installed-stamp
+	.venv-agilerl/bin/$(INTEGRATION_PYTEST) tests/integrations/test_agilerl.py
+	.venv-agilerl/bin/python examples/agilerl_ippo.py --steps 256 --games 2
+
+# The floor of PettingZoo's range (pyproject.toml: pettingzoo>=1.25): the package imports, passes
+# PettingZoo's API tests and plays there, in .venv-pzfloor (no torch; the extras `test` only).
+PZ_FLOOR := 1.25.0
+EXTRAS_pzfloor := test
+.venv-pzfloor/.deps-stamp: pyproject.toml
+	$(PYTHON) -m venv .venv-pzfloor
+	.venv-pzfloor/bin/python -m pip install --quiet --upgrade pip
+	$(PYTHON) -c "$$REQUIREMENTS" $(EXTRAS_pzfloor) > .venv-pzfloor/requirements.txt
+	.venv-pzfloor/bin/python -m pip install --quiet -r .venv-pzfloor/requirements.txt "pettingzoo==$(PZ_FLOOR)"
+	touch $@
+
+test-pettingzoo-floor: .venv-pzfloor/.installed-stamp
+	PZ_FLOOR=$(PZ_FLOOR) .venv-pzfloor/bin/$(INTEGRATION_PYTEST) tests/integrations/test_pettingzoo_floor.py
+
+# The documentation site (docs/conf.py; the `docs` extra added to .venv beside pinned torch): every
+# page of docs/ read by MyST, the API reference from the docstrings, warnings as errors.
+DOCS_OUT := build/docs
+docs: $(STAMP)
+	$(PYTHON) -c "$$REQUIREMENTS" docs > $(VENV)/docs-requirements.txt
+	$(BIN)/python -m pip install --quiet torch==2.13.0 -r $(VENV)/docs-requirements.txt
+	rm -rf $(DOCS_OUT)
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs $(DOCS_OUT)
+
 # The wheel, installed in a fresh venv away from the repository, plays the search player over the
 # shipped policy (tests/test_packaging.py).
 test-wheel: $(STAMP) $(WHEEL_STAMP)
 	ISLAND_FORTRESS_TEST_WHEEL=1 ISLAND_FORTRESS_WHEEL=$(WHEEL_FILE) $(BIN)/$(INTEGRATION_PYTEST) tests/test_packaging.py
 
-test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx test-wheel
+test-integrations: test-sb3 test-tianshou test-torchrl test-openspiel test-rllib test-benchmarl test-skrl test-onnx test-textarena test-openenv test-gamearena test-agilerl test-pettingzoo-floor test-wheel
 
 clean:
-	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib .venv-benchmarl .venv-skrl .venv-onnx $(SAN_VENV) $(WHEELHOUSE) runs bench-results
+	rm -rf $(VENV) .venv-tianshou .venv-torchrl .venv-openspiel .venv-rllib .venv-benchmarl .venv-skrl .venv-onnx .venv-textarena .venv-openenv .venv-gamearena .venv-agilerl .venv-pzfloor $(SAN_VENV) $(WHEELHOUSE) runs bench-results

@@ -5,6 +5,9 @@ their code (a board size, a cost or a count would be a copy of a rule: they ask 
 tables and functions), no number but 1 in their text, no private name of the engine (``_x``)
 and none of the wall's bit layout (cell names are ``engine.describe.cell_label``). And an
 action is put into words by ``action_words`` everywhere, not by a label taken off a choice.
+
+The text face for language models (``views/prompt.py``) is read the same way: its one number is a
+layout constant it names (``TEXT_BUDGET``, how long a seat's text may grow), no rule.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "island_fortress_env"
 NARRATE = sorted((PACKAGE / "views").glob("narrate*.py"))
+TEXT_FACE = PACKAGE / "views" / "prompt.py"
+# The module-level constants of a module that are layout (a size), not rules, by name.
+LAYOUT_CONSTANTS = {"prompt.py": frozenset({"TEXT_BUDGET"})}
 ALLOWED_NUMBERS = {0, 1}  # nothing, one, and the step from an index to its 1-based name
 WALL_LAYOUT = {"STRIDE", "COLUMNS_PER_REGION", "CELLS_PER_REGION", "bit_of", "iter_bits"}
 
@@ -31,10 +37,24 @@ def _format_specs(tree: ast.AST) -> set[int]:
     return inside
 
 
-def rule_copies(source: str) -> list[str]:
-    """What in ``source`` looks like a rule of its own: each finding with its line."""
+def _layout_constants(tree: ast.Module, names: frozenset[str]) -> set[int]:
+    """The ids of the values of the module-level constants named in ``names`` (``TEXT_BUDGET =
+    3990``): a number given a name of its own at the top of the module, read as layout."""
+    inside: set[int] = set()
+    for node in tree.body:
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if all(isinstance(t, ast.Name) and t.id in names for t in targets):
+            inside.update(id(n) for n in ast.walk(node.value))
+    return inside
+
+
+def rule_copies(source: str, layout_names: frozenset[str] = frozenset()) -> list[str]:
+    """What in ``source`` looks like a rule of its own: each finding with its line. The
+    module-level constants named in ``layout_names`` are layout, not rules."""
     tree = ast.parse(source)
-    layout = _format_specs(tree)
+    layout = _format_specs(tree) | _layout_constants(tree, layout_names)
     found = []
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
@@ -98,6 +118,21 @@ def test_a_narrate_module_copies_no_rule(path):
 )
 def test_the_check_finds_a_copied_rule(source, finding):
     assert any(finding in line for line in rule_copies(source)), rule_copies(source)
+
+
+def test_the_text_face_copies_no_rule():
+    """``views/prompt.py`` (a seat's text for a language model) takes every number and word from
+    the engine and the narrator, like the narrate modules."""
+    source = TEXT_FACE.read_text("utf-8")
+    assert rule_copies(source, LAYOUT_CONSTANTS[TEXT_FACE.name]) == []
+    assert len(source.splitlines()) < 600
+
+
+def test_only_a_named_layout_constant_may_hold_a_number():
+    source = "TEXT_BUDGET = 3990\nOTHER = 17\nx = TEXT_BUDGET - 2\n"
+    found = rule_copies(source, frozenset({"TEXT_BUDGET"}))
+    assert [line.split(": ", 1)[1] for line in found] == ["the number 17", "the number 2"]
+    assert any("3990" in line for line in rule_copies(source))
 
 
 def test_formatting_and_docstrings_are_not_rules():

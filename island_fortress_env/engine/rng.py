@@ -8,9 +8,11 @@ reproducible byte for byte from its seed.
 from __future__ import annotations
 
 import operator
+import secrets
 from typing import SupportsIndex
 
 _MASK = (1 << 64) - 1
+DEAL_SEED_BITS = 64  # a seed is an integer in [0, 2**64): the most a deal can be given
 
 
 class SeedError(ValueError):
@@ -58,3 +60,10 @@ def shuffle(state: int, items: list) -> int:
         state, j = below(state, i + 1)
         items[i], items[j] = items[j], items[i]
     return state
+
+
+def deal_seed() -> int:
+    """The deal seed of a game started without one (``play``, the browser app, the language-model
+    harnesses): ``DEAL_SEED_BITS`` bits from the operating system, so nobody can deal the game
+    again without being told its seed."""
+    return secrets.randbits(DEAL_SEED_BITS)

@@ -28,10 +28,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from island_fortress_env.engine.rng import DEAL_SEED_BITS, deal_seed
 from island_fortress_env.players.specs import AgentKind, parse_agent_spec
 
+__all__ = ["DEAL_SEED_BITS", "agent_seed", "bot_seed", "deal_seed", "run_seed", "stream_key"]
+
 BOT_SEED_BITS = 53
-DEAL_SEED_BITS = 64
 
 
 def stream_key(name: str) -> int:
@@ -65,9 +67,3 @@ def run_seed(given: int | None, specs: Iterable[str]) -> tuple[int, bool]:
         return given, False
     remote = any(parse_agent_spec(spec).kind is AgentKind.REMOTE for spec in specs)
     return (deal_seed(), True) if remote else (0, False)
-
-
-def deal_seed() -> int:
-    """A deal seed for a game started without one: ``DEAL_SEED_BITS`` bits from the operating
-    system (module doc)."""
-    return secrets.randbits(DEAL_SEED_BITS)

@@ -449,7 +449,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     for spec in args.agents:
         check_agent_spec(spec)  # an AgentSpecError is a user error: one line, exit 2
-    libraries = ["openskill", "scipy"] + (["matplotlib"] if args.plot is not None else [])
+    # openskill.models too: the ratings' module, which an install of openskill may lack or break
+    libraries = ["openskill", "openskill.models", "scipy"] + (["matplotlib"] if args.plot is not None else [])
     parser.require("train", *libraries)
     seed, drawn = run_seed(args.seed, args.agents)
     result = tournament(
