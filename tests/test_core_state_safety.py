@@ -64,7 +64,7 @@ def _same(py: Any, cs: Any) -> None:
 
 
 def _fuzz_every_method(num_players: int, seed: int, steps: int, x: Any, y: Any, z: Any) -> None:
-    py, cs = _random_prefix(num_players, seed, steps)
+    py, cs = _random_prefix({"num_players": num_players, "favor_trade_in": True}, seed, steps)
     game = py.game
     before = cs.clone()
     n, cells = py.n, len(game.geometry.cell_bits)
@@ -155,7 +155,7 @@ def test_fuzzed_arguments_to_every_core_state_method_act_as_in_the_engine() -> N
 def _both(num_players: int, seed: int, steps: int) -> tuple[Any, Any, random.Random]:
     """The differential test's random prefix on both backends (Favor Trade-in on), and a
     generator to play on with."""
-    py, cs = _random_prefix(num_players, seed, steps)
+    py, cs = _random_prefix({"num_players": num_players, "favor_trade_in": True}, seed, steps)
     return py, cs, random.Random(seed + 1)
 
 
