@@ -15,7 +15,7 @@ from island_fortress_env.agents.checkpoint import load_policy
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
-from island_fortress_env.players.runner import sample_actions
+from island_fortress_env.players.seat_policies import sample_actions
 from island_fortress_env.training.config import NativeConfig, load_config
 from island_fortress_env.training.ppo import train_native
 from island_fortress_env.training.pretrain import collect_demonstrations, imitate

@@ -17,7 +17,8 @@ from island_fortress_env.agents.base import thresholded
 from island_fortress_env.agents.checkpoint import CheckpointAgent, load_policy
 from island_fortress_env.players import AgentKind, AgentSpecError, make_agent, parse_agent_spec, spec_labels
 from island_fortress_env.players.engine_vector import EngineVectorEnv
-from island_fortress_env.players.runner import CheckpointSeats, Games, sample_actions, seat_policy
+from island_fortress_env.players.runner import Games
+from island_fortress_env.players.seat_policies import CheckpointSeats, sample_actions, seat_policy
 from island_fortress_env.players.specs import GREEDY, SAMPLED, PlayMode
 from island_fortress_env.training.evaluate import evaluate
 

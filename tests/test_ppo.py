@@ -12,7 +12,7 @@ from native_runs import COLLECTORS, assert_same, record_updates, tiny_config
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
-from island_fortress_env.players.runner import sample_actions
+from island_fortress_env.players.seat_policies import sample_actions
 from island_fortress_env.training.collect import Collector
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 from island_fortress_env.training.league import League

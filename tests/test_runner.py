@@ -12,16 +12,8 @@ from island_fortress_env.engine.results import game_result
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
 from island_fortress_env.players.mixture import Member, MixtureAgent
-from island_fortress_env.players.runner import (
-    AgentSeats,
-    BatchSeats,
-    Games,
-    MixtureSeats,
-    Seating,
-    play_seatings,
-    result_at,
-    seat_policy,
-)
+from island_fortress_env.players.runner import Games, Seating, play_seatings, result_at
+from island_fortress_env.players.seat_policies import AgentSeats, BatchSeats, MixtureSeats, seat_policy
 
 needs_core = pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
 SHIPPED = "checkpoints/policy-2-4p.zip"
@@ -260,7 +252,7 @@ def test_a_mixture_draws_its_member_as_the_mixture_agent_does():
 
 
 def test_seat_policies_follow_the_registry():
-    from island_fortress_env.players.runner import CheckpointSeats
+    from island_fortress_env.players.seat_policies import CheckpointSeats
 
     assert isinstance(seat_policy("heuristic", make_agent), AgentSeats)
     assert isinstance(seat_policy(SHIPPED, make_agent), CheckpointSeats)
@@ -324,7 +316,7 @@ def _rows(count: int, seed: int = 0):
 def test_stacked_dense_networks_give_each_row_its_own_networks_outputs(head_activation):
     import torch
 
-    from island_fortress_env.players.runner import StackedNetworks
+    from island_fortress_env.players.seat_policies import StackedNetworks
 
     nets = _nets(3, cnn_channels=0, hidden=24, head_activation=head_activation)
     assert StackedNetworks.fits(nets)
@@ -341,7 +333,7 @@ def test_stacked_dense_networks_give_each_row_its_own_networks_outputs(head_acti
 
 
 def test_only_dense_networks_of_one_shape_are_stacked():
-    from island_fortress_env.players.runner import StackedNetworks
+    from island_fortress_env.players.seat_policies import StackedNetworks
 
     dense = _nets(2, cnn_channels=0, hidden=8)
     assert not StackedNetworks.fits(_nets(2, cnn_channels=2, hidden=8))  # convolutions: one pass each
@@ -357,7 +349,7 @@ def test_a_network_pool_plays_each_game_with_its_members_network_and_mode(cnn_ch
     repeat from the same generator."""
     import torch
 
-    from island_fortress_env.players.runner import NetworkPoolSeats, NetworkSeats
+    from island_fortress_env.players.seat_policies import NetworkPoolSeats, NetworkSeats
 
     nets = _nets(3, cnn_channels=cnn_channels, hidden=8)
     obs, masks = _rows(40, seed=1)

@@ -37,16 +37,8 @@ from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.engine.tables import MAX_PLAYERS
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.engine_vector import EngineVectorEnv
-from island_fortress_env.players.runner import (
-    AgentSeats,
-    BatchSeats,
-    Finished,
-    GameRunner,
-    Games,
-    NetworkPoolSeats,
-    NetworkSeats,
-    Seating,
-)
+from island_fortress_env.players.runner import Finished, GameRunner, Games, Seating
+from island_fortress_env.players.seat_policies import AgentSeats, BatchSeats, NetworkPoolSeats, NetworkSeats
 from island_fortress_env.players.specs import SAMPLED, PlayMode
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.figures import result_figures

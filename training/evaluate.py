@@ -156,7 +156,8 @@ def play_table(
     with the same results. Returns the finished games in the order of ``games`` (each its
     ``TableGame`` as the seating's tag); ``on_finished`` sees each as it ends."""
     from island_fortress_env.players.engine_vector import EngineVectorEnv
-    from island_fortress_env.players.runner import Seating, play_seatings, seat_policy
+    from island_fortress_env.players.runner import Seating, play_seatings
+    from island_fortress_env.players.seat_policies import seat_policy
     from island_fortress_env.vector import VectorEnv
 
     backend, options = rule_options(env_options)

@@ -61,12 +61,8 @@ def play_evaluation_table(
     ``seed + 1000 * players``, the policy in seat ``g % players``. Returns the policy's win count
     (shared wins split) and every game's final ranks in agent order (policy first)."""
     from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
-    from island_fortress_env.players.runner import (
-        BatchSeats,
-        NetworkSeats,
-        Seating,
-        play_seatings,
-    )
+    from island_fortress_env.players.runner import Seating, play_seatings
+    from island_fortress_env.players.seat_policies import BatchSeats, NetworkSeats
     from island_fortress_env.vector import VectorEnv
 
     # One thread, as in a worker process (the same figures for any number of processes); played in

@@ -63,7 +63,8 @@ def collect_demonstrations(
     Python engine. With ``rows`` (``demonstration_rows()``) the observations and masks are appended
     there instead (several tables' games gathered before one join) and left out of the result."""
     from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
-    from island_fortress_env.players.runner import BatchSeats, GameRunner, Seating, seat_policy
+    from island_fortress_env.players.runner import GameRunner, Seating
+    from island_fortress_env.players.seat_policies import BatchSeats, seat_policy
     from island_fortress_env.vector import VectorEnv
 
     batched = teacher == "heuristic"
