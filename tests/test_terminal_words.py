@@ -319,3 +319,49 @@ def test_other_counts_are_typed_by_their_count():
                 seen.add(state.decision)
             state.apply_action(pick.choice(legal))
     assert len(seen) == 4
+
+
+# --------------------------------------------------------------------------- the deal, the hand, quit
+
+
+def test_the_board_at_the_deal_says_the_deal_not_round_0(whole_game):
+    person, _ = whole_game
+    out = person.out.getvalue()
+    assert "Round 0" not in out
+    assert "The deal: A (you) to move: " in out  # the setup keep, before round 1
+    assert "Round 1: " in out
+    state = Game(num_players=2).new_initial_state(seed=3)
+    assert state.round == 0 and render_text(state).startswith("The deal: ")
+
+
+def test_the_hand_is_told_in_the_narrators_words_not_raw_keys(whole_game):
+    person, record = whole_game
+    out = person.out.getvalue()
+    heads = ("Your favor hand:", "You are choosing from:")
+    hands = [line for line in out.splitlines() if line.startswith(heads)]
+    assert hands and any("[" in line for line in hands)
+    keys = "vp|buyback_chips|wall_blocks|jade|convicts|laborers|treasure|income|petition"
+    raw = re.compile(rf"->|\b({keys}) \d")
+    assert not any(raw.search(line) for line in hands), [line for line in hands if raw.search(line)][:3]
+    deck = records.states(record)[0].game.deck.cards
+    told = {f"{card.name} [{' / '.join(card.pattern)}]: {narrate.card_rewards(card)}" for card in deck}
+    parts = [part.strip() for line in hands for part in line.split(":", 1)[1].split(";")]
+    said = {part for part in parts if part != "empty"}
+    assert said and said <= told, sorted(said - told)[:3]
+
+
+def test_quit_says_why_nothing_is_saved_and_how_to_deal_the_game_again(tmp_path):
+    answers = iter(["quit"])
+    person = Person()
+    save = tmp_path / "g.json"
+    done = play_game(
+        ["random", "heuristic"], seat=1, seed=12, save_path=save,
+        ask=lambda prompt: next(answers), console=person.console,
+    )  # fmt: skip
+    out = person.out.getvalue()
+    assert done is None and not save.exists()
+    assert "Game stopped; nothing saved. A game record holds a finished game: it is saved at " in out
+    command = f"island-fortress play --agents random heuristic --seat 1 --seed 12 --save {save}"
+    again = r"To play this deal again \(\d+ decisions were made\): " + re.escape(command)
+    assert re.search(again, out), out[-500:]
+    assert "'quit' stops (a game is saved when it ends)" in COMMANDS

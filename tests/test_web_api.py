@@ -17,6 +17,7 @@ from island_fortress_env.env.records import load, save, states
 from island_fortress_env.web import analysis
 from island_fortress_env.web.seatview import seat_view
 from island_fortress_env.web.store import MAX_RECORD_BYTES
+from island_fortress_env.web.words import seat_names
 from tests.web_client import (
     client_for,
     error,
@@ -128,7 +129,7 @@ def test_a_move_out_of_turn_is_refused(client):
     message = error(
         client.post(f"/api/games/{snap['id']}/act", json={"token": snap["token"], "action": action}), 409
     )
-    assert message == "it is not your turn: A (random) is to move"
+    assert message == "it is not your turn: A (Beginner bot) is to move"
     unchanged(client, snap, before)
 
 
@@ -260,9 +261,10 @@ def test_a_replay_steps_through_every_position(client, tmp_path):
     assert summary["lines"][0][0]["text"] == "A new game: 3 players, a wall of 2 regions."
     assert summary["lines"][-1][-4]["text"].startswith("Game over.")
     every = states(record)
+    names = seat_names(record.agents)
     for step in (0, 1, total // 2, total):
         data = client.get(f"/api/records/game.json/steps/{step}").json()
-        assert data["view"] == json.loads(json.dumps(seat_view(every[step], None, record.agents, False)))
+        assert data["view"] == json.loads(json.dumps(seat_view(every[step], None, names, False)))
     seen_by_b = client.get("/api/records/game.json/steps/3", params={"seat": 1}).json()["view"]
     assert [p["hand"] is None for p in seen_by_b["players"]] == [True, False, True]
     assert "'seat'" in error(client.get("/api/records/game.json/steps/9", params={"seat": 3}), 400)

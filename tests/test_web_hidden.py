@@ -2,7 +2,9 @@
 never holds another seat's favor hand or drawn cards, a sealed bid before the petition reveals
 it, the deck order or the game's seed. That holds for every part of the answer: the position,
 the moves, the recap since the seat's last turn, the warnings and notes on its choices, the
-answer to an undo; the end screen reveals every hand, and only once the game is over."""
+answer to an undo, its own hand's progress on the wall (its hand only), the scores if the game
+ended now (public), where it stands in the round and what it confirms before the others move; the
+end screen reveals every hand, and only once the game is over."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ import pytest
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.views import narrate
+from island_fortress_env.views.seatview import hand_progress, score_if_ended
 from island_fortress_env.web.analysis import win_chances
 from island_fortress_env.web.seatview import seat_view
-from island_fortress_env.web.words import consequences, decision_notes
+from island_fortress_env.web.words import consequences, decision_notes, forced_note, stage_words
 from tests.web_client import client_for, play_through
 
 
@@ -112,6 +115,14 @@ def check_response(snap, game):
         for row in snap["end"]["rows"]:  # every hand, as it is
             held = [i for i in range(len(state.game.deck.cards)) if state.favor_hand[row["seat"]] >> i & 1]
             assert [c["id"] for c in row["hand"]] == held
+    # The hand's progress names the person's own hand, every card of it, nothing else.
+    own = game.state.favor_hand[seat]
+    assert [p["id"] for p in snap["hand"]] == [
+        i for i in range(len(game.state.game.deck.cards)) if own >> i & 1
+    ]
+    for move in snap.get("moves", []):
+        if move["seat"] != seat:
+            assert "why" not in move and "private" not in move, move
     if not game.over:
         sealed = [p for p in range(game.state.n) if p != seat and view["players"][p]["bid_sealed"]]
         for p in sealed:
@@ -150,6 +161,27 @@ def test_warnings_and_notes_use_nothing_the_seat_cannot_see():
             assert decision_notes(other, seat) == decision_notes(state, seat)
         warned += bool(mine)
     assert warned > 0
+
+
+def test_the_score_if_ended_the_hand_progress_and_the_seats_words_use_nothing_it_cannot_see():
+    """The scores if the game ended now are public (the same for every seat and under any redeal
+    of what a seat cannot see: final scoring reads no hand); a seat's hand progress, where it
+    stands in the round and the note on a forced move are the same under a redeal of what that
+    seat cannot see."""
+    checked = 0
+    for players in (2, 4):
+        for state in states_of_random_games(players, games=3, every=5):
+            projected = score_if_ended(state)
+            for seat in range(players):
+                for seed in (3, 4):
+                    other = redeal_unseen(state, seat, seed=seed)
+                    assert score_if_ended(other) == projected
+                    assert hand_progress(other, seat) == hand_progress(state, seat)
+                    assert stage_words(other, seat) == stage_words(state, seat)
+                    if not state.is_terminal() and state.current_player() == seat:
+                        assert forced_note(other, seat) == forced_note(state, seat)
+                    checked += 1
+    assert checked > 100
 
 
 def test_the_same_holds_when_the_opponents_move_many_at_a_time(tmp_path):

@@ -235,12 +235,13 @@ def test_build_one_or_two_blocks_says_why_two_is_not_offered():
 
 
 def test_a_move_that_loses_the_governor_block_or_ends_the_game_is_warned():
-    """The choices that lose the Governor block (ending the holder's third turn with it) or end
-    the game carry a warning; no other choice does."""
+    """The choices that lose the Governor block (ending the holder's third turn with it), take
+    nothing (Collect from Prison at an empty prison) or end the game carry a warning; no other
+    choice does."""
     from island_fortress_env.engine import Game
     from island_fortress_env.web.words import consequences
 
-    lost = ended = 0
+    lost = ended = empty = 0
     for seed in range(12):
         state = Game(num_players=3).new_initial_state(seed)
         draw = __import__("random").Random(seed)
@@ -259,12 +260,19 @@ def test_a_move_that_loses_the_governor_block_or_ends_the_game_is_warned():
                 new = after.log[len(state.log) :]
                 loses = any(type(e).__name__ == "GovernorLost" and e.player == seat for e in new)
                 ends = after.is_terminal()
-                assert (action in warned) == (loses or ends), (action, warned)
+                nothing = any(
+                    type(e).__name__ == "PrisonCollected" and e.player == seat and not (e.jade or e.convicts)
+                    for e in new
+                )
+                assert (action in warned) == (loses or ends or nothing), (action, warned)
+                if nothing:
+                    assert "This takes nothing: the prison of region" in warned[action]
+                    empty += 1
                 if loses:
                     assert "goes back to the box" in warned[action]
                     lost += 1
                 if ends:
-                    assert warned[action].startswith("This ends the game: the final scores would be ")
+                    assert "This ends the game: the final scores would be " in warned[action]
                     assert ", ".join(f"{'ABC'[p]} {s}" for p, s in enumerate(after.score)) in warned[action]
                     ended += 1
             # never the Governor block, so that holders lose it
@@ -272,7 +280,7 @@ def test_a_move_that_loses_the_governor_block_or_ends_the_game_is_warned():
                 a for a in state.legal_actions() if a not in A.ACTION_FAMILIES[13]
             ] or state.legal_actions()
             state.apply_action(draw.choice(legal))
-    assert lost > 0 and ended > 0
+    assert lost > 0 and ended > 0 and empty > 0
 
 
 # --------------------------------------------------------------------------- levels, names, leaderboard
@@ -287,7 +295,7 @@ def test_the_setup_offers_named_bot_levels_with_their_ladder_ratings(client):
         assert levels["Strong"]["label"] == STRONG and levels["Strong"]["rating"]["ordinal"] == 42.8
         assert levels["Master"]["spec"] == "search:64" and levels["Master"]["rating"]["ordinal"] == 50.1
         snap = start(client, players=2, seat=0, opponents=[levels["Strong"]["spec"]])
-        assert snap["names"] == ["you", STRONG]
+        assert snap["names"] == ["you", "Strong bot"]  # the level's name, not its spec
     assert config["rollouts"]["random"] >= 200 and config["rollouts"]["heuristic"] >= 48
 
 
@@ -327,17 +335,17 @@ def test_the_strong_level_is_the_shipped_policy_thresholded_reading_the_file_the
 
 def test_seats_are_named_alike_on_the_play_page_and_in_its_replay(client, tmp_path):
     last = play_through(client, players=2, seat=1, seed=9, opponents=["heuristic"])
-    assert last["names"] == ["heuristic", "you"]
+    assert last["names"] == ["Casual bot", "you"]  # a bot level by its name, not its spec
     replay = client.get(f"/api/records/{last['record']}").json()
     assert replay["agents"] == last["names"]
     assert [
         p["name"] for p in client.get(f"/api/records/{last['record']}/steps/3").json()["view"]["players"]
     ] == [
-        "heuristic",
+        "Casual bot",
         "you",
     ]
     listed = client.get("/api/records").json()["records"]
-    assert listed[0]["agents"] == ["heuristic", "you"]
+    assert listed[0]["agents"] == ["Casual bot", "you"]
 
 
 def test_the_end_screen_comes_with_the_end_only(client):
@@ -415,6 +423,160 @@ def test_a_search_level_plays_a_seat(client):
     pytest.importorskip("torch", reason="the search levels need torch")
     levels = {entry["level"]: entry["spec"] for entry in client.get("/api/config").json()["levels"]}
     snap = start(client, players=2, seat=1, opponents=[levels["Expert"]], seed=3)
-    assert snap["names"] == ["search:16", "you"] and not snap["waiting"]
+    assert snap["names"] == ["Expert bot", "you"] and not snap["waiting"]
     moved = client.post(f"/api/games/{snap['id']}/advance", json={"token": snap["token"], "moves": 3}).json()
     assert moved["moves"] and all(m["seat"] == 0 for m in moved["moves"])
+
+
+# --------------------------------------------------------------------------- the table's second pass
+
+
+def test_the_scores_if_the_game_ended_now_are_the_engines_own_end_scoring():
+    """``score_if_ended`` on the C++ core's state equals the Python engine ending the same game
+    now (its ``_end_game``, as a game ends), at every tenth step of seeded games; right before the
+    last move of a game that ends at a round's end it names the final scores."""
+    import random
+
+    from island_fortress_env.env.aec import raw_env
+    from island_fortress_env.views.seatview import score_if_ended
+
+    compared = 0
+    for players, seed in ((2, 1), (3, 2), (4, 3)):
+        core, python = (raw_env(num_players=players, backend=b) for b in ("core", "python"))
+        core.reset(seed=seed)
+        python.reset(seed=seed)
+        a, b = core.game_state, python.game_state
+        draw = random.Random(seed)
+        step = 0
+        while not a.is_terminal():
+            if step % 10 == 0:
+                projected = score_if_ended(a)
+                ended = b.clone()
+                ended._end_game()
+                assert [r["total"] for r in projected["rows"]] == list(ended.score)
+                assert projected["winners"] == list(ended.winners)
+                assert [r["now"] + sum(r["points"]) for r in projected["rows"]] == list(ended.score)
+                compared += 1
+            action = draw.choice(a.legal_actions())
+            a.apply_action(action)
+            b.apply_action(action)
+            step += 1
+        assert score_if_ended(a) is None
+    assert compared > 50
+
+
+def test_a_card_of_the_hand_is_complete_exactly_when_the_engine_lets_it_be_played():
+    """``need`` 0 for the cards whose pattern the engine finds on the seat's unreinforced blocks,
+    and otherwise as many empty cells as ``cells`` names, at a place on the wall."""
+    import random
+
+    from island_fortress_env.engine import Game
+    from island_fortress_env.views.seatview import hand_progress
+
+    seen = {"complete": 0, "needed": 0, "no room": 0}
+    for seed in range(4):
+        state = Game(num_players=3).new_initial_state(seed)
+        draw = random.Random(seed)
+        while not state.is_terminal():
+            for seat in range(state.n):
+                playable = state.game.playable_cards(state.favor_hand[seat], state.own[seat] & ~state.reinf)
+                for card in hand_progress(state, seat):
+                    assert (card["need"] == 0) == bool(playable >> card["id"] & 1)
+                    if card["need"] is None:
+                        seen["no room"] += 1
+                    elif card["need"]:
+                        seen["needed"] += 1
+                        assert len(card["cells"]) == card["need"]
+                        bits = [state.geo.cell_bits[c] for c in card["cells"]]
+                        assert not any(state.occ >> b & 1 for b in bits)  # cells still empty
+                    else:
+                        seen["complete"] += 1
+                    assert "counts once you play the card" in card["when"]
+            state.apply_action(draw.choice(state.legal_actions()))
+    assert all(seen.values()), seen
+
+
+def test_the_end_of_a_turn_waits_for_the_persons_confirmation_with_undo_open(client):
+    """After a decision another seat answers next, the snapshot carries ``handover`` (what ends,
+    who plays next) while undo is open; taking it back works there, whatever the pause; a move
+    that cannot be undone (a draw, the bids revealed) asks nothing."""
+    import random
+
+    snap = start(client, players=2, seat=0, opponents=["random"], seed=21)
+    token, game_id = snap["token"], snap["id"]
+    draw = random.Random(21)
+    asked = ended = undone = 0
+    for _ in range(3000):
+        if snap["over"]:
+            break
+        if "handover" in snap:
+            asked += 1
+            assert snap["can_undo"] and not snap["waiting"]
+            assert "plays next; until then Undo takes it back." in snap["handover"]
+            ended += "of 3 ends here." in snap["handover"]
+            if draw.random() < 0.3:
+                snap = client.post(f"/api/games/{game_id}/undo", json={"token": token}).json()
+                assert snap["waiting"] and "handover" not in snap
+                undone += 1
+                continue
+        if snap["waiting"]:
+            choice = draw.choice(snap["view"]["choices"])
+            snap = client.post(
+                f"/api/games/{game_id}/act", json={"token": token, "action": choice["action"]}
+            ).json()
+        else:
+            snap = client.post(f"/api/games/{game_id}/advance", json={"token": token, "moves": 40}).json()
+    assert snap["over"] and asked > 20 and ended > 5 and undone > 3, (asked, ended, undone)
+
+
+def test_a_forced_single_build_count_says_why_and_own_kept_cards_are_told(client):
+    """The person's one-choice "Build 1 block" carries why 2 are not offered (the bar's note);
+    the person's own setup keeps are marked ``private`` so the log names each kept card."""
+    whys, private = [], []
+    for seed in (1, 2, 3):
+        last = play_through(client, 2, 0, seed, opponents=["random"])
+        assert last["over"]
+        for move in live_game(client, last["id"]).moves_for(0):
+            if move["seat"] == 0 and move.get("why"):
+                assert move["auto"]
+                whys.append(move["why"])
+            if move["seat"] == 0 and move.get("private"):
+                private.append(move["text"])
+    assert whys and all(w.startswith("Build 2 blocks is not offered: ") for w in whys), whys
+    assert sum(t.startswith("Keep ") for t in private) >= 9, private  # 3 kept at each deal
+
+
+def test_the_snapshot_says_where_the_person_stands_and_carries_the_guide(client):
+    snap = start(client, players=3, seat=0, opponents=["random", "random"], seed=4)
+    assert snap["stage"] == "the deal"
+    assert "dealt 5 favor cards and keep 3" in snap["guide"]["deal"]
+    assert "reward counts only once you play it" in snap["guide"]["favors"]
+    token, game_id = snap["token"], snap["id"]
+    stages = set()
+    for _ in range(400):
+        if snap["over"]:
+            break
+        if snap["waiting"]:
+            stages.add(snap["stage"].split(":")[0])
+            kinds = {c["kind"] for c in snap["view"]["choices"]}
+            if "bid" in kinds:
+                assert snap["stage"].startswith("the petition of round ")
+            if "role" in kinds:
+                assert re.fullmatch(r"your turn [123] of 3", snap["stage"])
+            snap = client.post(
+                f"/api/games/{game_id}/act",
+                json={"token": token, "action": snap["view"]["choices"][0]["action"]},
+            ).json()
+        else:
+            snap = client.post(f"/api/games/{game_id}/advance", json={"token": token, "moves": 40}).json()
+        assert ("guide" in snap) == (snap["step"] == len(snap["moves"]))  # answers from the start only
+    assert {"the deal", "the petition of round 1", "your turn 1 of 3", "your turn 3 of 3"} <= stages, stages
+
+
+def test_an_unknown_page_is_a_page_saying_so_and_the_api_stays_json(client):
+    page = client.get("/no/such/<page>")
+    assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
+    assert "There is no page here" in page.text and "&lt;page&gt;" in page.text and "<page>" not in page.text
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+    api = client.get("/api/no/such/thing")
+    assert api.status_code == 404 and api.json() == {"error": "Not Found"}

@@ -23,7 +23,9 @@ entry is explained and asked again, with nothing changed (``tools/entries.py`` r
 ``help`` shows the rules and the role cards. At the end the game is saved as a game record
 (``island-fortress replay``): the path is checked before the game starts, and a record that
 cannot be written there after all is saved in the temporary directory instead (or, failing
-that, printed), so a finished game is never lost.
+that, printed), so a finished game is never lost. A game stopped with ``quit`` is not saved (a
+game record holds a finished game, one that replays to its result); play says so, and how to deal
+the same game again (the command with its seed).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from island_fortress_env.views.narrate import (
     Narrator,
     TargetKind,
     Tone,
+    card_rewards,
     describe_choice,
     public_move_text,
     refusals,
@@ -68,6 +71,7 @@ from island_fortress_env.views.text import render_text
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
+    from island_fortress_env.engine.favors import FavorCard
 
 HUMAN = "human"
 YOU = "you"  # the person's seat is named "A (you)"
@@ -75,7 +79,7 @@ PROMPT = "your choice> "
 COMMANDS = (
     "Type a choice's number (at a bid: the Jade to bid; at a count: the count; g1, g2...: "
     "a cell for the Governor block) or the start of its text; "
-    "'board' shows the table again, 'help' the rules, 'quit' stops."
+    "'board' shows the table again, 'help' the rules, 'quit' stops (a game is saved when it ends)."
 )
 _BOLD = frozenset({Tone.ROUND, Tone.END, Tone.PETITION})
 
@@ -90,13 +94,19 @@ class QuitGame(Exception):
     """The person stopped the game (``quit`` or end of input)."""
 
 
+def card_words(card: FavorCard) -> str:
+    """A favor card as the narrator says it: its name, its pattern (rows top first) and what
+    it gives once played ("+1 income every round, 2 Convicts")."""
+    return f"{card.name} [{' / '.join(card.pattern)}]: {card_rewards(card)}"
+
+
 def private_view(state: State, seat: int) -> str:
     """The seat's own hidden things: favor hand, the cards it is choosing from, its sealed bid."""
     cards = state.game.deck.cards
     lines = []
-    hand = [cards[i].describe() for i in visibility.favor_hand(state, seat, seat) or ()]
+    hand = [card_words(cards[i]) for i in visibility.favor_hand(state, seat, seat) or ()]
     lines.append("Your favor hand: " + ("; ".join(hand) if hand else "empty"))
-    drawn = [cards[i].describe() for i in visibility.choosing_from(state, seat, seat) or ()]
+    drawn = [card_words(cards[i]) for i in visibility.choosing_from(state, seat, seat) or ()]
     if drawn:
         lines.append("You are choosing from: " + "; ".join(drawn))
     bid = visibility.sealed_bid(state, seat, seat)
@@ -320,7 +330,7 @@ def play_game(
                 say(console, "\n" + render_text(raw.game_state, 0, shown_names))
             tell(p, move)
     except QuitGame:
-        say(console, "Game stopped; nothing saved.")
+        say(console, stopped_words(len(taken), seed, agents, seat, rules, save_path))
         return None
     finally:
         if table_window is not None:
@@ -332,6 +342,30 @@ def play_game(
     path = printable(save_game(record, save_path, console))
     say(console, f"Game saved as {path} (replay it with: island-fortress replay {path})")
     return record
+
+
+def stopped_words(
+    decisions: int,
+    seed: int,
+    agents: Sequence[str],
+    seat: int,
+    rules: dict[str, Any],
+    save_path: str | Path | None,
+) -> str:
+    """What ``quit`` says: nothing is saved, why, and the command that deals this game again."""
+    where = f"at {printable(str(save_path))}" if save_path is not None else "under a dated name here"
+    options = "".join(
+        f" --rule {key}={str(value).lower() if isinstance(value, bool) else value}"
+        for key, value in rules.items()
+        if key != "num_players"
+    )
+    command = f"island-fortress play --agents {' '.join(agents)} --seat {seat} --seed {seed}{options}"
+    if save_path is not None:
+        command += f" --save {save_path}"
+    return printable(
+        f"Game stopped; nothing saved. A game record holds a finished game: it is saved {where} "
+        f"when the game ends. To play this deal again ({decisions} decisions were made): {command}"
+    )
 
 
 def save_game(record: GameRecord, save_path: str | Path | None, console: Console) -> Path:

@@ -185,9 +185,8 @@ def table_view(state: State, seat: int | None = None, names: tuple[str, ...] | N
     else:
         p = state.current_player()
         doing = f"{A.op_label(state.op)}: " if state.in_action and state.op >= 0 else ""
-        status = (
-            f"Round {state.round} - {MARKS[p]} ({players[p].name}) to move: {doing}{state.decision_name()}"
-        )
+        stage = "The deal" if state.round == 0 else f"Round {state.round}"  # round 0: the setup keep
+        status = f"{stage} - {MARKS[p]} ({players[p].name}) to move: {doing}{state.decision_name()}"
     return TableView(
         seat=seat,
         regions=geo.regions,

@@ -8,6 +8,15 @@ costs and the role actions refused with why (``views.narrate``). A spectator (``
 sees every hand and bid, as in a replay or a game between agents. Nothing of the engine state
 is sent but what the view model holds; a test checks that a seat's JSON does not change when
 everything the seat cannot see is dealt again.
+
+Beside the view, two things the web app's table shows, computed from the engine:
+
+* ``hand_progress``: each card of one seat's own hand with how far its pattern is on the wall
+  (``FavorCard.matches`` / ``cells_at`` over that seat's unreinforced blocks: the cells still
+  needed where it could still be completed) and when its reward counts. For that seat only.
+* ``score_if_ended``: every seat's score if the game ended now, its end bonuses broken out,
+  from the engine's own final scoring played on a copy of the state. Public: final scoring reads
+  the wall, Jade, Treasure, Buyback Chips and Workers, which every seat sees, never a hand.
 """
 
 from __future__ import annotations
@@ -16,7 +25,12 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine import events as ev
 from island_fortress_env.engine.favors import FavorCard
+from island_fortress_env.engine.fields import StateFields
+from island_fortress_env.engine.state import State as EngineState
+from island_fortress_env.engine.wall import iter_bits
 from island_fortress_env.views import narrate
 from island_fortress_env.views.picture import CellView, PlayerView, TableView, table_view
 
@@ -126,3 +140,111 @@ def seat_view(
 def positions(states: Sequence[State]) -> list[dict[str, Any]]:
     """Each state's round and seat to move (None at the end): public, for the step bar."""
     return [{"round": s.round, "mover": None if s.is_terminal() else s.current_player()} for s in states]
+
+
+# A favor card's reward is paid when the card is played (engine: Builder B's rewards), not before.
+_PLAY_FAVOR = A.op_label(A.OP_PLAY_FAVOR)
+_PERSISTENT = ("income", "petition")  # added every round / to every bid once the card is played
+
+
+def _card_timing(card: FavorCard) -> str:
+    words = {"income": "the income bonus", "petition": "the petition bonus"}
+    lasting = [words[k] for k in _PERSISTENT if card.rewards.get(k)]
+    out = (
+        f"Its reward ({narrate.card_rewards(card)}) counts once you play the card ({_PLAY_FAVOR}, "
+        "with its pattern on your unreinforced blocks): nothing while it stays in your hand."
+    )
+    if lasting:
+        verb = "lasts" if len(lasting) == 1 else "last"
+        out += f" From then on {narrate.and_list(lasting)} {verb} to the end of the game."
+    return out
+
+
+def hand_progress(state: State, seat: int) -> list[dict[str, Any]]:
+    """Each card of ``seat``'s own favor hand (module doc): ``need`` the fewest cells still to
+    build (0: complete now, it can be played), at the place on the wall where its pattern's
+    missing cells are all empty (None: no such place is left), those cells' labels, and when its
+    reward counts. Only ever sent to ``seat`` itself: it names the hand."""
+    geo = state.geo
+    mine = state.own[seat] & ~state.reinf
+    free = geo.valid & ~state.occ
+    out = []
+    for index in iter_bits(state.favor_hand[seat]):
+        card = state.game.deck.cards[index]
+        best: int | None = None
+        for anchor in iter_bits(card.anchor_mask):
+            cells = card.cells_at(anchor)
+            if cells & ~geo.valid:
+                continue  # the pattern would run off the wall
+            missing = cells & ~mine
+            if missing & ~free:
+                continue  # a marked cell holds another block, or one of yours reinforced
+            if best is None or missing.bit_count() < best.bit_count():
+                best = missing
+                if not missing:
+                    break
+        need = None if best is None else best.bit_count()
+        out.append(
+            {
+                "id": index,
+                "need": need,
+                "size": len(card.offsets),
+                "cells": [] if best is None else [geo.bit_cell[b] for b in iter_bits(best)],
+                "progress": _progress_words(need, best, geo.cell_name),
+                "when": _card_timing(card),
+            }
+        )
+    return out
+
+
+def _progress_words(need: int | None, missing: int | None, name: Any) -> str:
+    if need is None or missing is None:
+        return "no place is left on the wall where its pattern could be completed"
+    if need == 0:
+        return f"complete on the wall: it can be played ({_PLAY_FAVOR})"
+    cells = ", ".join(name(b) for b in iter_bits(missing))
+    return f"{narrate.plural(need, 'more block')} of yours needed, the nearest at {cells}"
+
+
+def _engine_copy(state: Any) -> EngineState:
+    """A Python engine state with every field of ``state`` (an engine ``State`` or the C++ core's
+    ``CoreState``, whose fields read alike), its event log empty: for the engine's final scoring
+    to be played on, never for play (its memo of legal actions is cleared)."""
+    sim: EngineState = object.__new__(EngineState)
+    for name in StateFields.__slots__:
+        if name in ("_log", "_legal"):
+            continue
+        value = getattr(state, name)
+        setattr(sim, name, list(value) if isinstance(value, list) else value)
+    sim._log = []
+    sim._legal = None
+    return sim
+
+
+def score_if_ended(state: State) -> dict[str, Any] | None:
+    """Every seat's score if the game ended now (module doc): the engine's final scoring played on
+    a copy of the state, its points by category (``narrate.BREAKDOWN_LABELS``), the totals and who
+    would win. None once the game is over (the end screen says it)."""
+    if state.is_terminal():
+        return None
+    sim = _engine_copy(state)
+    sim._final_scoring()  # the engine's end scoring, as _end_game runs it (here with no trade-in)
+    breakdown = narrate.score_breakdown(ev.typed(sim._log), state.n)
+    categories = list(dict.fromkeys(label for parts in breakdown for label in parts))
+    note = "Uncompleted rows and levels and the end bonuses, scored as the game's end would score them now."
+    if state.cfg.favor_trade_in:
+        note += " The Favor Trade-in, before them at the end, is left out: it depends on choices to come."
+    return {
+        "categories": categories,
+        "rows": [
+            {
+                "seat": p,
+                "now": state.score[p],
+                "points": [breakdown[p].get(c, 0) for c in categories],
+                "total": sim.score[p],
+            }
+            for p in range(state.n)
+        ],
+        "winners": list(sim.winners),
+        "note": note,
+    }

@@ -104,7 +104,8 @@ def render_text(state: State, last_events: int = LAST_EVENTS, names: Sequence[st
         verb = "win (tied)" if len(state.winners) > 1 else "wins"
         status = f"Game over after round {state.round}: {won} {verb}"
     else:
-        status = f"Round {state.round}: {seat_name(names, state.current)} to move: {state.decision_name()}"
+        stage = "The deal" if state.round == 0 else f"Round {state.round}"  # round 0: the setup keep
+        status = f"{stage}: {seat_name(names, state.current)} to move: {state.decision_name()}"
     if state.unlimited:  # an unlimited supply's count is a ledger, not what is left
         supply = "supply: unlimited"
     else:

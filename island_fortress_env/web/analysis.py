@@ -12,10 +12,23 @@ between agents) rollouts start from the true position. Every draw comes from a g
 seeded by the rollout's number, the same at every position (common random numbers: the curve
 moves with the position more than with the draws), so an estimate repeats exactly.
 
-**How sure.** Each estimate comes with its 95% Wilson score interval over the rollouts (a win
-shared by k counts 1/k, so the interval is a close approximation there), drawn as a band around
-the curve; the page names the method and the count. The default counts (``DEFAULT_ROLLOUTS``)
-keep the band within about +-6 points for random playouts and +-12 for heuristic ones.
+**How sure.** Each estimate comes with a 95% band: its Wilson score interval over the rollouts
+(a win shared by k counts 1/k, so the interval is a close approximation there), the
+between-playout variance, widened by the **model error** ``m`` (``model_error``): a playout is a
+model of how the game goes on, not the game, and heuristic playouts in particular are nearly
+deterministic, so their rollouts agree with each other (a tight Wilson interval) while a small
+change of the position flips them all (the curve swings 0-100% between neighbouring turns).
+``m`` is measured on the curve itself: the mean square of the jumps between consecutive
+estimated positions, halved (a jump is the difference of two errors), less the sampling variance
+the points already explain; when the curve has fewer than ``MIN_JUMPS`` jumps, the measured
+prior of its playouts (``PRIOR_MODEL_ERROR``) stands in. Each side of the band is the Wilson side
+and ``Z95 * m`` added in quadrature, so a curve that swings more than its rollouts explain shows
+bands as wide as its swings. The page names the method, the count and ``m``. The default counts
+(``DEFAULT_ROLLOUTS``) keep the sampling part within about +-6 points for random playouts and
++-12 for heuristic ones.
+
+**Mistakes** (``web.mistakes``): once every point is in, the turns whose mover's chance fell by
+more than the bands explain, each with what was played and what the policy preferred.
 
 **Top actions.** A trained checkpoint's probabilities for the seat to move
 (``CheckpointAgent.probabilities`` on that seat's observation).
@@ -29,6 +42,7 @@ new job is refused (429), so nobody fills the queue that others' analyses wait i
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import secrets
@@ -45,9 +59,10 @@ import numpy as np
 from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
-from island_fortress_env.players import Agent, make_agent
+from island_fortress_env.players import Agent, make_agent, parse_agent_spec
 from island_fortress_env.views import narrate
 from island_fortress_env.web.errors import BadRequest, NotFound, TooMany, shown
+from island_fortress_env.web.mistakes import find_marks, heuristic_preference
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
@@ -62,6 +77,11 @@ KEPT_JOBS = 32
 MAX_PENDING_PER_CLIENT = 4  # jobs waiting or running for one client
 KEPT_ESTIMATES = 20_000
 TOP_ACTIONS = 6
+MIN_JUMPS = 6  # jumps between estimated positions needed to measure the model error
+# The model error of each playout where a curve is too short to measure it: the rms jump between
+# consecutive turn starts of the first third of two heuristic games, halved in variance (32
+# heuristic and 256 random playouts a position: 0.09-0.13 and 0.05-0.06), less the sampling part.
+PRIOR_MODEL_ERROR = {"random": 0.03, "heuristic": 0.08}
 # The playout agents (heuristic) read the engine state, not the observation vector: none is made.
 _NO_OBSERVATION = np.zeros(0, dtype=np.float32)
 
@@ -116,6 +136,35 @@ def win_chances(
     return [w / max(done, 1) for w in wins], done
 
 
+def model_error(points: Sequence[tuple[Sequence[float], int]], playout: str) -> float:
+    """The model error ``m`` of a curve (module doc): ``points`` are its estimates in step
+    order, each (the seats' shares, the rollouts; 0 rollouts: a finished game, left out)."""
+    live = [(c, n) for c, n in points if n > 0]
+    jumps = [
+        (a[p] - b[p], a[p] * (1 - a[p]) / na + b[p] * (1 - b[p]) / nb)
+        for (a, na), (b, nb) in itertools.pairwise(live)
+        for p in range(len(a))
+    ]
+    if len(jumps) < MIN_JUMPS * (len(live[0][0]) if live else 1):
+        return PRIOR_MODEL_ERROR.get(playout, 0.0)
+    square = sum(d * d for d, _ in jumps) / len(jumps)
+    sampled = sum(v for _, v in jumps) / len(jumps)
+    return math.sqrt(max(0.0, (square - sampled) / 2))
+
+
+def band(share: float, n: int, model: float, z: float = Z95) -> tuple[float, float]:
+    """The 95% band of an estimate: its Wilson interval, each side widened by ``z * model`` in
+    quadrature (module doc); a finished game's result (``n`` 0) is exact."""
+    low, high = wilson(share, n, z)
+    if n <= 0:
+        return low, high
+    wide = z * model
+    return (
+        max(0.0, share - math.hypot(share - low, wide)),
+        min(1.0, share + math.hypot(high - share, wide)),
+    )
+
+
 def wilson(share: float, n: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of a proportion ``share`` observed over ``n`` trials (the exact
     value, as an interval of width 0, when ``n`` is 0: a finished game's result)."""
@@ -150,6 +199,7 @@ class Job:
     rollouts: int
     steps: tuple[int, ...]
     results: dict[int, tuple[list[float], int]] = field(default_factory=dict)  # chances, rollouts
+    marks: list[dict[str, Any]] | None = None  # the mistakes, once every point is in
     done: bool = False
     error: str | None = None
     cancelled: bool = False
@@ -161,7 +211,12 @@ class Job:
     def pending(self) -> bool:
         return not self.done and not self.cancelled
 
+    def model(self) -> float:
+        """The model error of the curve so far (``model_error``)."""
+        return model_error([self.results[s] for s in sorted(self.results)], self.playout)
+
     def to_json(self) -> dict[str, Any]:
+        model = self.model()
         method = (
             f"{self.rollouts} {self.playout} playouts per position, "
             + (
@@ -169,14 +224,15 @@ class Job:
                 if self.viewer is not None
                 else "from the true position"
             )
-            + "; the band is the 95% Wilson interval"
+            + "; the band is the 95% Wilson interval widened by the playouts' model error "
+            + f"(+-{round(100 * Z95 * model)} points, measured from the curve's own jumps)"
         )
         points = []
         for s in self.steps:
             if s not in self.results:
                 continue
             chances, done = self.results[s]
-            bands = [wilson(c, done) for c in chances]
+            bands = [band(c, done, model) for c in chances]
             points.append(
                 {
                     "step": s,
@@ -192,8 +248,10 @@ class Job:
             "playout": self.playout,
             "rollouts": self.rollouts,
             "method": method,
+            "model_error": round(model, 4),
             "steps": list(self.steps),
             "points": points,
+            "marks": self.marks,
             "done": self.done,
             "cancelled": self.cancelled,
             "error": self.error,
@@ -230,9 +288,12 @@ class Analyst:
         playout: Any,
         rollouts: Any,
         client: str = "",
+        actions: Sequence[int] = (),
+        names: Sequence[str] = (),
     ) -> Job:
         """Queue the estimates at ``steps`` (indexes into ``states``) for ``client``; see the
-        module doc."""
+        module doc. With ``actions`` (``actions[i]`` taken at ``states[i]``) and the seats'
+        ``names``, the mistakes are marked once the estimates are in (``web.mistakes``)."""
         if playout not in PLAYOUTS:
             raise BadRequest(f"'playout' must be one of {list(PLAYOUTS)}, not {shown(playout)}")
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
@@ -273,7 +334,8 @@ class Analyst:
                 gone.cancelled = True
                 if self._latest.get(gone.source) is gone:
                     del self._latest[gone.source]
-        self._pool.submit(self._run, job, picked)
+        history = (tuple(states), tuple(actions), tuple(names)) if actions else None
+        self._pool.submit(self._run, job, picked, history)
         return job
 
     def get(self, job_id: Any) -> Job:
@@ -282,7 +344,12 @@ class Analyst:
             raise NotFound(f"no analysis {shown(job_id)}")
         return job
 
-    def _run(self, job: Job, picked: dict[int, State]) -> None:
+    def _run(
+        self,
+        job: Job,
+        picked: dict[int, State],
+        history: tuple[tuple[State, ...], tuple[int, ...], tuple[str, ...]] | None = None,
+    ) -> None:
         begin = time.monotonic()
         try:
             for step in job.steps:
@@ -312,6 +379,13 @@ class Analyst:
                     found = chances, done
                 job.results[step] = found
                 job.seconds = time.monotonic() - begin
+            if history is not None and not job.cancelled and len(job.results) == len(job.steps):
+                states, actions, names = history
+                prefer, policy = self.preference()
+                job.marks = find_marks(
+                    job.steps, job.results, states, actions, job.viewer, names, job.model(),
+                    prefer, policy, cancelled=lambda: job.cancelled,
+                )  # fmt: skip
         except Exception as exc:  # reported to the browser, not raised in a worker nobody joins
             job.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -330,6 +404,26 @@ class Analyst:
             if agent is None:
                 agent = self._agents[spec] = make_agent(spec, seed=0)
             return agent
+
+    def preference(self) -> tuple[Callable[[State, int, int], int], str]:
+        """The policy the mistakes are judged by, and its name in the sentences: the first
+        checkpoint offered (its most probable legal action on the mover's observation), else
+        the heuristic on a redeal of what the mover cannot see (``web.mistakes``)."""
+        if not self.checkpoints:
+            return (lambda state, seat, step: heuristic_preference(state, seat, step)), "the heuristic"
+        spec = self.checkpoints[0]
+        agent = self.agent(spec)
+        encoders: dict[int, ObservationEncoder] = {}
+
+        def prefer(state: State, seat: int, step: int) -> int:
+            encoder = encoders.setdefault(id(state.game), ObservationEncoder(state.game))
+            mask = action_mask(state)
+            with self._agent_lock:
+                probs = agent.probabilities(encoder.encode(state, seat), mask)
+            legal = state.legal_actions()
+            return int(max(legal, key=lambda a: probs[a]))
+
+        return prefer, f"the policy ({parse_agent_spec(spec).label})"
 
     def top_actions(self, spec: Any, state: State, encoder: ObservationEncoder) -> list[dict]:
         agent = self.agent(spec)

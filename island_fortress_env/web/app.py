@@ -8,8 +8,11 @@ nothing; a request body is parsed with bounds on its size, nesting and numbers, 
 
 * ``GET /api/config``: the agents offered (and the named bot levels, ``web.levels``, with their
   ladder ratings), the checkpoints for analysis, the playouts and their default counts, the rules.
-* ``POST /api/play`` {players, seat, opponents, [seed]} and ``POST /api/watch`` {agents, [seed]}:
-  a new game; the answer holds its ``id`` and ``token`` (send the token with every request on it).
+* ``POST /api/play`` {players, seat, opponents, [seed], [name]} and ``POST /api/watch`` {agents,
+  [seed]}: a new game; the answer holds its ``id`` and ``token`` (send the token with every
+  request on it). ``name``: the person's name for the people's ratings (``web.ratings``, checked
+  there: a 400 for a bad one); the game is rated when it ends, and the answer that ends it
+  carries ``person_rating``. ``GET /api/people?name=N``: that name checked, and its rating.
 * ``GET /api/games/ID?token=T&since=K``: the position as the game's seat sees it, and the moves
   from K on (for the person also the recap since their last turn, warnings on the choices that
   lose something or end the game, notes on the decision, and the end screen once it is over).
@@ -44,6 +47,7 @@ Pages and their assets are answered to anyone (a shared ``/replay/...`` link ope
 from __future__ import annotations
 
 import functools
+import html
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -77,10 +81,12 @@ from island_fortress_env.web.errors import (
     WrongMediaType,
     shown,
 )
+from island_fortress_env.web.games import MAX_GAMES as MAX_LIVE_GAMES
 from island_fortress_env.web.games import MAX_MOVES_PER_REQUEST, GameTable, LiveGame, line_json
 from island_fortress_env.web.jsontext import Answer, FileRefused, parse
 from island_fortress_env.web.leaderboard import leaderboard
 from island_fortress_env.web.levels import LADDER_SOURCE, named_levels, offered
+from island_fortress_env.web.ratings import PeopleRatings, check_name
 from island_fortress_env.web.seatview import positions, seat_view
 from island_fortress_env.web.store import MAX_RECORD_BYTES, RecordStore
 
@@ -204,6 +210,8 @@ class WebApp:
         networks = (AgentKind.CHECKPOINT, AgentKind.ONNX)  # the agents that give top actions
         self.analyst = Analyst([s for s in self.agents if parse_agent_spec(s).kind in networks])
         self.index_html = (STATIC / "index.html").read_text("utf-8")
+        self.people = PeopleRatings(self.store.root)
+        self.named: dict[str, str] = {}  # live game id -> its person's name, until it is rated
 
     # ------------------------------------------------------------------ pages
 
@@ -239,7 +247,16 @@ class WebApp:
     async def create(self, request: Request) -> Response:
         kind = request.url.path.rsplit("/", 1)[-1]
         body = await read_json(request)
+        name = body.pop("name", None)
+        if name is not None:
+            if kind != "play":
+                raise BadRequest("'name' is for a game a person plays (/api/play): agents are not rated")
+            name = check_name(name)
         game = await run_in_threadpool(self.games.create, kind, body)
+        if name is not None:
+            self.named[game.id] = name
+            while len(self.named) > 4 * MAX_LIVE_GAMES:  # games replaced unfinished are never rated
+                del self.named[next(iter(self.named))]
         out = game.snapshot(since=0)
         out["token"] = game.token
         return Answer(out, status_code=201)
@@ -268,7 +285,7 @@ class WebApp:
                 before = len(game.actions)
                 game.act(body.get("action"))
                 self.games.finish(game)
-                return game.snapshot(since=before)
+                return self._rated(game, game.snapshot(since=before))
 
         return Answer(await run_in_threadpool(work))
 
@@ -285,6 +302,19 @@ class WebApp:
                 return out
 
         return Answer(await run_in_threadpool(work))
+
+    def _rated(self, game: LiveGame, out: dict[str, Any]) -> dict[str, Any]:
+        """``out``, with the person's new rating when this answer ends their named game."""
+        name = self.named.pop(game.id, None) if game.over else None
+        if name is not None and game.seat is not None:
+            out["person_rating"] = self.people.rate(
+                name, game.specs, game.seat, game.state, game.seed, len(game.actions)
+            )
+        return out
+
+    async def people_rating(self, request: Request) -> Response:
+        name = check_name(request.query_params.get("name"))
+        return Answer({"name": name, "rating": await run_in_threadpool(self.people.person, name)})
 
     async def public(self, request: Request) -> Response:
         """What anyone with a game's link may know of it (no token): its kind, whether it is
@@ -305,7 +335,7 @@ class WebApp:
                 before = len(game.actions)
                 game.advance(limit)
                 self.games.finish(game)
-                return game.snapshot(since=before)
+                return self._rated(game, game.snapshot(since=before))
 
         return Answer(await run_in_threadpool(work))
 
@@ -314,6 +344,7 @@ class WebApp:
         game = self._game(request, body.get("token"))
         with game.lock:
             history = list(game.history)
+            taken = list(game.actions)
             generation = game.generation
         job = self.analyst.start(
             f"game:{game.id}:{generation}",
@@ -323,6 +354,8 @@ class WebApp:
             body.get("playout"),
             body.get("rollouts"),
             client_of(request),
+            actions=taken,
+            names=game.names,
         )
         return Answer(job.to_json(), status_code=202)
 
@@ -411,6 +444,8 @@ class WebApp:
             body.get("playout"),
             body.get("rollouts"),
             client_of(request),
+            actions=replay.record.actions,
+            names=replay.names,
         )
         return Answer(job.to_json(), status_code=202)
 
@@ -468,6 +503,7 @@ class WebApp:
             Route("/api/records/{name}/policy", api(self.record_policy)),
             Route("/api/analysis/{job}", api(self.analysis)),
             Route("/api/leaderboard", api(self.leaderboard)),
+            Route("/api/people", api(self.people_rating)),
             Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
         ]
 
@@ -477,8 +513,24 @@ async def _web_error(request: Request, exc: Exception) -> Response:
     return Answer({"error": printable(exc.message)}, status_code=exc.status)
 
 
+NOT_FOUND_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Not found - Island Fortress</title><link rel="stylesheet" href="/static/style.css"></head>
+<body><header class="top"><a class="brand" href="/">Island Fortress</a></header>
+<main><section class="card failure" id="not-found"><h2>There is no page here</h2>
+<p>Nothing is at <code>{path}</code> on this server.</p>
+<p><a href="/">Back to the start page</a>: play, watch, replay. The leaderboard is at
+<a href="/leaderboard">/leaderboard</a>.</p></section></main></body></html>
+"""
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 404 and not request.url.path.startswith("/api/"):
+        # A page route that does not exist: a page saying so, not JSON (the API stays JSON).
+        page = NOT_FOUND_PAGE.format(path=html.escape(printable(request.url.path)[:200]))
+        return HTMLResponse(page, status_code=404, headers=SECURITY_HEADERS)
     return Answer({"error": printable(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
 

@@ -14,13 +14,17 @@ made. ``undo`` takes back the person's last decision while no other seat has mov
 game is replayed from its seed without it (``records.initial_state``, then every action before
 it), exactly as a record replays. A decision that showed the person something hidden (``revealed``:
 favor cards drawn from the deck, the other seats' sealed bids) is not taken back: the replay
-would deal the same again, so undoing it would be a free look before choosing again. A finished
-game is saved as a game record in the games directory.
+would deal the same again, so undoing it would be a free look before choosing again. Before the
+agents answer the person's last decision, the page asks the person to confirm it (``handover``:
+their turn ends, who plays next), so undo stays open until then. A finished game is saved as a
+game record in the games directory.
 
 The person's snapshot also carries what the table tells a player (``web.recap``, ``web.words``):
 the recap since their last turn, a warning on each choice that loses something or ends the game,
-notes on the decision (what the petition gives, why only one block can be built), and at the end
-the end screen with every hand revealed. None of it holds more than the seat may know.
+notes on the decision (what the petition gives, why only one block can be built), where they
+stand in the round, their hand's progress on the wall (``hand_progress``), and at the end the end
+screen with every hand revealed; every snapshot has the scores if the game ended now
+(``score_if_ended``, public). None of it holds more than the seat may know.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from island_fortress_env.env.records import GameRecord, initial_state
 from island_fortress_env.players import Agent, RemoteAgentError
 from island_fortress_env.players.seeds import agent_seed, deal_seed
 from island_fortress_env.views import narrate
+from island_fortress_env.views.seatview import hand_progress, score_if_ended
 from island_fortress_env.web.errors import (
     BadGateway,
     BadRequest,
@@ -59,10 +64,15 @@ from island_fortress_env.web.words import (
     HUMAN,
     consequences,
     decision_notes,
+    forced_note,
+    guide_words,
+    handover_words,
     prison_lines,
     prisons_of,
     score_change,
     seat_label,
+    seat_names,
+    stage_words,
 )
 
 if TYPE_CHECKING:
@@ -89,6 +99,7 @@ class Move:
     cells: tuple[int, ...]  # wall cells it changed (public), for the board to show
     scores: tuple[dict[str, Any], ...] = ()  # its score changes with their reasons (words.score_change)
     revealed: str | None = None  # what it showed its mover that was hidden before (``revealed``)
+    why: str | None = None  # the person's forced move: why it was the only choice (``forced_note``)
 
 
 def revealed(before: State, after: State, seat: int) -> str | None:
@@ -192,6 +203,7 @@ class LiveGame:
         public = narrate.public_move_text(state, action)
         prisons = prisons_of(state)
         before = self.history[-1]  # the state now, as kept
+        why = forced_note(state, seat) if auto and seat == self.seat else None
         state.apply_action(action)
         log = state.log
         new = log[self._log_len :]
@@ -207,6 +219,7 @@ class LiveGame:
             cells=_changed_cells(new),
             scores=tuple(score_change(e) for e in new if isinstance(e, ev.Score)),
             revealed=revealed(before, state, seat),
+            why=why,
         )
         self.actions.append(action)
         self.moves.append(move)
@@ -274,6 +287,25 @@ class LiveGame:
             f"your move '{move.text}' {move.revealed}, so it stands: an undo would let you choose "
             "again knowing what was hidden"
         )
+
+    def handover(self) -> str | None:
+        """What the person is asked to confirm before the other seats move (``words.handover_words``),
+        or None: asked while their last decision can still be undone and, once their forced moves
+        after it are played (on a copy), another seat is to move. The page lets the agents play
+        only once it is confirmed, so undo stays open until then, whatever the pause."""
+        if self.seat is None or self.over or self.waiting_for_person():
+            return None
+        step = self.undoable()
+        if step is None:
+            return None
+        sim = self.state.clone()
+        for _ in range(MAX_MOVES_PER_REQUEST):
+            if sim.is_terminal() or sim.current_player() != self.seat or len(sim.legal_actions()) != 1:
+                break
+            sim.apply_action(sim.legal_actions()[0])
+        if sim.is_terminal() or sim.current_player() == self.seat:
+            return None  # the game ends (asked before the move), or the person chooses again
+        return handover_words(self.history[step], sim, self.seat, self.names)
 
     def undo(self) -> int:
         """Take back the person's last decision (and their forced moves after it): the game is
@@ -344,7 +376,7 @@ class LiveGame:
 
     def move_json(self, move: Move, viewer: int | None) -> dict[str, Any]:
         own = viewer is None or viewer == move.seat
-        return {
+        out = {
             "step": move.step,
             "seat": move.seat,
             "text": move.text if own else move.public,
@@ -356,6 +388,11 @@ class LiveGame:
             "cells": list(move.cells),
             "scores": list(move.scores),
         }
+        if own and move.text != move.public:
+            out["private"] = True  # the mover's own words of a move the others see less of: told
+        if own and move.why:
+            out["why"] = move.why
+        return out
 
     def moves_for(self, since: int = 0) -> list[dict[str, Any]]:
         return [self.move_json(m, self.seat) for m in self.moves[since:]]
@@ -374,8 +411,14 @@ class LiveGame:
             "over": self.over,
             "record": self.record_name,
             "generation": self.generation,
+            "if_ended": score_if_ended(self.state),  # public: the engine's final scoring on a copy
         }
         if self.seat is not None:
+            out["stage"] = stage_words(self.state, self.seat)
+            out["hand"] = hand_progress(self.state, self.seat)  # the person's own hand only
+            handover = self.handover()
+            if handover is not None:
+                out["handover"] = handover  # the page asks to confirm before the agents play
             out["can_undo"] = self.undoable() is not None
             refusal = self.undo_refusal()
             if refusal is not None:
@@ -393,6 +436,8 @@ class LiveGame:
             out["positions"] = positions(self.history[since:])
             if since == 0:
                 out["opening"] = [line_json(line) for line in self.opening]
+                if self.seat is not None:
+                    out["guide"] = guide_words()
         return out
 
     def record(self) -> GameRecord:
@@ -473,7 +518,7 @@ class GameTable:
         state = env.game_state
         seats = [p for p in range(len(specs)) if p != person]
         agents = {p: self.make_agent(specs[p], agent_seed(seed, 0, p)) for p in seats}
-        names = tuple(seat_label(spec) for spec in specs)
+        names = seat_names(specs)  # "you", a bot level's name ("Casual bot"), else its label
         game = LiveGame(
             id=secrets.token_urlsafe(9),
             token=secrets.token_urlsafe(18),

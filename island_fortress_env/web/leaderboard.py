@@ -15,6 +15,11 @@ wins over all files, and its wins against what chance would give it (a game of k
 each seat 1/k of a win), so 3- and 4-player tables count as fairly as 2-player ones; ranked by
 that ratio ("x chance"), with the pooled win rate and its 95% Wilson interval. Ratings of
 different files are not comparable and are left to each file's table.
+
+**People** (``people``): the OpenSkill ratings of the people who finished games here
+(``web.ratings``, the file ``people-ratings.json``, not an evaluation result), each shown as
+``person:NAME``, beside the agents (``agent:LABEL``): those on the ladder at their fixed ladder
+rating, the others as rated from people's games.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 from island_fortress_env.web.analysis import wilson
 from island_fortress_env.web.errors import shown
 from island_fortress_env.web.jsontext import FileRefused, read
+from island_fortress_env.web.ratings import RATINGS_FILE, PeopleRatings
 
 MAX_BYTES = 1 << 20
 MAX_TEXT = 256  # an agent's name or spec
@@ -151,6 +157,8 @@ def leaderboard(root: Path) -> dict[str, Any]:
     skipped = []
     paths = sorted(root.glob("*.json"))
     for path in paths[:MAX_FILES]:
+        if path.name == RATINGS_FILE:
+            continue  # the people's ratings: their own section
         try:
             data = read(path, MAX_BYTES)
         except FileRefused as exc:
@@ -169,4 +177,5 @@ def leaderboard(root: Path) -> dict[str, Any]:
         tables.append(table)
     if len(paths) > MAX_FILES:
         skipped.append({"file": "", "reason": f"{len(paths) - MAX_FILES} more JSON files not read"})
-    return {"overall": overall(tables), "tables": tables, "skipped": skipped}
+    people = PeopleRatings(root).table()
+    return {"overall": overall(tables), "tables": tables, "skipped": skipped, "people": people}

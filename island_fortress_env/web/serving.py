@@ -9,7 +9,11 @@ protocol is therefore uvicorn's h11 one with two additions (``GuardedH11Protocol
 
 * **Deadlines.** A request's line and headers must arrive within ``HEADER_SECONDS`` of the
   connection opening (or of the previous answer on it), and its body within ``BODY_SECONDS`` of
-  its headers; a connection past its deadline is closed (the app sees the client gone).
+  its headers; a connection past its deadline is closed (the app sees the client gone). A
+  connection that sent nothing at all by then is closed without a word in the log: browsers
+  open connections ahead of need (Chromium's preconnect) and leave most of them unused, so
+  that is normal use, not a slow client. One that sent part of a request, or not all of its
+  body, is a slow client: it is counted in the log (``TIMED_OUT``).
 * **A connection limit**, ``connection_limit()``: ``MAX_CONNECTIONS``, fewer when the process may
   open fewer files (``FILES_KEPT_FREE`` descriptors are left for the rest). A connection beyond it
   takes the place of the one that has waited longest for its request (idle or slow); it is
@@ -101,6 +105,7 @@ class GuardedH11Protocol(H11Protocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._waiting_for: Any = None  # h11.IDLE (the headers), h11.SEND_BODY, or None
         self.waiting_since: float | None = None  # when it began waiting for the request
+        self.heard = False  # whether any byte came since the deadline was armed
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -113,6 +118,11 @@ class GuardedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop()
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if data:
+            self.heard = True
+        super().data_received(data)
 
     def handle_events(self) -> None:
         super().handle_events()
@@ -134,6 +144,7 @@ class GuardedH11Protocol(H11Protocol):
             self._deadline = self.loop.call_later(seconds, self._expired)
             self._waiting_for = state
             self.waiting_since = time.monotonic()
+            self.heard = state is h11.SEND_BODY  # a body is waited for once its headers came
 
     def _stop(self) -> None:
         if self._deadline is not None:
@@ -145,7 +156,8 @@ class GuardedH11Protocol(H11Protocol):
     def _expired(self) -> None:
         self._deadline = None
         if not self.transport.is_closing():
-            TIMED_OUT.note()
+            if self.heard:  # part of a request came: a slow client (unused: normal, see above)
+                TIMED_OUT.note()
             self.transport.close()
 
     def _make_room(self) -> None:

@@ -2,7 +2,8 @@
 browser adds for a player at the table.
 
 * ``seat_names``: one name per seat, the same on the play page, in a replay and in the records
-  list ("you" for the person, an agent by its spec's short label: ``policy-2-4p``).
+  list: "you" for the person, a named bot level by its name ("Strong bot", ``web.levels``), any
+  other agent by its spec's short label (``policy-2-4p``). ``seat_label`` is the label alone.
 * ``score_change``: a typed ``Score`` event as JSON (the seat, the points, the reason's category
   and its words), for the recap and the end screen; the reason is the event's ``ScoreReason``,
   never parsed text.
@@ -12,14 +13,18 @@ browser adds for a player at the table.
 * ``consequences``: the choices of the seat to move that lose something or end the game, and
   what, found by playing each on a copy of the position in which everything the seat cannot see
   is dealt again (``engine.visibility.redeal_unseen``), so the answer uses nothing hidden.
+  A choice that gains nothing (Collect from Prison at an empty prison) is one of them.
 * ``decision_notes``: the sentences the action bar shows beside a decision: what winning the
   petition gives and that only the winner pays, why "Build 2 blocks" is not offered, what holding
-  the Governor block means.
+  the Governor block means; ``forced_note`` the same for a one-choice move applied without asking.
+* ``stage_words`` and ``handover_words``: where a seat stands in the round (the deal, the
+  petition, turn 2 of 3), and what the person is asked to confirm before the other seats move.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from island_fortress_env.engine import actions as A
@@ -53,8 +58,23 @@ def seat_label(spec: str) -> str:
         return spec
 
 
+@cache
+def _level_names() -> dict[str, str]:
+    """Agent label -> its bot level's name ("Strong"), for the levels of ``web.levels``."""
+    from island_fortress_env.web.levels import named_levels
+
+    return {parse_agent_spec(level.spec).label: level.name for level in named_levels()}
+
+
+def display_name(spec: str) -> str:
+    """A seat's name at the table: "you", "Casual bot" for a named level, else its label."""
+    label = seat_label(spec)
+    level = _level_names().get(label) if spec != HUMAN else None
+    return f"{level} bot" if level else label
+
+
 def seat_names(specs: Sequence[str]) -> tuple[str, ...]:
-    return tuple(seat_label(s) for s in specs)
+    return tuple(display_name(s) for s in specs)
 
 
 # --------------------------------------------------------------------------- scores
@@ -164,6 +184,12 @@ def consequences(state: State, seat: int, names: Sequence[str]) -> dict[int, str
                 f"This ends your turn {turn} of {tables.TURNS_PER_ROUND} with the Governor block still "
                 "in your hand: it goes back to the box. Place it first on a cell marked for it."
             )
+        for e in events:
+            if isinstance(e, ev.PrisonCollected) and e.player == seat and not (e.jade or e.convicts):
+                said.append(
+                    f"This takes nothing: the prison of region {e.region + 1} is empty, and the "
+                    "action is spent on it."
+                )
         if _ends(state, sim):
             said.append(f"This ends the game: {_final_words(sim, names)}.")
         if said:
@@ -236,6 +262,71 @@ def decision_notes(state: State, seat: int) -> list[str]:
             f"ends, it goes back to the box (this is turn {turn} of {tables.TURNS_PER_ROUND})."
         )
     return out
+
+
+def forced_note(state: State, seat: int) -> str | None:
+    """Why ``seat``'s only legal choice now is the only one, where the bar would explain it if it
+    were asked (one build count: why not 2), or None."""
+    if state.is_terminal() or state.current_player() != seat:
+        return None
+    if state.decision == Decision.BUILD_COUNT and A.BUILD_COUNT + 1 not in state.legal_actions():
+        return _build_two_note(state, seat)
+    return None
+
+
+def stage_words(state: State, seat: int) -> str:
+    """Where ``seat`` stands in the round, from the engine's decision and turn count."""
+    if state.is_terminal():
+        return "the game is over"
+    if state.round == 0:
+        return "the deal"
+    if state.decision == Decision.PETITION_BID:
+        return f"the petition of round {state.round}: the turns come after it"
+    if state.decision == Decision.FAVOR_TRADE_IN:
+        return "the Favor Trade-in"
+    taken, turns = state.turns_taken[seat], tables.TURNS_PER_ROUND
+    if state.current_player() == seat:
+        return f"your turn {min(taken + 1, turns)} of {turns}"
+    return f"{taken} of your {turns} turns taken this round"
+
+
+def handover_words(before: State, after: State, seat: int, names: Sequence[str]) -> str:
+    """What the person confirms before the other seats move: ``before`` is the position of their
+    last decision, ``after`` the one once their forced moves after it are played, another seat to
+    move. Says the turn that ends, who moves next, and the Governor block still in hand."""
+    ended = after.round != before.round or after.turns_taken[seat] > before.turns_taken[seat]
+    if ended and before.round > 0 and before.decision != Decision.PETITION_BID:
+        done = f"Your turn {before.turns_taken[seat] + 1} of {tables.TURNS_PER_ROUND} ends here."
+    else:
+        done = "Your choice is made."
+    who = narrate.seat_name(names, after.current_player())
+    out = f"{done} Once you confirm, {who} plays next; until then Undo takes it back."
+    if after.gov_in_hand and after.holder == seat:
+        out += (
+            " You still hold the Governor block: place it in a turn to come, or it goes back to "
+            f"the box when your turn {tables.TURNS_PER_ROUND} ends."
+        )
+    return out
+
+
+def guide_words() -> dict[str, str]:
+    """The first-game guide's sentences that hold the game's numbers (the engine's tables)."""
+    return {
+        "deal": (
+            f"The deal: you are dealt {tables.FAVOR_DEAL} favor cards and keep {tables.FAVOR_KEEP} of "
+            "them, one click each in the bar; the others see only how many you keep."
+        ),
+        "favors": (
+            "A favor card's reward counts only once you play it "
+            f"({A.op_label(A.OP_PLAY_FAVOR)}), with its pattern on your own unreinforced blocks: "
+            "an income or petition bonus from then on, anything else paid then. Until then it gives "
+            "nothing."
+        ),
+        "round": (
+            "Each round opens with the petition (a sealed bid in Jade; only the winner pays), then "
+            f"every seat takes {tables.TURNS_PER_ROUND} turns, one role card a turn."
+        ),
+    }
 
 
 _GOVERNOR_FAMILY = next(i for i, f in enumerate(A.ACTION_FAMILIES) if f.start == A.GOVERNOR)

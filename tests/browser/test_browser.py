@@ -103,10 +103,22 @@ def inside(driver, css: str) -> bool | None:
     return driver.execute_script(INSIDE, css)
 
 
+END_TURN = "End your turn?"  # the bar asks before the bots answer a decision of yours
+
+
+def confirm_turn_end(driver) -> bool:
+    """Confirm the end of the turn when the bar asks (the bots then play); whether it asked."""
+    if decision_title(driver) != END_TURN:
+        return False
+    driver.find_element(By.ID, "end-turn").click()
+    return True
+
+
 def start_game(driver, server, players: int, opponent: str, seed: int) -> None:
     driver.get(server + "/")
     wait = waiter(driver)
     wait.until(lambda d: d.find_elements(By.ID, "start-play"))
+    driver.execute_script("localStorage.setItem('if-guide-seen', '1');")  # the first-game guide: seen
     Select(driver.find_element(By.ID, "play-players")).select_by_value(str(players))
     for select in driver.find_elements(By.CSS_SELECTOR, "#play-opponents select"):
         Select(select).select_by_value(opponent)
@@ -137,7 +149,11 @@ def test_a_whole_game_against_bots_played_in_the_bar(server, driver, shots, game
     seen: Counter[str] = Counter()
     colours = {}
     for _ in range(3000):
-        wait.until(lambda d: decision_title(d) in ("Your move", "Game over"))
+        wait.until(lambda d: decision_title(d) in ("Your move", "Game over", END_TURN))
+        if confirm_turn_end(driver):
+            seen["turn ends confirmed"] += 1
+            wait.until(lambda d: decision_title(d) != END_TURN)
+            continue
         if decision_title(driver) == "Game over":
             break
         probe = driver.execute_script(PROBE)
@@ -225,7 +241,9 @@ def test_a_whole_game_against_bots_played_in_the_bar(server, driver, shots, game
     # Rematch: the same seats, a new deal.
     driver.find_element(By.ID, "rematch").click()
     wait.until(lambda d: "/play/" in d.current_url and d.current_url != finished and decision_title(d))
-    assert driver.find_element(By.CSS_SELECTOR, ".player[data-seat='1'] header .name").text == "B random"
+    assert (
+        driver.find_element(By.CSS_SELECTOR, ".player[data-seat='1'] header .name").text == "B Beginner bot"
+    )
     # The finished game again, then its analysis.
     driver.get(finished)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "dialog#end-dialog[open] #analyse"))
@@ -246,7 +264,10 @@ def test_the_table_fits_the_window(server, driver, shots, width, height):
         assert inside(driver, css), f"{css} is off screen at {width}x{height}"
     driver.save_screenshot(str(shots / f"table-{width}x{height}-setup.png"))
     for _ in range(40):
-        wait.until(lambda d: decision_title(d) == "Your move")
+        wait.until(lambda d: decision_title(d) in ("Your move", END_TURN))
+        if confirm_turn_end(driver):
+            wait.until(lambda d: decision_title(d) != END_TURN)
+            continue
         if driver.find_elements(By.CSS_SELECTOR, "#decision .role-cards"):
             break
         step = body_data(driver, "step")

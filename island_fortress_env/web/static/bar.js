@@ -1,13 +1,15 @@
 // The action bar, always on screen at the bottom of a game you play: what is asked and your
-// choices (or the bid slider) with their costs, the role actions you cannot take folded away,
-// notes on the decision, undo; beside it your own seat (resources, favor hand, the cards you
-// choose from). A choice that loses something or ends the game asks first (a confirmation).
+// choices (or the bid, a slider and a number field) with their costs, the role actions you cannot
+// take folded away, notes on the decision, undo, and the end of your turn to confirm before the
+// bots play; beside it your own seat (resources, where you stand in the round, every card of your
+// favor hand with how far its pattern is on the wall). A choice that loses something or ends the
+// game asks first (a confirmation).
 import { ROLE_NAMES, SEAT_COLOURS, SEAT_TEXT, favorEl } from "./board.js";
 import { clear, h } from "./dom.js";
-import { shared } from "./shared.js";
+import { dot, shared } from "./shared.js";
 
 export class ActionBar {
-  // hooks: {onAct(action), onUndo(), onEnd()}
+  // hooks: {onAct(action), onUndo(), onEnd(), onEndTurn(), redraw()}
   constructor(el, hooks) {
     this.el = el;
     this.hooks = hooks;
@@ -23,6 +25,8 @@ export class ActionBar {
     this.pauseRow = h("label", { class: "pause small" }, "pause after each bot move ", this.pause, this.pauseText);
     this.undoButton = h("button", { type: "button", id: "undo", text: "↶ Undo", title: "take back your last decision" });
     this.undoButton.addEventListener("click", () => this.hooks.onUndo());
+    this.endTurnButton = h("button", { type: "button", id: "end-turn", class: "primary", text: "✓ Confirm: let the others play" });
+    this.endTurnButton.addEventListener("click", () => this.hooks.onEndTurn());
     clear(el).append(this.main, this.mine);
     el.classList.add("action-bar");
   }
@@ -90,6 +94,13 @@ export class ActionBar {
     this.undoButton.title = snap.can_undo ? "take back your last decision" : snap.undo_refused || "";
     const undo = snap.can_undo || snap.undo_refused ? this.undoButton : null;
     const tools = h("div", { class: "bar-tools" }, undo, this.pauseRow);
+    if (snap.handover && this.hooks.holding()) {
+      // Your last decision is answered by another seat next: it waits for your confirmation,
+      // and until then Undo takes it back.
+      el.append(h("div", { class: "prompt" }, h("h3", { text: "End your turn?" }), h("span", { id: "handover", text: snap.handover })),
+        h("div", { class: "bar-tools" }, this.endTurnButton, this.undoButton, this.pauseRow));
+      return;
+    }
     if (!snap.waiting) {
       el.append(h("div", { class: "prompt" }, h("h3", { text: "Waiting" }), h("span", { text: thinking || view.pending })), tools);
       return;
@@ -121,12 +132,14 @@ export class ActionBar {
         cards.append(h("div", { class: "role-group", "data-card": card }, h("h4", { text: ROLE_NAMES[card] }),
           options.map((c) => this.choiceButton({ ...c, label: `${config.ops[c.value].letter} ${c.label}` }))));
       }
+      list.append(cards);
+      // Taskmaster B's repeats: one compact row under the cards (their costs in the tooltip), so
+      // that many of them never make the bar taller than a line or two.
       const repeats = byKind("repeat");
       if (repeats.length) {
-        cards.append(h("div", { class: "role-group" }, h("h4", { text: "Taskmaster B: repeat" }),
-          repeats.map((c) => this.choiceButton(c))));
+        list.append(h("div", { class: "repeats choices row", id: "repeats" }, h("b", { class: "small", text: "Taskmaster B, repeat:" }),
+          repeats.map((c) => this.choiceButton(c, "compact"))));
       }
-      list.append(cards);
     }
     if (view.refusals.length) {
       list.append(h("details", { class: "refused", id: "refused" },
@@ -149,8 +162,16 @@ export class ActionBar {
         list.append(h("div", { class: "favors row", id: "bar-favors" }, drawn.map((c) =>
           favorEl(choosing.get(c.value), { choice: c, onPick: () => this.act(c) }))));
       }
+      // The cards of your hand that can be played now are offered here too, so the one to click
+      // is always in view (your whole hand is beside, on the right).
       const inHand = favors.filter((c) => !choosing.has(c.value));
-      if (inHand.length) list.append(h("p", { class: "hint", text: "Click a highlighted card of your favor hand to play it." }));
+      const hand = new Map((me.hand || []).map((c) => [c.id, c]));
+      const progress = new Map((this.snap.hand || []).map((p) => [p.id, p]));
+      if (inHand.length) {
+        list.append(h("div", { class: "favors row", id: "bar-play" }, h("span", { class: "small", text: "Play one:" }),
+          inHand.filter((c) => hand.has(c.value)).map((c) =>
+            favorEl(hand.get(c.value), { choice: c, onPick: () => this.act(c), progress: progress.get(c.value) }))));
+      }
     }
     const hints = [["cell", "Click an orange cell of the wall."], ["governor", "Click a violet cell for the Governor block (free)."],
       ["region", "Click the camp of the region to move to."],
@@ -165,36 +186,83 @@ export class ActionBar {
     return list;
   }
 
+  // The bid: a slider and a number field kept in step, bounded by the legal bids; beside them what
+  // the other seats could answer with (their Jade and petition bonuses, public).
   bidRow(bids) {
-    const slider = h("input", { type: "range", id: "bid", min: 0, max: bids.length - 1, value: 0 });
+    const values = bids.map((c) => c.value);
+    const slider = h("input", { type: "range", id: "bid", min: 0, max: bids.length - 1, value: 0, "aria-label": "your bid" });
+    const number = h("input", { type: "number", id: "bid-number", min: values[0], max: values[values.length - 1], step: 1,
+      value: values[0], inputmode: "numeric", "aria-label": "your bid in Jade" });
     const seal = h("button", { type: "button", id: "seal-bid", class: "choice primary" });
-    const cost = h("span", { class: "muted small" });
+    const cost = h("span", { class: "muted small", id: "bid-cost" });
     const show = () => {
       const c = bids[Number(slider.value)];
       seal.textContent = `Seal a bid of ${c.value} Jade`;
       seal.setAttribute("data-action", c.action);
       cost.textContent = c.value ? `you pay ${c.value} Jade only if you win` : "free: you pay nothing";
     };
-    slider.addEventListener("input", show);
+    // The nearest legal bid to what is typed (the legal bids are the server's).
+    const nearest = (v) => values.reduce((best, x, i) => (Math.abs(x - v) < Math.abs(values[best] - v) ? i : best), 0);
+    slider.addEventListener("input", () => {
+      number.value = values[Number(slider.value)];
+      show();
+    });
+    number.addEventListener("input", () => {
+      if (number.value === "" || !Number.isFinite(Number(number.value))) return;
+      slider.value = nearest(Number(number.value));
+      show();
+    });
+    number.addEventListener("change", () => {
+      number.value = values[Number(slider.value)];
+    });
     seal.addEventListener("click", () => this.act(bids[Number(slider.value)]));
     show();
-    return h("div", { class: "bid-row" }, h("span", { text: "Your sealed bid (the others see only that you bid):" }), slider, seal, cost);
+    const view = this.snap.view;
+    const others = view.players.filter((p) => p.seat !== view.seat).map((p) =>
+      h("span", { class: "rival", "data-seat": p.seat }, dot(p.seat),
+        `${p.mark}: ${p.jade} Jade, petition +${p.petition_bonus}${p.bid_sealed ? " (bid sealed)" : ""}`));
+    const mine = view.players[view.seat];
+    return h("div", { class: "bid-box" },
+      h("div", { class: "bid-row" }, h("span", { text: "Your sealed bid:" }), slider, number, seal, cost),
+      h("div", { class: "rivals small", id: "rivals" }, h("span", { text: `You: ${mine.jade} Jade, petition +${mine.petition_bonus}. Others:` }), others));
   }
 
-  // Your own seat, always in view: resources, favor hand, the cards you choose from.
+  // Your own seat, always in view: resources, where you stand in the round, and every card of your
+  // favor hand with how far its pattern is on the wall (the list scrolls on its own when long).
   renderMine(snap) {
     const el = clear(this.mine);
     const view = snap.view;
     const me = view.players[snap.seat];
     const choosable = new Map((snap.waiting ? view.choices : []).filter((c) => c.kind === "favor").map((c) => [c.value, c]));
+    const ended = snap.if_ended ? snap.if_ended.rows[snap.seat] : null;
     el.append(h("header", { style: { background: SEAT_COLOURS[me.seat], color: SEAT_TEXT[me.seat] } },
-      h("span", { text: `${me.mark} (you)` }), h("span", { text: `${me.score} VP` })));
+      h("span", { text: `${me.mark} (you)` }),
+      h("span", { id: "my-score" }, `${me.score} VP`, ended ? h("small", { class: "if-ended", text: ` · ${ended.total} if it ended now` }) : null)));
     el.append(h("p", { class: "res-line small", id: "my-resources", text:
-      `Jade ${me.jade} · Laborers ${me.laborers} · Convicts ${me.convicts} · Blocks ${me.blocks_supply} · Treasure ${me.treasure} · Chips ${me.chips} · turn ${Math.min(me.turns_taken + 1, 3)}/3${me.governor_block_in_hand ? " · Governor block in hand" : ""}` }));
-    const hand = h("div", { class: "favors row", id: "my-hand" });
-    for (const c of me.hand || []) hand.append(favorEl(c, { choice: choosable.get(c.id), onPick: () => this.act(choosable.get(c.id)) }));
-    if (!(me.hand || []).length) hand.append(h("span", { class: "muted small", text: "no favor card in hand" }));
-    el.append(h("div", { class: "small", text: "Your favor hand:" }), hand);
+      `Jade ${me.jade} · Laborers ${me.laborers} · Convicts ${me.convicts} · Blocks ${me.blocks_supply} · Treasure ${me.treasure} · Chips ${me.chips} · ${snap.stage || ""}${me.governor_block_in_hand ? " · Governor block in hand" : ""}` }));
+    const progress = new Map((snap.hand || []).map((p) => [p.id, p]));
+    const cards = [...(me.hand || [])].sort((a, b) => needOf(progress.get(a.id)) - needOf(progress.get(b.id)));
+    const hand = h("div", { class: "hand-list", id: "my-hand" });
+    for (const c of cards) {
+      const card = favorEl(c, { choice: choosable.get(c.id), onPick: () => this.act(choosable.get(c.id)), progress: progress.get(c.id) });
+      const cells = (progress.get(c.id) || {}).cells || [];
+      card.addEventListener("mouseenter", () => markCells(cells, true));
+      card.addEventListener("mouseleave", () => markCells(cells, false));
+      hand.append(card);
+    }
+    if (!cards.length) hand.append(h("span", { class: "muted small", text: "no favor card in hand" }));
+    const count = cards.length ? ` (${cards.length}; a card's reward counts once you play it)` : "";
+    el.append(h("div", { class: "small hand-title", title: cards.length ? (progress.get(cards[0].id) || {}).when || "" : "" },
+      `Your favor hand${count}:`), hand);
+  }
+}
+
+const needOf = (p) => (!p ? 99 : p.need === null ? 98 : p.need);
+
+// The cells a card of your hand still needs, marked on the wall while the pointer is on the card.
+function markCells(cells, on) {
+  for (const cell of cells) {
+    for (const rect of document.querySelectorAll(`svg.board rect.cell[data-cell="${cell}"]`)) rect.classList.toggle("needed", on);
   }
 }
 

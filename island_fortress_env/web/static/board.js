@@ -14,13 +14,17 @@ const CELL = 52;
 const GAP = 30;
 const LEFT = 40;
 const TOP = 30;
+const BAND = TOP + 4 * CELL + 118; // one row of regions: the wall, its camps and prisons
 
-function regionX(region) {
-  return LEFT + region * (5 * CELL + GAP);
+// Where a region is drawn: regions side by side, or `perRow` to a row (a phone: one a row, so
+// that the cells stay large enough to read and to tap).
+function regionAt(region, perRow) {
+  return [LEFT + (region % perRow) * (5 * CELL + GAP), Math.floor(region / perRow) * BAND];
 }
 
-function cellXY(cell) {
-  return [regionX(cell.region) + cell.column * CELL, TOP + (3 - cell.level) * CELL];
+function cellXY(cell, perRow) {
+  const [x0, y0] = regionAt(cell.region, perRow);
+  return [x0 + cell.column * CELL, y0 + TOP + (3 - cell.level) * CELL];
 }
 
 function groupBy(choices, kinds, key) {
@@ -35,7 +39,7 @@ function groupBy(choices, kinds, key) {
 }
 
 // opts: {choices, onPick(choices, where), onPrison(region), picked: region|null, flash: [cells],
-// recent: {cell: seat} (blocks the other seats changed since your last turn)}
+// recent: {cell: seat} (blocks the other seats changed since your last turn), perRow: regions a row}
 // A cell to build on (or replace, reinforce, clear) is marked orange, a cell for the Governor
 // block violet, a cell that is both with both colours.
 export function boardSvg(view, opts = {}) {
@@ -46,18 +50,22 @@ export function boardSvg(view, opts = {}) {
   const prisonTargets = new Set();
   for (const c of choices) if (c.kind === "prisons") prisonTargets.add(c.value).add(c.other);
   const flash = new Set(opts.flash || []);
-  const width = regionX(view.regions) - GAP + 12;
-  const ground = TOP + 4 * CELL;
-  const height = ground + 118;
-  const svg = s("svg", { class: "board", viewBox: `0 0 ${width} ${height}`, role: "img",
-    "aria-label": "the wall, its camps and prisons" });
+  const perRow = Math.max(1, Math.min(opts.perRow || view.regions, view.regions));
+  const rows = Math.ceil(view.regions / perRow);
+  const width = LEFT + perRow * (5 * CELL + GAP) - GAP + 12;
+  const height = rows * BAND;
+  const svg = s("svg", { class: `board${perRow < view.regions ? " stacked" : ""}`, viewBox: `0 0 ${width} ${height}`,
+    role: "img", "aria-label": "the wall, its camps and prisons", id: "board" });
 
-  for (let level = 0; level < 4; level++) {
-    svg.append(s("text", { x: 6, y: TOP + (3 - level) * CELL + CELL / 2 + 4, class: "coord", text: `L${level + 1}` }));
+  for (let row = 0; row < rows; row++) {
+    for (let level = 0; level < 4; level++) {
+      svg.append(s("text", { x: 6, y: row * BAND + TOP + (3 - level) * CELL + CELL / 2 + 4, class: "coord", text: `L${level + 1}` }));
+    }
   }
   for (let r = 0; r < view.regions; r++) {
-    const x0 = regionX(r);
-    svg.append(s("text", { x: x0 + (5 * CELL) / 2, y: 16, "text-anchor": "middle", "font-weight": 700,
+    const [x0, y0] = regionAt(r, perRow);
+    const ground = y0 + TOP + 4 * CELL;
+    svg.append(s("text", { x: x0 + (5 * CELL) / 2, y: y0 + 16, "text-anchor": "middle", "font-weight": 700,
       text: `Region ${r + 1}` }));
     svg.append(s("line", { x1: x0 - 6, y1: ground + 1, x2: x0 + 5 * CELL + 6, y2: ground + 1, stroke: "#1e1e1e",
       "stroke-width": 3 }));
@@ -67,7 +75,7 @@ export function boardSvg(view, opts = {}) {
     }
   }
   for (const cell of view.cells) {
-    const [x, y] = cellXY(cell);
+    const [x, y] = cellXY(cell, perRow);
     const targets = byCell.get(cell.cell);
     const g = s("g", { "data-cell": cell.cell });
     let cls = "cell";
@@ -120,8 +128,8 @@ export function boardSvg(view, opts = {}) {
     svg.append(g);
   }
   for (let r = 0; r < view.regions; r++) {
-    const x0 = regionX(r);
-    const campY = ground + 24;
+    const [x0, y0] = regionAt(r, perRow);
+    const campY = y0 + TOP + 4 * CELL + 24;
     const regionTargets = byRegion.get(r);
     const camp = s("rect", { x: x0, y: campY, width: 5 * CELL, height: 34, rx: 5, fill: "#f3ecdc",
       stroke: "#b9ae97", class: `camp${regionTargets ? " target" : ""}`, "data-region": r });
@@ -161,11 +169,23 @@ export function patternEl(pattern) {
   return grid;
 }
 
-export function favorEl(card, { choice = null, onPick = null, played = false } = {}) {
-  const attrs = { class: `favor${played ? " played" : ""}${choice ? " target" : ""}`, "data-card": card.id,
-    title: `${card.name}: ${card.rewards}${choice ? ` — ${choice.label}` : ""}` };
+// A favor card; `progress` (your own hand only, from the server): how many blocks its pattern still
+// needs on the wall, and when its reward counts.
+export function favorEl(card, { choice = null, onPick = null, played = false, progress = null } = {}) {
+  const complete = progress && progress.need === 0;
+  const attrs = { class: `favor${played ? " played" : ""}${choice ? " target" : ""}${complete ? " complete" : ""}`,
+    "data-card": card.id, title: [`${card.name}: ${card.rewards}`, choice ? choice.label : null,
+      progress ? progress.progress : null, progress ? progress.when : null].filter(Boolean).join(" — ") };
+  if (progress) attrs["data-need"] = progress.need === null ? "none" : progress.need;
   const el = choice ? h("button", { ...attrs, type: "button", "data-action": choice.action }) : h("div", attrs);
-  el.append(patternEl(card.pattern), h("span", {}, h("b", { text: card.name }), h("br"), card.rewards));
+  const text = h("span", { class: "favor-text" }, h("b", { text: card.name }));
+  if (progress) {
+    const need = progress.need === null ? "no room left on the wall" : complete ? "complete: can be played"
+      : `needs ${progress.need} more of ${progress.size}`;
+    text.append(" · ", h("span", { class: "need", text: need }));
+  }
+  text.append(h("br"), card.rewards);
+  el.append(patternEl(card.pattern), text);
   if (choice && onPick) el.addEventListener("click", () => onPick([choice], card.name));
   return el;
 }
@@ -182,8 +202,9 @@ function tagsOf(p) {
   return tags.join(" · ");
 }
 
-// opts: {choices, onPick}
+// opts: {choices, onPick, ops, ifEnded: the server's scores if the game ended now, or null}
 export function playersEl(view, opts = {}) {
+  const ended = new Map(((opts.ifEnded && opts.ifEnded.rows) || []).map((r) => [r.seat, r]));
   const favorChoices = new Map();
   for (const c of opts.choices || []) if (c.kind === "favor") favorChoices.set(c.value, c);
   // A role card's actions, Taskmaster B's repeats under the Taskmaster (opts.ops: the action table).
@@ -199,14 +220,15 @@ export function playersEl(view, opts = {}) {
     // The name is cut short (with an ellipsis) before it can run into the score.
     const head = h("header", { style: { background: SEAT_COLOURS[p.seat], color: SEAT_TEXT[p.seat] } },
       h("span", { class: "name", title: `${p.mark} ${p.name}`, text: `${p.mark} ${p.name}` }),
-      h("span", { class: "score", text: `${p.score} VP`, "data-score": p.seat }));
+      h("span", { class: "score", "data-score": p.seat, title: ended.has(p.seat) ? "now; and if the game ended now" : "" },
+        `${p.score} VP`, ended.has(p.seat) ? h("small", { class: "if-ended", text: ` · ${ended.get(p.seat).total} at the end` }) : null));
     const res = h("div", { class: "res" },
       h("span", { text: `Jade ${p.jade}` }), h("span", { text: `Treasure ${p.treasure}` }),
       h("span", { text: `Laborers ${p.laborers}` }), h("span", { text: `Convicts ${p.convicts}` }),
       h("span", { text: `Blocks ${p.blocks_supply}` }), h("span", { text: `stockpile ${p.blocks_stockpile}` }),
       h("span", { text: `on the wall ${p.blocks_on_wall}` }), h("span", { text: `Buyback Chips ${p.chips}` }),
       h("span", { text: `income +${p.income_bonus}` }), h("span", { text: `petition +${p.petition_bonus}` }),
-      h("span", { text: `turns ${p.turns_taken}/3` }));
+      h("span", { text: `turns taken ${p.turns_taken}/3` }));
     const roles = h("div", { class: "roles", "aria-label": "role cards" });
     const mine = p.to_move && p.seat === view.seat;
     for (let r = 0; r < 5; r++) {

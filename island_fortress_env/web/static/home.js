@@ -3,10 +3,11 @@ import { get, post, upload } from "./api.js";
 import { MARKS } from "./board.js";
 import { clear, h } from "./dom.js";
 import { app, fitPage, levelSelect, navigate, shared, showError, tokens } from "./shared.js";
+import { nameForm, withName } from "./person.js";
 
 // Start a game (play or watch) and go to its page; also the end screen's rematch.
 export async function startGame(kind, body) {
-  const game = await post(`/api/${kind}`, body);
+  const game = await post(`/api/${kind}`, kind === "play" ? withName(body) : body); // rated under the name
   tokens.set(game.id, game.token);
   navigate(`/${kind}/${game.id}`);
 }
@@ -86,7 +87,13 @@ export class HomePage {
         showError(e);
       }
     });
-    const ladder = h("p", { class: "muted small", text: `Bot levels, weakest first; "ladder" is the rating on ${config.ladder}.` });
+    // The rating in plain words; what OpenSkill is and where the numbers come from in the tooltip.
+    const ladder = h("p", { class: "muted small", id: "rating-words" }, "Bot levels, weakest first, each with its ",
+      h("abbr", { id: "rating-help", tabindex: 0, title: "OpenSkill rates each bot from its games against the others on the "
+        + "project's 2-player ladder. The number shown is a cautious estimate of its strength: its estimated skill less "
+        + "three times the uncertainty of that estimate, so it rises as a bot wins and as more games are played. "
+        + `Source: ${config.ladder}.`, text: "rating (OpenSkill)" }),
+      ": higher is stronger.");
     root.append(h("div", { class: "cards" },
       h("section", { class: "card" }, h("h2", { text: "Play" }),
         h("p", { class: "muted", text: "You against bots. Click on the table or in the bar at the bottom to choose; only legal choices are clickable." }),
@@ -94,6 +101,7 @@ export class HomePage {
         h("div", { class: "form-row" }, h("label", { text: "your seat" }), seat),
         opponents, ladder,
         h("div", { class: "form-row" }, h("label", { text: "seed" }), seed),
+        nameForm(),
         startPlay),
       h("section", { class: "card" }, h("h2", { text: "Watch" }),
         h("p", { class: "muted", text: "Bots against bots, with speed, pause and step." }),

@@ -1,10 +1,12 @@
-// A live game: play (your seat against bots, with the action bar, the recap, undo and the end
-// screen) or watch (bots only, with play, pause, step and speed).
+// A live game: play (your seat against bots, with the action bar, the recap, undo until you
+// confirm the end of your turn, the first-game guide and the end screen) or watch (bots only,
+// with play, pause, step and speed).
 import { get, post, query } from "./api.js";
 import { Analysis } from "./analysis.js";
 import { ActionBar } from "./bar.js";
 import { clear, h, sleep, toast } from "./dom.js";
 import { startGame } from "./home.js";
+import { Guide } from "./guide.js";
 import { RecapPanel, endScreen } from "./recap.js";
 import { Screen } from "./screen.js";
 import { navigate, seatName, shared, showError, showFailure, tokens } from "./shared.js";
@@ -22,6 +24,8 @@ export class LivePage {
   dispose() {
     this.disposed = true;
     if (this.analysis) this.analysis.dispose();
+    if (this.screen) this.screen.dispose();
+    if (this.guide) this.guide.dispose();
   }
   async start() {
     this.token = tokens.get(this.id);
@@ -50,9 +54,12 @@ export class LivePage {
         onAct: (action) => this.act(action),
         onUndo: () => this.undo(),
         onEnd: () => this.showEnd(),
+        onEndTurn: () => this.endTurn(),
+        holding: () => this.holding,
         redraw: () => this.draw(),
       });
       this.recap = new RecapPanel(this.screen.recapBox);
+      this.guide = new Guide(snap.guide || {});
     } else {
       this.watchBar();
     }
@@ -63,9 +70,11 @@ export class LivePage {
     });
     this.screen.analysisSlot.append(this.analysis.el);
     this.load(snap);
+    if (this.guide) this.guide.firstTime();
   }
   // A whole game from its start (the first answer, and after an undo).
   load(snap) {
+    this.released = false;
     this.screen.clearLog();
     for (const line of snap.opening || []) this.screen.logLine(line.text, line.tone, line.seat);
     this.positions = [];
@@ -79,14 +88,18 @@ export class LivePage {
     this.flash = [];
     for (const m of snap.moves) {
       const who = seatName(this.names, m.seat);
-      if (!m.hidden && (!m.lines.length || (m.auto && m.seat === snap.seat))) {
-        this.screen.logLine(`${who}: ${m.text}${m.auto ? " (the only choice)" : ""}`, "move", m.seat);
+      // Your own moves the others see less of (a card kept, a bid) are told in your words too.
+      if (!m.hidden && (!m.lines.length || (m.auto && m.seat === snap.seat) || m.private)) {
+        const why = m.why ? `: ${m.why}` : "";
+        this.screen.logLine(`${who}: ${m.text}${m.auto ? ` (the only choice${why})` : ""}`, "move", m.seat);
       }
       for (const line of m.lines) this.screen.logLine(line.text, line.tone, line.seat);
       this.flash.push(...m.cells);
     }
     this.screen.scrollLog();
     this.snap = snap;
+    // A decision of yours that another seat answers next waits for your confirmation.
+    this.holding = Boolean(snap.handover) && !this.released;
     this.draw();
     this.analysis.moved(this.positions, snap.step);
     // The checkpoint's view: of your own move only when you play; of every move when you watch;
@@ -113,7 +126,9 @@ export class LivePage {
     document.body.dataset.waiting = mine ? "yes" : "no";
     const bar = this.bar;
     if (this.recap) this.recap.render(snap.recap, this.names);
+    this.screen.drawScore(snap.if_ended, this.names);
     this.screen.draw(view, {
+      ifEnded: snap.if_ended,
       choices: mine ? view.choices : [],
       onPick: mine ? (choices, where) => bar.pick(choices, where) : null,
       onPrison: mine ? (region) => bar.prison(region) : null,
@@ -142,6 +157,7 @@ export class LivePage {
     if (this.busy) return;
     this.busy = true;
     this.bar.menu = null;
+    this.released = false;
     try {
       const snap = await post(`/api/games/${this.id}/act`, { token: this.token, action });
       this.absorb(snap);
@@ -168,16 +184,20 @@ export class LivePage {
     }
     await this.runOpponents();
   }
-  // The bots play up to your next choice; after your move they wait the pause first, so that
-  // an undo can still take it back.
+  // You confirm the end of your turn (or a decision another seat answers next): the bots play.
+  async endTurn() {
+    if (this.busy || !this.holding) return;
+    this.holding = false;
+    this.released = true; // until your next decision: your forced moves after it do not ask again
+    this.draw();
+    await this.runOpponents();
+  }
+  // The bots play up to your next choice; a decision of yours waits for your confirmation first
+  // (`handover`), so that undo stays open until you end your turn.
   async runOpponents() {
     const run = ++this.run;
-    let first = true;
-    while (!this.disposed && run === this.run && !this.snap.waiting && !this.snap.over) {
+    while (!this.disposed && run === this.run && !this.snap.waiting && !this.snap.over && !this.holding) {
       const pause = Number(this.bar.pause.value);
-      if (first && pause && this.snap.can_undo) await sleep(pause);
-      first = false;
-      if (this.disposed || run !== this.run) return;
       const snap = await post(`/api/games/${this.id}/advance`, { token: this.token, moves: pause === 0 ? 50 : 1 });
       if (this.disposed || run !== this.run) return;
       this.absorb(snap);

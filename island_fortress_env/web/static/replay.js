@@ -19,6 +19,7 @@ export class ReplayPage {
   dispose() {
     this.disposed = true;
     if (this.analysis) this.analysis.dispose();
+    if (this.screen && this.screen.dispose) this.screen.dispose();
     document.removeEventListener("keydown", this.keys);
   }
   async start() {
@@ -28,6 +29,7 @@ export class ReplayPage {
     this.step = Math.min(this.step, sum.total);
     this.turns = turnStarts(sum.positions);
     this.screen = new Screen();
+    this.screen.bar.classList.add("action-bar"); // the bar's padding and frame, as in play
     const button = (text, id, fn) => {
       const b = h("button", { type: "button", id, text });
       b.addEventListener("click", fn);
@@ -75,6 +77,7 @@ export class ReplayPage {
       policyPath: `/api/records/${encodeURIComponent(this.name)}/policy`, onPick: (step) => this.go(step),
       open: this.analyse, // folded unless asked for, so that the log keeps its height
     });
+    this.analysis.setMoves(sum.moves);
     this.screen.analysisSlot.append(this.analysis.el);
     this.keys = (event) => {
       if (event.target.tagName === "INPUT" && event.target.type !== "range") return;

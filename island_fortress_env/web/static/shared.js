@@ -69,9 +69,9 @@ export const tokens = {
   },
 };
 
-// A bot level for a select: "Casual — heuristic (ladder 11.8)".
+// A bot level for a select: "Casual — heuristic · rating 6.3".
 export function levelText(entry) {
-  const rating = entry.rating ? ` · ladder ${entry.rating.ordinal.toFixed(1)}` : "";
+  const rating = entry.rating ? ` · rating ${entry.rating.ordinal.toFixed(1)}` : "";
   return entry.level ? `${entry.level} — ${entry.label}${rating}` : `${entry.label}${rating}`;
 }
 
