@@ -26,10 +26,8 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from island_fortress_env.engine import actions as A
-from island_fortress_env.engine import events as ev
 from island_fortress_env.engine.favors import FavorCard
-from island_fortress_env.engine.fields import StateFields
-from island_fortress_env.engine.state import State as EngineState
+from island_fortress_env.engine.projection import final_scoring_now
 from island_fortress_env.engine.wall import iter_bits
 from island_fortress_env.views import narrate
 from island_fortress_env.views.picture import CellView, PlayerView, TableView, table_view
@@ -206,30 +204,14 @@ def _progress_words(need: int | None, missing: int | None, name: Any) -> str:
     return f"{narrate.plural(need, 'more block')} of yours needed, the nearest at {cells}"
 
 
-def _engine_copy(state: Any) -> EngineState:
-    """A Python engine state with every field of ``state`` (an engine ``State`` or the C++ core's
-    ``CoreState``, whose fields read alike), its event log empty: for the engine's final scoring
-    to be played on, never for play (its memo of legal actions is cleared)."""
-    sim: EngineState = object.__new__(EngineState)
-    for name in StateFields.__slots__:
-        if name in ("_log", "_legal"):
-            continue
-        value = getattr(state, name)
-        setattr(sim, name, list(value) if isinstance(value, list) else value)
-    sim._log = []
-    sim._legal = None
-    return sim
-
-
 def score_if_ended(state: State) -> dict[str, Any] | None:
     """Every seat's score if the game ended now (module doc): the engine's final scoring played on
     a copy of the state, its points by category (``narrate.BREAKDOWN_LABELS``), the totals and who
     would win. None once the game is over (the end screen says it)."""
     if state.is_terminal():
         return None
-    sim = _engine_copy(state)
-    sim._final_scoring()  # the engine's end scoring, as _end_game runs it (here with no trade-in)
-    breakdown = narrate.score_breakdown(ev.typed(sim._log), state.n)
+    end = final_scoring_now(state)  # the engine's end scoring, with no trade-in
+    breakdown = narrate.score_breakdown(end.events, state.n)
     categories = list(dict.fromkeys(label for parts in breakdown for label in parts))
     note = "Uncompleted rows and levels and the end bonuses, scored as the game's end would score them now."
     if state.cfg.favor_trade_in:
@@ -241,10 +223,10 @@ def score_if_ended(state: State) -> dict[str, Any] | None:
                 "seat": p,
                 "now": state.score[p],
                 "points": [breakdown[p].get(c, 0) for c in categories],
-                "total": sim.score[p],
+                "total": end.score[p],
             }
             for p in range(state.n)
         ],
-        "winners": list(sim.winners),
+        "winners": list(end.winners),
         "note": note,
     }
