@@ -527,18 +527,25 @@ NOT_FOUND_PAGE = """<!doctype html>
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    return Answer({"error": printable(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _page_or_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
     if exc.status_code == 404 and not request.url.path.startswith("/api/"):
         # A page route that does not exist: a page saying so, not JSON (the API stays JSON).
         page = NOT_FOUND_PAGE.format(path=html.escape(printable(request.url.path)[:200]))
         return HTMLResponse(page, status_code=404, headers=SECURITY_HEADERS)
-    return Answer({"error": printable(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+    return await _http_error(request, exc)
 
 
-# Every error of the app (and of the bot server, web/bots.py) is one JSON object with a sentence.
+# Every error of the bot server (web/bots.py) is one JSON object with a sentence; so is every error
+# of the app's API, and an unknown page of the app is a page saying so.
 ERROR_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
     WebError: _web_error,
     HTTPException: _http_error,
 }
+APP_ERROR_HANDLERS = {**ERROR_HANDLERS, HTTPException: _page_or_http_error}
 
 
 def create_app(
@@ -562,7 +569,7 @@ def create_app(
     if allowed_hosts is not None:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
     app = Starlette(
-        routes=web.routes(), exception_handlers=ERROR_HANDLERS, middleware=middleware, lifespan=lifespan
+        routes=web.routes(), exception_handlers=APP_ERROR_HANDLERS, middleware=middleware, lifespan=lifespan
     )
     app.state.web = web
     return app
