@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from differential import configs
+from differential import FIELDS, configs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,17 +33,6 @@ pytestmark = pytest.mark.skipif(
     not core.available(), reason=f"the C++ core is not built ({core.build_error()})"
 )
 
-# Every field of a state that readers (observation, global state, agents, views) read.
-FIELDS = (
-    "n", "rng", "unlimited", "jade", "laborers", "convicts", "blocks", "stock_blocks", "chips",
-    "treasure", "score", "income_bonus", "petition_bonus", "region", "roles_hand", "roles_table",
-    "favor_hand", "favor_played", "drawn", "turns_taken", "bids", "last_bids", "occ", "own",
-    "gov_bits", "reinf", "sup_jade", "sup_treasure", "sup_chips", "sup_reinf", "sup_laborers",
-    "sup_convicts", "gov_stock", "gov_box", "gov_in_hand", "prison_jade", "prison_convicts", "deck",
-    "favor_discard", "round", "decision", "current", "holder", "turn_index", "actions_this_turn",
-    "buyback_used", "last_card", "in_action", "keep_left", "op", "build_left", "build_need",
-    "worker_need", "favor_card", "order", "order_pos", "wall_completer", "winners", "bid_digits_left",
-)  # fmt: skip
 
 VARIANTS: tuple[dict[str, Any], ...] = (
     {},
