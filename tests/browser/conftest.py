@@ -10,12 +10,15 @@ folder is printed at the end of the run, for a reviewer to look at.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import socket
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,22 +65,34 @@ def server(games_dir):
     if checkpoint.is_file():
         agents.append(str(checkpoint))
     app = create_app(agents, games_dir, allowed_hosts=["127.0.0.1"])
+    with on_loopback(lambda port: uvicorn.Config(app, log_level="warning", lifespan="on")) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def on_loopback(config: Callable[[int], Any]) -> Iterator[str]:
+    """A uvicorn server of ``config(port)`` on 127.0.0.1 at a free port, in a thread; yields its
+    base URL and stops it after."""
+    import uvicorn
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio sets NODELAY on it
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(config(port))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        threading.Event().wait(0.05)
-    assert server.started, "the server did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
-    sock.close()
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            threading.Event().wait(0.05)
+        assert server.started, "the server did not start"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
 
 
 def set_viewport(browser, width: int, height: int) -> None:

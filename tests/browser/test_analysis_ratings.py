@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import logging
 import random
-import socket
-import threading
 
 import pytest
 
@@ -25,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from island_fortress_env.env.records import save, states
-from tests.browser.conftest import ROOT, set_viewport
+from tests.browser.conftest import ROOT, on_loopback, set_viewport
 from tests.browser.test_browser import (
     CLICKABLE,
     END_TURN,
@@ -60,8 +58,6 @@ def logged():
 def server(games_dir, logged):
     """The app served as ``serve`` serves it (``web.serving``: its protocol, deadlines and log
     level), every warning of the server kept in ``logged``; yields its base URL."""
-    import uvicorn
-
     from island_fortress_env.web import create_app
     from island_fortress_env.web.serving import server_config
 
@@ -71,29 +67,17 @@ def server(games_dir, logged):
     if checkpoint.is_file():
         agents.append(str(checkpoint))
     app = create_app(agents, games_dir, allowed_hosts=["127.0.0.1"])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(server_config(app, "127.0.0.1", port))
     loggers = [
         logging.getLogger(n) for n in ("uvicorn", "uvicorn.error", "uvicorn.access", "island_fortress_env")
     ]
     for log in loggers:
         log.addHandler(logged)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        threading.Event().wait(0.05)
-    assert server.started, "the server did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
-    sock.close()
-    for log in loggers:
-        log.removeHandler(logged)
+    try:
+        with on_loopback(lambda port: server_config(app, "127.0.0.1", port)) as url:
+            yield url
+    finally:
+        for log in loggers:
+            log.removeHandler(logged)
 
 
 def severe(driver) -> list[dict]:
