@@ -184,7 +184,10 @@ def read_json(path: str | os.PathLike[str], limit: int, max_depth: int = MAX_DEP
 def printable(text: object) -> str:
     """``text`` safe for a terminal: every character that is not printable (control characters
     such as ESC, bidirectional overrides, line breaks) written as its escape (``\\x1b``)."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+    text = str(text)
+    if text.isprintable():  # the common case: nothing to escape
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def printable_lines(text: object) -> str:

@@ -106,19 +106,13 @@ def legal_moves(state: Any) -> list[Move]:
     if state.is_terminal():
         return []
     actions = [int(a) for a in state.legal_actions()]
-    words = [_printable(action_words(state, a)) for a in actions]  # as shown, so as answered
+    words = [printable(action_words(state, a)) for a in actions]  # as shown, so as answered
     folded = [_normal(w) for w in words]
     for i, a in enumerate(actions):
         if folded.count(folded[i]) > 1:
             cost = describe_choice(state, a).cost
-            words[i] = _printable(f"{words[i]} ({cost or f'#{a}'})")
+            words[i] = printable(f"{words[i]} ({cost or f'#{a}'})")
     return [Move(k, a, w) for k, (a, w) in enumerate(zip(actions, words, strict=True), start=1)]
-
-
-def _printable(text: str) -> str:
-    """``engine.files.printable`` (control characters in a card's or a seat's name escaped), with
-    the common case of a line that has none left as it is."""
-    return text if text.isprintable() else printable(text)
 
 
 def _names(state: Any, seat: int) -> tuple[str, ...]:
@@ -227,7 +221,7 @@ def _recent(state: Any, seat: int, names: Sequence[str], room: int) -> list[str]
     narrator = Narrator(names, state.game.deck.cards)
     for event in log[:start]:
         narrator.note(event)
-    told = [_printable(f"  {line.text}") for line in narrator.lines(log[start:])]
+    told = [printable(f"  {line.text}") for line in narrator.lines(log[start:])]
     if not told:
         return []
     head = "What happened since your last move:" if start else "What happened so far:"
@@ -284,7 +278,7 @@ def _observation(state: Any, seat: int, budget: int) -> str:
     if own:
         lines += ["", *own]
     end = ["", *final_score_lines(state, names)] if state.is_terminal() else []
-    lines = [_printable(line.rstrip()) for line in lines + end]
+    lines = [printable(line.rstrip()) for line in lines + end]
     room = budget - sum(len(line) + 1 for line in lines) - 1  # less the blank line before
     recent = _recent(state, seat, names, room)
     if recent:
@@ -311,7 +305,7 @@ def prompt(state: Any, seat: int) -> str:
     else:
         moves = legal_moves(state)
         tail = [CHOOSE]
-        tail += [_printable(_move_line(state, m)) for m in moves]
+        tail += [printable(_move_line(state, m)) for m in moves]
         tail.append(_how_to_answer(moves))
     tail_text = "\n".join(tail)
     return _observation(state, seat, TEXT_BUDGET - len(tail_text) - len("\n\n")) + "\n\n" + tail_text
@@ -372,7 +366,7 @@ def parse_among(moves: Sequence[Move], reply: str) -> int:
     if named:
         numbers = and_list([f"[{m.number}]" for m in named])
         raise ReplyError(f"the words name {plural(len(named), 'move')} ({numbers}): answer with the number")
-    shown = _printable(f"{said!r:.80}")
+    shown = printable(f"{said!r:.80}")
     raise ReplyError(f"the reply {shown} names no legal move: {how}")
 
 
