@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
+from typing import Any
 
 import pytest
 
@@ -36,6 +37,7 @@ from tests.browser.test_table_layout import IDS, SIZES, reach
 from tests.test_web_analysis_marks import lopsided
 
 NAME = "Ana Lúcia"
+UNUSED_CONNECTION_SECONDS = 2.0
 
 
 class Warnings(logging.Handler):
@@ -58,8 +60,7 @@ def logged():
 def server(games_dir, logged):
     """The app served as ``serve`` serves it (``web.serving``: its protocol, deadlines and log
     level), every warning of the server kept in ``logged``; yields its base URL."""
-    from island_fortress_env.web import create_app
-    from island_fortress_env.web.serving import server_config
+    from island_fortress_env.web import create_app, serving
 
     save(lopsided(), games_dir / "lopsided.json")
     agents = ["random", "heuristic"]
@@ -70,11 +71,21 @@ def server(games_dir, logged):
     loggers = [
         logging.getLogger(n) for n in ("uvicorn", "uvicorn.error", "uvicorn.access", "island_fortress_env")
     ]
-    for log in loggers:
-        log.addHandler(logged)
+
+    def config(port: int) -> Any:
+        made = serving.server_config(app, "127.0.0.1", port)
+        # uvicorn's configuration resets its loggers' handlers: listen from here on
+        for log in loggers:
+            log.addHandler(logged)
+        return made
+
     try:
-        with on_loopback(lambda port: server_config(app, "127.0.0.1", port)) as url:
-            yield url
+        # The request deadline short enough that the connections Chromium opens ahead of need
+        # and never uses run past it during the games (at 10 s they would outlive the test).
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(serving, "HEADER_SECONDS", UNUSED_CONNECTION_SECONDS)
+            with on_loopback(config) as url:
+                yield url
     finally:
         for log in loggers:
             log.removeHandler(logged)
