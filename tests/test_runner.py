@@ -162,7 +162,7 @@ def test_the_runner_lets_go_of_policies_no_game_plays_any_more(monkeypatch):
     runner = runner_module.GameRunner(tables, lambda _slot: next(queue, None))
     seen = 0
     while runner.playing:
-        runner.tick()
+        runner.step()
         seen = max(seen, len(runner.policies))
     assert seen <= 12  # of the 60 seated over the run
     assert all(recorder.asked and {seat for _slot, seat in recorder.asked} == {0} for recorder in recorders)
@@ -178,12 +178,12 @@ def test_the_runner_says_where_a_policy_sits_and_each_slots_table_size():
     runner = GameRunner(EngineVectorEnv(1, num_players=2, seed=0), lambda _slot: next(seatings, None))
     assert runner.seated(a).tolist() == [[False, True, False, True]]
     assert runner.seated(b).tolist() == [[True, False, True, False]] and runner.players.tolist() == [4]
-    while not runner.tick():
+    while not runner.step().finished:
         pass
     assert runner.seated(a).tolist() == [[True, False, False, False]] and runner.players.tolist() == [2]
     assert not runner.seated(Recorder()).any()  # seated nowhere
     while runner.playing:
-        runner.tick()
+        runner.step()
     assert not runner.seated(a).any() and runner.players.tolist() == [0]
 
 
@@ -373,3 +373,35 @@ def test_a_network_pool_plays_each_game_with_its_members_network_and_mode(cnn_ch
             assert actions[rows].tolist() == logits.argmax(dim=1).tolist()
     assert masks[slots, actions].all()
     assert np.array_equal(play(3), actions)
+
+
+@pytest.mark.parametrize("twin", [False, pytest.param(True, marks=needs_core)])
+def test_each_step_is_a_record_of_what_every_game_saw_chose_and_scored(twin):
+    """``step()`` is everything a caller reads: per moving slot the seat, the game's tag, the
+    observation and mask it decided from, the action; every seat's score gains, which add up to
+    the final scores; the finished games."""
+    import island_fortress_env.vector as vector
+    from island_fortress_env.players.runner import GameRunner
+
+    tables = (vector.VectorEnv if twin else EngineVectorEnv)(2, num_players=3, seed=9)
+    a, b = Recorder(), BatchSeats("heuristic")
+    seatings = iter([Seating(3, 40 + g, (a, b, a), tag=f"game {g}") for g in range(3)])
+    runner = GameRunner(tables, lambda _slot: next(seatings, None))
+    scores: dict[str, np.ndarray] = {}
+    finals = {}
+    while runner.playing:
+        before_obs, before_mask = tables.obs.copy(), tables.mask.copy()
+        movers = tables.player.copy()
+        step = runner.step()
+        assert np.array_equal(step.seats, movers[step.slots])
+        assert np.array_equal(step.observations, before_obs[step.slots])
+        assert np.array_equal(step.masks, before_mask[step.slots])
+        assert all(step.masks[k, action] for k, action in enumerate(step.actions.tolist()))
+        for k, slot in enumerate(step.slots.tolist()):
+            tag = step.tags[k]
+            scores[tag] = scores.get(tag, np.zeros(4, dtype=np.int64)) + step.score_gains[slot]
+        for game in step.finished:
+            finals[game.seating.tag] = game.final
+    assert sorted(finals) == ["game 0", "game 1", "game 2"]
+    for tag, final in finals.items():
+        assert scores[tag][:3].tolist() == list(final.score)

@@ -37,7 +37,7 @@ from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.engine.tables import MAX_PLAYERS
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.engine_vector import EngineVectorEnv
-from island_fortress_env.players.runner import Finished, GameRunner, Games, Seating
+from island_fortress_env.players.runner import Finished, GameRunner, Games, Seating, Step
 from island_fortress_env.players.seat_policies import AgentSeats, BatchSeats, NetworkPoolSeats, NetworkSeats
 from island_fortress_env.players.specs import SAMPLED, PlayMode
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
@@ -153,6 +153,7 @@ class Collector:
             opponent = make_agent(cfg.league.opponent, seed=agent_seed)
             self.agent = AgentSeats(lambda _seed: opponent, name=opponent.name, shared=True)
         self.finished: list[FinishedGame] = []
+        self._runner: GameRunner | None = None  # made once the batch is (below)
         self._episodes = 0
         if standing is not None and standing.state_dicts:
             self.snapshot_modes = dict(standing.modes)
@@ -161,7 +162,7 @@ class Collector:
         batch = vector.VectorEnv if use_core else EngineVectorEnv
         threads = cfg.train.core_threads if use_core else 1
         self.tables = batch(count, seed=batch_seed, threads=threads, **cfg.env.options)
-        self.runner = GameRunner(self.tables, self._next_game)
+        self._runner = GameRunner(self.tables, self._next_game)
 
     def set_snapshots(self, state_dicts: Mapping[int, dict], probabilities: Mapping[int, float]) -> None:
         """Add new snapshots (id -> state dict); new games draw from ``probabilities``' ids. Each
@@ -179,23 +180,28 @@ class Collector:
         # A snapshot that left the pool stays until the games it plays in are over, those dealt
         # to begin next included; new games draw only from the pool.
         playing = set()
-        if hasattr(self, "runner"):
-            dealt = [seating for slot in self.runner.slots for seating in (slot.current, slot.following)]
-            playing = {seating.tag.snapshot for seating in dealt if seating is not None}
+        if self._runner is not None:
+            playing = {seating.tag.snapshot for seating in self._runner.dealt()}
         self.snapshots = {
             sid: p for sid, p in self.snapshots.items() if sid in probabilities or sid in playing
         }
         self.snapshot_seats.members = self.snapshots
         self.snapshot_p = dict(probabilities)
 
+    @property
+    def runner(self) -> GameRunner:
+        """The runner of the collector's games."""
+        assert self._runner is not None, "the collector's games are not seated yet"
+        return self._runner
+
     def _snapshot_of(self, slot: int) -> int | None:
         """The snapshot that plays the frozen seats of ``slot``'s game."""
-        return self.runner.slots[slot].current.tag.snapshot  # type: ignore[union-attr]
+        return self.runner.current(slot).tag.snapshot  # type: ignore[union-attr]
 
     @property
     def games(self) -> list[Game]:
         """The games under way, one a slot of the batch."""
-        return [slot.current.tag for slot in self.runner.slots]  # type: ignore[union-attr]
+        return [self.runner.current(slot).tag for slot in range(self.tables.num_games)]  # type: ignore[union-attr]
 
     def _draw_players(self) -> int:
         """A new game's table size, drawn by the ``tables`` weights."""
@@ -237,15 +243,16 @@ class Collector:
         """The learner's decisions, recorded in the seats' trajectories."""
         self.book.act_many(seat_ids(games.slots, games.seats), obs, masks, actions, logp, values)
 
-    def _credit(self, learning: np.ndarray, players: np.ndarray, ended: Sequence[Finished]) -> None:
-        """Hand every learning seat its reward for the tick (``learning``: bool[slot, seat], and
-        ``players``, the table sizes, of the games before it): the points every seat scored
-        (``score_gains``), and in the games that ``ended`` the win/loss outcome too, which closes
-        their seats' trajectories."""
-        reward, tables = self.cfg.reward, self.tables
-        gains, done = tables.score_gains(), tables.done
+    def _credit(self, learning: np.ndarray, players: np.ndarray, step: Step) -> None:
+        """Hand every learning seat its reward for the ``step`` (``learning``: bool[slot, seat],
+        and ``players``, the table sizes, of the games before it): the points every seat scored,
+        and in the games that ended the win/loss outcome too, which closes their seats'
+        trajectories."""
+        reward, gains = self.cfg.reward, step.score_gains
+        done = np.zeros(len(gains), dtype=np.bool_)
+        done[[game.slot for game in step.finished]] = True
         rewards = reward.vp * gain_rewards(gains, players, reward.vp_relative)
-        for game in ended:
+        for game in step.finished:
             final = game.final
             winners = [seat for seat in range(final.players) if final.win[seat] > 0]
             rewards[game.slot, : final.players] += reward.win * np.array(
@@ -294,9 +301,9 @@ class Collector:
         """Every game one decision on; every learning seat credited with its score gains, and
         the games that ended closed."""
         learning, players = self.runner.seated(self.learner), self.runner.players.copy()
-        ended = self.runner.tick()
-        self._credit(learning, players, ended)
-        for finished in ended:
+        step = self.runner.step()
+        self._credit(learning, players, step)
+        for finished in step.finished:
             self._record(finished.seating.tag, finished)
 
 

@@ -92,15 +92,13 @@ def collect_demonstrations(
     runner = GameRunner(tables, next_seating, keep_actions=False)
     finals: dict[int, tuple[list[int], list[float]]] = {}
     while runner.playing:
-        active = np.flatnonzero(runner.active)
-        numbers = np.array([runner.slots[i].current.tag for i in active.tolist()], dtype=np.int64)
-        obs_rows.extend(tables.obs[active])
-        mask_rows.extend(tables.mask[active])
-        seats, at = tables.player[active].copy(), scores[active].copy()
-        ended = runner.tick()
-        recorded.append((runner.last_actions[active], numbers, seats, at))
-        scores += tables.score_gains()[:, :num_players]
-        for game in ended:
+        step = runner.step()
+        obs_rows.extend(step.observations)
+        mask_rows.extend(step.masks)
+        numbers = np.array(step.tags, dtype=np.int64)
+        recorded.append((step.actions, numbers, step.seats, scores[step.slots].copy()))
+        scores += step.score_gains[:, :num_players]
+        for game in step.finished:
             final = game.final
             winners = [p for p in range(num_players) if final.win[p] > 0]
             finals[game.seating.tag] = (list(final.score), win_loss_returns(num_players, winners))

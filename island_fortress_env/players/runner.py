@@ -110,6 +110,24 @@ def result_at(final: Any, slot: int) -> GameResult:
     )
 
 
+@dataclass(frozen=True)
+class Step:
+    """One decision of every game under way (``GameRunner.step``), row ``k`` for slot
+    ``slots[k]``: the seat that moved, the game's ``tag`` (its ``Seating``'s), what that seat saw
+    (its observation and mask) and the action it chose; the points every seat of every slot
+    scored on the step (``score_gains[slot, seat]``, the batch's: zero in idle slots; in a game
+    that ended, those of its last move); then the games that ended, in slot order."""
+
+    slots: np.ndarray
+    seats: np.ndarray
+    tags: tuple[Any, ...]
+    observations: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    score_gains: np.ndarray
+    finished: tuple[Finished, ...]
+
+
 @dataclass
 class _Slot:
     current: Seating | None = None  # the game being played
@@ -121,7 +139,7 @@ class GameRunner:
     """Plays the games ``next_seating`` deals on ``tables`` (a ``VectorEnv`` or its engine twin),
     a game per slot at a time. ``next_seating(slot)`` is asked for a slot's next game when one
     begins (so that the batch deals it there as soon as the current one ends) and returns None
-    when there are no more; a slot with none stays idle. ``tick()`` moves every game one decision.
+    when there are no more; a slot with none stays idle. ``step()`` moves every game one decision.
     """
 
     def __init__(
@@ -138,7 +156,6 @@ class GameRunner:
         self.seat_policy = np.full((n, MAX_PLAYERS), -1, dtype=np.int64)  # each slot's policy per seat
         self.players = np.zeros(n, dtype=np.int64)  # each slot's table size (0: idle)
         self.active = np.zeros(n, dtype=np.bool_)
-        self.last_actions = np.full(n, -1, dtype=np.int64)  # the actions of the last tick (-1: idle)
         for slot in range(n):
             self._deal(slot, next_seating(slot))
         tables.reset()
@@ -192,31 +209,41 @@ class GameRunner:
             return np.zeros(self.seat_policy.shape, dtype=np.bool_)
         return self.seat_policy == index  # an idle slot's row is empty (``_begin``)
 
+    def current(self, slot: int) -> Seating | None:
+        """The game being played in ``slot`` (None: the slot is idle)."""
+        return self.slots[slot].current
+
+    def dealt(self) -> list[Seating]:
+        """Every game under way and every game dealt to follow one, slot by slot."""
+        return [s for slot in self.slots for s in (slot.current, slot.following) if s is not None]
+
     @property
     def playing(self) -> bool:
         """Whether any game is still under way."""
         return bool(self.active.any())
 
-    def tick(self) -> list[Finished]:
-        """Every game under way moves one decision; returns the games that ended (in slot order;
-        their slots have begun their next games)."""
+    def step(self) -> Step:
+        """Every game under way moves one decision: the ``Step`` record of what happened (the
+        games that ended are in it, in slot order; their slots have begun their next games)."""
         tables = self.tables
         active = np.flatnonzero(self.active)
         movers = tables.player[active]
+        tags = tuple(self.slots[slot].current.tag for slot in active.tolist())  # type: ignore[union-attr]
+        observations, masks = tables.obs[active], tables.mask[active]
         owner = self.seat_policy[active, movers]
+        chosen = np.full(len(active), -1, dtype=np.int64)
+        owners = np.unique(owner).tolist()
+        for index in owners:
+            rows = owner == index if len(owners) > 1 else slice(None)
+            games = Games(tables, active[rows], movers[rows])
+            chosen[rows] = self.policies[index].act(observations[rows], masks[rows], games)
         actions = np.full(tables.num_games, -1, dtype=np.int64)
-        for index in np.unique(owner).tolist():
-            rows = owner == index
-            slots, seats = active[rows], movers[rows]
-            chosen = self.policies[index].act(
-                tables.obs[slots], tables.mask[slots], Games(tables, slots, seats)
-            )
-            actions[slots] = chosen
+        actions[active] = chosen
         tables.step(actions, self.active)
-        self.last_actions = actions
         if self.keep_actions:
-            for slot, action in zip(active.tolist(), actions[active].tolist(), strict=True):
+            for slot, action in zip(active.tolist(), chosen.tolist(), strict=True):
                 self.slots[slot].actions.append(action)
+        gains = tables.score_gains()
         finished = []
         for slot in np.flatnonzero(tables.done).tolist():
             state = self.slots[slot]
@@ -224,14 +251,14 @@ class GameRunner:
             kept = state.actions if self.keep_actions else None
             finished.append(Finished(slot, state.current, result_at(tables.final, slot), kept))
             self._begin(slot)
-        return finished
+        return Step(active, movers, tags, observations, masks, chosen, gains, tuple(finished))
 
     def run(self, on_finished: Callable[[Finished], None] | None = None) -> list[Finished]:
         """Plays until no game is left; returns every finished game, in the order they ended
         (``on_finished`` sees each as it ends)."""
         out: list[Finished] = []
         while self.playing:
-            done = self.tick()
+            done = self.step().finished
             if on_finished is not None:
                 for game in done:
                     on_finished(game)
