@@ -13,7 +13,7 @@ from tiny_runs import SMALL, small_checkpoint
 from island_fortress_env.agents.checkpoint import CheckpointAgent
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.players import AgentSpecError, check_agent_spec, make_agent, parse_agent_spec
-from island_fortress_env.players.ismcts import DEFAULT_SIMULATIONS, parse_simulations
+from island_fortress_env.players.ismcts import DEFAULT_SIMULATIONS
 from island_fortress_env.tools import exploit
 from island_fortress_env.training import evaluate as evaluate_mod
 from island_fortress_env.training.config import NativeConfig, load_config
@@ -24,8 +24,9 @@ SHIPPED = str(ROOT / "checkpoints" / "policy-2-4p.zip")
 
 
 def test_simulations_parse():
-    assert parse_simulations("") == DEFAULT_SIMULATIONS
-    assert parse_simulations("7") == 7
+    assert parse_agent_spec("mcts").simulations == DEFAULT_SIMULATIONS
+    assert parse_agent_spec("mcts:").simulations == DEFAULT_SIMULATIONS
+    assert parse_agent_spec("mcts:7").simulations == 7
 
 
 @pytest.mark.parametrize("spec", ["mcts:0", "mcts:x", "mcts:-3", "mcts:1.5"])

@@ -13,6 +13,7 @@ from island_fortress_env.engine import Game, scoring
 from island_fortress_env.engine.results import game_result
 from island_fortress_env.engine.state import play_random_game
 from island_fortress_env.players import AgentSpecError, make_agent
+from island_fortress_env.stats import wilson
 from island_fortress_env.tools import cli
 from island_fortress_env.training import evaluate as ev
 
@@ -142,13 +143,13 @@ def test_final_ranks_follow_the_rulebook_tie_breaks():
     ],
 )
 def test_wilson_interval_known_values(wins, games, lo, hi):
-    got = ev.wilson_interval(wins, games)
+    got = wilson(wins / games, games)
     assert got == pytest.approx((lo, hi), abs=1e-4)
 
 
 def test_wilson_interval_contains_the_rate_and_narrows():
-    wide = ev.wilson_interval(7.5, 10)  # shared wins make fractional counts
-    narrow = ev.wilson_interval(75, 100)
+    wide = wilson(7.5 / 10, 10)  # shared wins make fractional counts
+    narrow = wilson(75 / 100, 100)
     assert wide[0] < 0.75 < wide[1]
     assert narrow[0] < 0.75 < narrow[1]
     assert narrow[1] - narrow[0] < wide[1] - wide[0]

@@ -21,8 +21,9 @@ PACKAGE = "island_fortress_env"
 LAYERS = (
     "engine", "core", "views", "env", "vector", "agents", "adapters", "players", "web", "training", "tools",
 )  # fmt: skip
-# Modules at the package's top: the versioned entry sits with the env it re-exports.
-TOP_MODULES = {"__init__": "engine", "island_fortress_v0": "env", "vector": "vector"}
+# Modules at the package's top: the versioned entry sits with the env it re-exports; the
+# statistics (standard library only, openskill when rating) sit lowest, for every layer to use.
+TOP_MODULES = {"__init__": "engine", "island_fortress_v0": "env", "vector": "vector", "stats": "engine"}
 CLI = f"{PACKAGE}.tools.cli"
 
 

@@ -273,6 +273,6 @@ def test_the_web_app_offers_a_mixture_for_the_seats_but_not_for_analysis(tmp_pat
     ],
 )
 def test_a_seat_in_the_web_app_is_named_by_its_kind_and_file(spec, name):
-    from island_fortress_env.web.games import spec_name
+    from island_fortress_env.web.words import seat_label
 
-    assert spec_name(spec) == name
+    assert seat_label(spec) == name

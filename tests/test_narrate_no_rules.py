@@ -8,6 +8,12 @@ action is put into words by ``action_words`` everywhere, not by a label taken of
 
 The text face for language models (``views/prompt.py``) is read the same way: its one number is a
 layout constant it names (``TEXT_BUDGET``, how long a seat's text may grow), no rule.
+
+So are the web app's words for the table (``web/words.py``, ``web/recap.py``, ``web/seatview.py``,
+``web/moves.py``): what the petition gives and why Build 2 blocks is not offered are the engine's
+answers (``petition_prize``, ``double_build_refusal``), worded. Every other web module holds the
+server's own numbers (statuses, limits, sizes), so it is read for the rest: no private name of
+the engine and none of the wall's bit layout.
 """
 
 from __future__ import annotations
@@ -22,8 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "island_fortress_env"
 NARRATE = sorted((PACKAGE / "views").glob("narrate*.py"))
 TEXT_FACE = PACKAGE / "views" / "prompt.py"
+WEB = sorted((PACKAGE / "web").glob("*.py"))
+WEB_WORDS = [PACKAGE / "web" / name for name in ("words.py", "recap.py", "seatview.py", "moves.py")]
 # The module-level constants of a module that are layout (a size), not rules, by name.
-LAYOUT_CONSTANTS = {"prompt.py": frozenset({"TEXT_BUDGET"})}
+LAYOUT_CONSTANTS = {
+    "prompt.py": frozenset({"TEXT_BUDGET"}),
+    # the warnings' redeal seed and how many forced moves they follow: how they look, no rule
+    "words.py": frozenset({"_REDEAL_SEED", "_FORCED_FOLLOWED"}),
+}
 ALLOWED_NUMBERS = {0, 1}  # nothing, one, and the step from an index to its 1-based name
 WALL_LAYOUT = {"STRIDE", "COLUMNS_PER_REGION", "CELLS_PER_REGION", "bit_of", "iter_bits"}
 
@@ -66,7 +78,7 @@ def rule_copies(source: str, layout_names: frozenset[str] = frozenset()) -> list
                 numbers = [n for n in re.findall(r"\d+", value) if n != "1"]
                 if numbers:
                     found.append(f"line {line}: the number {numbers[0]} in {value!r}")
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not _own(node):
+        elif isinstance(node, ast.Attribute) and _private(node.attr) and not _own(node):
             found.append(f"line {line}: the private {node.attr}")
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
@@ -75,6 +87,11 @@ def rule_copies(source: str, layout_names: frozenset[str] = frozenset()) -> list
                 if alias.name in WALL_LAYOUT:
                     found.append(f"line {line}: imports the wall's layout ({alias.name})")
     return found
+
+
+def _private(name: str) -> bool:
+    """``_x``, not a dunder such as ``__name__`` (Python's, not the engine's)."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 def _own(node: ast.Attribute) -> bool:
@@ -151,3 +168,19 @@ def test_every_action_is_put_into_words_by_action_words():
         if path.name != "narrate_choices.py" and pattern.search(path.read_text("utf-8"))
     ]
     assert users == []
+
+
+@pytest.mark.parametrize("path", WEB_WORDS, ids=lambda p: p.name)
+def test_the_web_apps_words_for_the_table_copy_no_rule(path):
+    assert rule_copies(path.read_text("utf-8"), LAYOUT_CONSTANTS.get(path.name, frozenset())) == []
+
+
+@pytest.mark.parametrize("path", WEB, ids=lambda p: p.name)
+def test_no_web_module_reads_the_engines_private_names_or_wall_layout(path):
+    found = [f for f in rule_copies(path.read_text("utf-8")) if "the number" not in f]
+    assert found == []
+
+
+def test_a_dunder_is_no_private_name_of_the_engine():
+    assert rule_copies("name = type(err).__name__\nx = state.__class__") == []
+    assert rule_copies("x = state._log") == ["line 1: the private _log"]

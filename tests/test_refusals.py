@@ -4,7 +4,8 @@
   reason and every legal one has none (the C++ core's legality against the Python checks).
 * Each role action's reason names the precondition that fails, with the numbers it compares.
 * ``petition_order`` is the engine's tie-break (docs/RULES.md E4): every petition of a game was
-  won as it says.
+  won as it says; ``petition_prize`` is what its winner took.
+* ``double_build_refusal`` refuses two blocks exactly when "Build 2 blocks" is not offered.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import events as ev
 from island_fortress_env.engine import tables
 from island_fortress_env.engine.decisions import Decision
-from island_fortress_env.engine.phases.petition import TieBreak, petition_order
-from island_fortress_env.engine.refusals import Reason, Refusal, refusal, role_refusal
+from island_fortress_env.engine.phases.petition import TieBreak, petition_order, petition_prize
+from island_fortress_env.engine.refusals import Reason, Refusal, double_build_refusal, refusal, role_refusal
 from tests import scenario as sc
 
 VARIANTS = (
@@ -164,3 +165,35 @@ def test_every_petition_of_a_game_is_won_as_the_order_says(backend, players):
                     assert event.winner == order.winner
                 holder = event.winner
     assert TieBreak.NONE in ties and len(ties) > 1
+
+
+@pytest.mark.parametrize(("players", "rules"), VARIANTS)
+def test_two_blocks_are_refused_exactly_when_build_2_is_not_offered(backend, players, rules):
+    reasons = set()
+    for seed in range(3):
+        for state in random_states(players, seed, backend, **rules):
+            if state.is_terminal() or state.decision != Decision.BUILD_COUNT:
+                continue
+            why = double_build_refusal(state, state.current_player())
+            assert (why is None) == (A.BUILD_COUNT + 1 in state.legal_actions()), why
+            if why is not None:
+                reasons.add(why.reason)
+    assert reasons
+
+
+@pytest.mark.parametrize(("players", "rules"), VARIANTS)
+def test_the_petitions_winner_takes_its_prize(backend, players, rules):
+    incentives = 0
+    for seed in range(3):
+        prize = None
+        for state in random_states(players, seed, backend, **rules):
+            bidding = not state.is_terminal() and state.decision == Decision.PETITION_BID
+            if bidding:
+                prize, seen = petition_prize(state), len(state.log)
+            elif prize is not None:  # the petition was just won
+                took = state.log[seen:]
+                assert state.gov_in_hand == prize.governor_block
+                assert any(isinstance(e, ev.Incentive) for e in took) == bool(prize.incentive)
+                incentives += bool(prize.incentive)
+                prize = None
+    assert incentives or not rules.get("first_round_incentive")

@@ -32,14 +32,15 @@ from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
-from island_fortress_env.players import AgentSpecError, check_agent_spec, make_agent
-from island_fortress_env.players import search as search_mod
-from island_fortress_env.players.search import (
-    DEFAULT_SIMULATIONS,
-    SHIPPED_POLICY,
-    SearchAgent,
-    parse_search_spec,
+from island_fortress_env.players import (
+    AgentKind,
+    AgentSpecError,
+    check_agent_spec,
+    make_agent,
+    parse_agent_spec,
 )
+from island_fortress_env.players import search as search_mod
+from island_fortress_env.players.search import DEFAULT_SIMULATIONS, SHIPPED_POLICY, SearchAgent
 from island_fortress_env.training import evaluate as evaluate_mod
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,7 +74,8 @@ def _view(state: State) -> tuple[np.ndarray, np.ndarray]:
     ],
 )
 def test_search_spec_names_a_checkpoint_and_simulations(spec, path, simulations):
-    assert parse_search_spec(spec) == (path, simulations)
+    parsed = parse_agent_spec(spec)
+    assert (parsed.kind, parsed.path, parsed.simulations) == (AgentKind.SEARCH, path, simulations)
 
 
 @pytest.mark.parametrize(
@@ -82,12 +84,16 @@ def test_search_spec_names_a_checkpoint_and_simulations(spec, path, simulations)
         ("search:0", "1-100000"),
         ("search:100001", "1-100000"),
         ("search:runs/a.zip:0", "1-100000"),
-        ("mcts:3", "not a search spec"),
+        ("search:", "expected search"),
     ],
 )
 def test_bad_search_spec_raises_one_sentence(spec, message):
-    with pytest.raises(ValueError, match=message):
-        parse_search_spec(spec)
+    with pytest.raises(AgentSpecError, match=message):
+        parse_agent_spec(spec)
+
+
+def test_another_kinds_spec_is_no_search():
+    assert parse_agent_spec("mcts:3").kind is AgentKind.MCTS
 
 
 def test_search_spec_checks_name_what_is_wrong(tmp_path):

@@ -15,9 +15,10 @@ from island_fortress_env.env.aec import raw_env
 from island_fortress_env.env.observation import action_mask
 from island_fortress_env.env.records import GameRecord, save, states
 from island_fortress_env.players import make_agent
+from island_fortress_env.stats import Z95, wilson
 from island_fortress_env.views.narrate import seat_name
 from island_fortress_env.web import analysis
-from island_fortress_env.web.analysis import Z95, Analyst, Job, band, model_error, wilson
+from island_fortress_env.web.analysis import Analyst, Job, band, model_error
 from island_fortress_env.web.seatview import positions
 from island_fortress_env.web.words import seat_names
 from tests.web_client import client_for, heuristic_record, wait

@@ -389,7 +389,7 @@ def test_the_leaderboard_ranks_every_agent_over_all_results(client, tmp_path):
 
 
 def test_chances_come_with_their_band_and_count(client, tmp_path):
-    from island_fortress_env.web.analysis import wilson
+    from island_fortress_env.stats import wilson
 
     record = heuristic_record(players=2, seed=3)
     save(record, tmp_path / "games" / "game.json")

@@ -98,7 +98,7 @@ def evaluation_result(
 ) -> dict[str, Any]:
     """An evaluation result as ``island-fortress evaluate --json`` writes it (the fields the
     leaderboard reads): one row per agent, (spec, games, wins, mean score)."""
-    from island_fortress_env.web.analysis import wilson
+    from island_fortress_env.stats import wilson
 
     agents = []
     for spec, games, wins, mean in rows:

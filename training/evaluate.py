@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -70,28 +69,13 @@ from island_fortress_env.players.arguments import (
 )
 from island_fortress_env.players.runner import Finished
 from island_fortress_env.players.seeds import agent_seed, run_seed
-
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
+from island_fortress_env.stats import RatedGame, rate_games, require_openskill, wilson
 
 
 def entry_names(specs: Sequence[str]) -> list[str]:
     """One display name per AGENT argument (``players.spec_labels``): the spec, a checkpoint by its
     file's name less ``.zip``, a mixture by its file's name, with ``#2``, ``#3``... on repeats."""
     return spec_labels([parse_agent_spec(spec) for spec in specs])
-
-
-def wilson_interval(wins: float, games: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a proportion (``wins`` may be fractional: shared wins)."""
-    if games <= 0:
-        return (0.0, 1.0)
-    p = wins / games
-    z2n = z * z / games
-    denom = 1.0 + z2n
-    center = (p + z2n / 2.0) / denom
-    half = z * math.sqrt(p * (1.0 - p) / games + z * z / (4.0 * games * games)) / denom
-    lo = 0.0 if wins <= 0 else max(0.0, center - half)
-    hi = 1.0 if wins >= games else min(1.0, center + half)
-    return (lo, hi)
 
 
 @dataclass
@@ -240,15 +224,16 @@ def evaluate(
     env.close()
     rated = len(set(specs)) > 2
     if rated:
-        from openskill.models import PlackettLuce
-
-        model = PlackettLuce()
-        ratings = [model.rating(name=name) for name in names]
+        require_openskill()
+    rated_games: list[RatedGame] = []
     totals = [AgentTotals(seats=[0] * k) for _ in range(k)]
     saved: list[str] = []
     table = [
         TableGame(
-            g, seed + g, tuple((i + g) % k for i in range(k)), tuple(agent_seed(seed, g, i) for i in range(k))
+            g,
+            seed + g,
+            tuple((i + g) % k for i in range(k)),
+            tuple(agent_seed(seed, g, i) for i in range(k)),
         )
         for g in range(games)
     ]
@@ -270,16 +255,16 @@ def evaluate(
                 )
                 saved.append(str(save_unique(record, save_dir / f"{tag}-game-{game.number:05d}.json")))
             if rated:
-                teams = [[ratings[i]] for i in range(k)]
-                new = model.rate(teams, ranks=[int(final.rank[game.seat_of[i]]) for i in range(k)])
-                ratings = [team[0] for team in new]
+                ranks = tuple(int(final.rank[game.seat_of[i]]) for i in range(k))
+                rated_games.append(RatedGame(tuple(range(k)), ranks))
     finally:
         if bar is not None:
             bar.close()
+    ratings = rate_games(rated_games, [None] * k) if rated else []
     out = []
     for i in range(k):
         t = totals[i]
-        lo, hi = wilson_interval(t.wins, t.games)
+        lo, hi = wilson(t.wins / t.games, t.games)
         entry: dict[str, Any] = {
             "name": names[i],
             "spec": specs[i],
@@ -292,7 +277,7 @@ def evaluate(
         }
         if rated:
             r = ratings[i]
-            entry["rating"] = {"mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal()}
+            entry["rating"] = {"mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal}
         out.append(entry)
     result = {"agents": out, "games": games, "seed": seed, "players": k, "rated": rated}
     if save_dir is not None:

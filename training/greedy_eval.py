@@ -23,6 +23,7 @@ from torch import nn
 
 from island_fortress_env.agents.checkpoint import read_metadata
 from island_fortress_env.agents.network import ActorCritic, torch_threads
+from island_fortress_env.stats import RatedGame, Rating, rate_games, require_openskill
 from island_fortress_env.training.collect import core_available, starmap
 from island_fortress_env.training.config import TABLE_SIZES
 
@@ -105,22 +106,22 @@ def greedy_evaluation(
     number), plus its OpenSkill rating
     (Plackett-Luce, ranked by final position) against anchors whose ratings stay fixed
     (``ANCHORS``)."""
-    from openskill.models import PlackettLuce
+    require_openskill()
 
     state_dict = {k: v.detach().clone() for k, v in net.state_dict().items()}
     tables_played = [(n, kind) for n in tables for kind in opponents]
     jobs = [(state_dict, dict(network), n, kind, games, seed, dict(env_options)) for n, kind in tables_played]
     results = starmap(play_evaluation_table, jobs, processes)
-    model = PlackettLuce()
-    rating = model.rating(name="policy")
-    anchors = {k: model.rating(mu=mu, sigma=1.0, name=k) for k, mu in ANCHORS.items()}
+    anchor = {kind: i for i, kind in enumerate(ANCHORS, start=1)}  # the policy's rating is 0
+    rated: list[RatedGame] = []
     out: dict[str, float] = {}
     for t, (n, kind) in enumerate(tables_played):
         wins, table_ranks = results[t]
         out[f"win_rate_vs_{kind}_{n}p"] = wins / max(games, 1)
         for game_ranks in table_ranks:
-            teams = [[rating]] + [[anchors[kind]] for _ in range(n - 1)]
-            rating = model.rate(teams, ranks=[float(r) for r in game_ranks])[0][0]
+            rated.append(RatedGame((0,) + (anchor[kind],) * (n - 1), tuple(float(r) for r in game_ranks)))
+    start = [None, *(Rating(mu, 1.0) for mu in ANCHORS.values())]
+    rating = rate_games(rated, start, fixed=frozenset(anchor.values()))[0]
     out["openskill_mu"] = rating.mu
-    out["openskill_ordinal"] = rating.ordinal()
+    out["openskill_ordinal"] = rating.ordinal
     return out

@@ -43,6 +43,11 @@ class Reason(str, Enum):
     NO_WALL_BLOCK = "no_wall_block"  # Build / Replace: no Wall Block in the player's supply
     NO_BUILDABLE_CELL = "no_buildable_cell"  # Build: no empty cell with support (region)
     TOO_FEW_WORKERS = "too_few_workers"  # Build: the cheapest cell's Workers (need, have, region)
+    # Build 2 blocks (``double_build_refusal``); too few Workers for the cheapest two cells is
+    # TOO_FEW_WORKERS, their Workers together
+    TOO_FEW_WALL_BLOCKS = "too_few_wall_blocks"  # Wall Blocks in the player's supply (need, have)
+    SECOND_BLOCK_COST = "second_block_cost"  # the second block's Jade (need, have)
+    NO_SECOND_CELL = "no_second_cell"  # room for one block only (region)
     NO_FAVOR_CARD = "no_favor_card"  # Play a Completed Favor Card: an empty hand
     NO_COMPLETE_PATTERN = "no_complete_pattern"  # ... no card's pattern complete
     VARIANT_OFF = "variant_off"  # Replace, in the Friendly variant (no_replace)
@@ -145,6 +150,30 @@ def _build(state: State | Any, p: int) -> Refusal | None:
         return _NO_BUILDABLE_CELL[region]
     workers = state.laborers[p] + state.convicts[p]
     return None if cheapest <= workers else Refusal(_TOO_FEW_WORKERS, cheapest, workers, region)
+
+
+def double_build_refusal(state: State | Any, p: int) -> Refusal | None:
+    """What stops ``p``, at Build Wall's count, building two blocks; None exactly when "Build 2
+    blocks" is a legal choice (docs/RULES.md C11: the second block costs ``DOUBLE_BUILD_COST``
+    Jade and the Workers of both are paid together; E6: the first block goes only where a second
+    can follow). The Workers compared are the cheapest two cells': the lowest buildable cell, then
+    the cheapest one buildable once it is built (no other first cell makes a cheaper pair)."""
+    count = 2  # the blocks of the larger build
+    if state.blocks[p] < count:
+        return Refusal(Reason.TOO_FEW_WALL_BLOCKS, count, state.blocks[p])
+    if state.jade[p] < tables.DOUBLE_BUILD_COST:
+        return Refusal(Reason.SECOND_BLOCK_COST, tables.DOUBLE_BUILD_COST, state.jade[p])
+    region = state.region[p]
+    geo, mask = state.geo, state.geo.region_mask[region]
+    cells = geo.buildable(state.occ) & mask
+    if not cells:
+        return _NO_BUILDABLE_CELL[region]
+    low = (cells & -cells).bit_length() - 1
+    second = cheapest_build(geo, state.occ | (1 << low), mask)
+    if second is None:
+        return Refusal(Reason.NO_SECOND_CELL, 0, 0, region)
+    need, workers = WallGeometry.workers_for(low) + second, state.laborers[p] + state.convicts[p]
+    return None if need <= workers else Refusal(_TOO_FEW_WORKERS, need, workers, region)
 
 
 def _play_favor(state: State | Any, p: int) -> Refusal | None:

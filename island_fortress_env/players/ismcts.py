@@ -20,18 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from island_fortress_env.players.specs import DEFAULT_MCTS_SIMULATIONS, parse_agent_spec
+from island_fortress_env.players.specs import DEFAULT_MCTS_SIMULATIONS
 
 DEFAULT_SIMULATIONS = DEFAULT_MCTS_SIMULATIONS
 UCT_C = 2.0
-
-
-def parse_simulations(argument: str) -> int:
-    """The ``N`` of ``mcts:N`` ("" for the default), as ``players.specs`` reads it; a clear
-    ``ValueError`` otherwise."""
-    simulations = parse_agent_spec(f"mcts:{argument}").simulations
-    assert simulations is not None
-    return simulations
 
 
 class MCTSAgent:

@@ -228,7 +228,7 @@ class GameRunner:
         tables = self.tables
         active = np.flatnonzero(self.active)
         movers = tables.player[active]
-        tags = tuple(self.slots[slot].current.tag for slot in active.tolist())  # type: ignore[union-attr]
+        tags = tuple(self.slots[slot].current.tag for slot in active.tolist())
         observations, masks = tables.obs[active], tables.mask[active]
         owner = self.seat_policy[active, movers]
         chosen = np.full(len(active), -1, dtype=np.int64)

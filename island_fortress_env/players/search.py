@@ -31,24 +31,10 @@ from island_fortress_env.agents.checkpoint import NATIVE_FORMAT, CheckpointError
 from island_fortress_env.agents.onnx_agent import OnnxAgent, is_onnx_path
 from island_fortress_env.engine import visibility
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
-from island_fortress_env.players.specs import (
-    DEFAULT_SEARCH_SIMULATIONS,
-    SHIPPED_POLICY,
-    AgentKind,
-    parse_agent_spec,
-)
+from island_fortress_env.players.specs import DEFAULT_SEARCH_SIMULATIONS, SHIPPED_POLICY
 
 DEFAULT_SIMULATIONS = DEFAULT_SEARCH_SIMULATIONS
 C_PUCT = 1.5
-
-
-def parse_search_spec(spec: str) -> tuple[Path, int]:
-    """``search``, ``search:N``, ``search:CHECKPOINT`` or ``search:CHECKPOINT:N`` as (checkpoint,
-    simulations) (``players.specs`` parses it); a ``ValueError`` with one sentence for anything else."""
-    parsed = parse_agent_spec(spec)
-    if parsed.kind is not AgentKind.SEARCH or parsed.path is None or parsed.simulations is None:
-        raise ValueError(f"not a search spec: {spec!r}")
-    return parsed.path, parsed.simulations
 
 
 def _native_network(path: str | Path) -> Any:

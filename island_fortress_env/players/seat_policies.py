@@ -13,7 +13,8 @@
   players of ``evaluate``), one per seat and game, reading the game's state;
 * ``MixtureSeats``: a mixture, one member drawn per game and seat.
 
-``seat_policy(spec, make_agent)`` is the policy an agent spec (``players.specs``) plays as.
+``seat_policy(spec, make_agent)`` is the policy an agent spec (``players.specs``) plays as: its
+kind's row in the registry (``players/kinds.py``) builds it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 
 from island_fortress_env.agents.base import Agent, policy_action
 from island_fortress_env.players.runner import Games, SeatPolicy
-from island_fortress_env.players.specs import AgentKind, AgentSpec, parse_agent_spec
+from island_fortress_env.players.specs import AgentSpec, parse_agent_spec
 
 SEED_BOUND = 2**63  # a mixture member's seed for a game is drawn below this
 
@@ -360,18 +361,9 @@ class MixtureSeats:
 
 
 def seat_policy(spec: str | AgentSpec, make_agent: Callable[[str, int | None], Agent]) -> SeatPolicy:
-    """The seat policy that agent ``spec`` plays as, in any batch (its games seeded per seat):
-    a checkpoint or an ONNX model as ``CheckpointSeats``, a mixture as ``MixtureSeats`` of its
-    members, any other agent (random, heuristic, the search players) as ``AgentSeats`` of
-    ``make_agent``'s agents."""
-    from island_fortress_env.players.mixture import read_mixture
-
+    """The seat policy that agent ``spec`` plays as, in any batch (its games seeded per seat), as
+    its kind's row says (``players/kinds.py``): a checkpoint or an ONNX model as
+    ``CheckpointSeats``, a mixture as ``MixtureSeats`` of its members, any other agent (random,
+    heuristic, the search players) as ``AgentSeats`` of ``make_agent``'s agents."""
     parsed = parse_agent_spec(spec)
-    if parsed.kind is AgentKind.MIXTURE:
-        members = [(m.weight, seat_policy(m.spec, make_agent)) for m in read_mixture(parsed.text)]
-        return MixtureSeats(members, name=parsed.label)
-    if parsed.checkpoint is not None or parsed.kind is AgentKind.ONNX:
-        agent = make_agent(parsed.text, None)
-        if hasattr(agent, "probabilities") and hasattr(agent, "deterministic"):  # Checkpoint/OnnxAgent
-            return CheckpointSeats(agent, name=parsed.label)
-    return AgentSeats(lambda seed: make_agent(parsed.text, seed), name=parsed.label)
+    return parsed.info.seats(parsed, make_agent)

@@ -2,10 +2,11 @@
 ``search:policy.zip:64``) becomes an ``AgentSpec`` record here, and every command, the web app and
 the trainer read that record instead of splitting strings.
 
-``KINDS`` is the registry: per kind of agent, its syntax (for ``--help``), how its argument is
-parsed, whether it plays from the observation alone (so a batch of C++ core games can play it:
-``plays_in_core``), and whether a league seat may hold it. ``players/__init__.py`` makes and
-checks agents from these records; ``players/runner.py`` batches them.
+``KINDS`` is the registry, one ``KindEntry`` per kind of agent: its syntax (for ``--help``), how
+its text is parsed, checked, labelled and made into an agent, the seat policy it plays as in a
+batch, whether it plays from the observation alone (so a batch of C++ core games can play it) and
+whether a league seat may hold it. The rows are ``players/kinds.py``'s; this module reads them
+(``parse_agent_spec``, ``AgentSpec.label``, ``AgentSpec.play_mode``) without importing them.
 
     spec = parse_agent_spec("search:checkpoints/policy-2-4p.zip:32")
     spec.kind, spec.path, spec.simulations  # AgentKind.SEARCH, Path(...), 32
@@ -19,8 +20,12 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
-from island_fortress_env.agents.onnx_agent import is_onnx_path
+from island_fortress_env.agents.base import Agent
+
+if TYPE_CHECKING:
+    from island_fortress_env.players.runner import SeatPolicy
 
 MAX_SIMULATIONS = 100_000  # simulations a search player may run per decision
 
@@ -29,56 +34,110 @@ class AgentSpecError(ValueError):
     """An AGENT argument that names no usable agent."""
 
 
-class AgentKind(enum.Enum):
-    """The kinds of agent a spec names, by the word that starts it."""
+class AgentKind(str):
+    """A kind of agent, by the word that starts its spec: one object per word (``AgentKind("search")
+    is AgentKind.SEARCH``), so a spec's ``kind`` is compared with ``is``. The built-in kinds are
+    the class's attributes; a new kind names its own word where its ``KindEntry`` is written."""
 
-    RANDOM = "random"
-    HEURISTIC = "heuristic"
-    CHECKPOINT = "checkpoint"  # a checkpoint file's path, played greedily
-    SAMPLE = "sample"  # sample:CHECKPOINT, its actions drawn from the policy
-    THRESHOLD = "threshold"  # threshold:P:CHECKPOINT, drawn from the actions of probability >= P
-    SEARCH = "search"  # search[:CHECKPOINT][:N], MCTS guided by a native checkpoint
-    MCTS = "mcts"  # mcts[:N], OpenSpiel's IS-MCTS with random rollouts
-    REMOTE = "remote"  # remote:URL, a bot served over HTTP (players/remote.py)
-    MIXTURE = "mixture"  # mixture:FILE, one member drawn per game
-    ONNX = "onnx"  # onnx:FILE, an exported network played by onnxruntime (no torch): greedy,
-    # or as sample:FILE.onnx and threshold:P:FILE.onnx name it, drawn
+    _known: ClassVar[dict[str, AgentKind]] = {}
+    RANDOM: ClassVar[AgentKind]
+    HEURISTIC: ClassVar[AgentKind]
+    CHECKPOINT: ClassVar[AgentKind]  # a checkpoint file's path, played greedily
+    SAMPLE: ClassVar[AgentKind]  # sample:CHECKPOINT, its actions drawn from the policy
+    THRESHOLD: ClassVar[AgentKind]  # threshold:P:CHECKPOINT, drawn from the actions of probability >= P
+    SEARCH: ClassVar[AgentKind]  # search[:CHECKPOINT][:N], MCTS guided by a native checkpoint
+    MCTS: ClassVar[AgentKind]  # mcts[:N], OpenSpiel's IS-MCTS with random rollouts
+    REMOTE: ClassVar[AgentKind]  # remote:URL, a bot served over HTTP (players/remote.py)
+    MIXTURE: ClassVar[AgentKind]  # mixture:FILE, one member drawn per game
+    ONNX: ClassVar[AgentKind]  # onnx:FILE, an exported network played by onnxruntime (no torch):
+    # greedy, or as sample:FILE.onnx and threshold:P:FILE.onnx name it, drawn
+
+    def __new__(cls, word: str) -> AgentKind:
+        known = cls._known.get(word)
+        if known is None:
+            known = cls._known[word] = super().__new__(cls, word)
+        return known
+
+    @property
+    def value(self) -> str:
+        """The word, as a plain string."""
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"AgentKind({self.value!r})"
+
+
+AgentKind.RANDOM = AgentKind("random")
+AgentKind.HEURISTIC = AgentKind("heuristic")
+AgentKind.CHECKPOINT = AgentKind("checkpoint")
+AgentKind.SAMPLE = AgentKind("sample")
+AgentKind.THRESHOLD = AgentKind("threshold")
+AgentKind.SEARCH = AgentKind("search")
+AgentKind.MCTS = AgentKind("mcts")
+AgentKind.REMOTE = AgentKind("remote")
+AgentKind.MIXTURE = AgentKind("mixture")
+AgentKind.ONNX = AgentKind("onnx")
+
+
+class Spelling(enum.Enum):
+    """How a spec names its kind: the word alone (``random``), the word and its argument after a
+    colon (``search:policy.zip:32``; the word alone too, where the kind allows it), or any text that
+    names no kind (a checkpoint's path; one kind spells so)."""
+
+    WORD = "word"
+    PREFIX = "prefix"
+    PATH = "path"
+
+
+MakeAgent = Callable[[str, int | None], Agent]  # make_agent's shape: (spec, seed) -> agent
+
+
+def _spec_text(spec: AgentSpec) -> str:
+    return spec.text
+
+
+def _no_play_mode(spec: AgentSpec) -> PlayMode | None:
+    return None
+
+
+def _no_members(spec: AgentSpec) -> Sequence[str]:
+    return ()
 
 
 @dataclass(frozen=True)
-class KindInfo:
-    """What the registry says about one kind of agent."""
+class KindEntry:
+    """One kind of agent, all it does: ``parse`` (the spec's text, its word matched by
+    ``spelling``, to an ``AgentSpec``, or an ``AgentSpecError`` of one sentence), ``check`` (the
+    files and libraries it needs, before any game: an ``AgentSpecError``), ``make`` (the
+    single-game ``Agent``, seeded with the seed given), ``seats`` (its seat policy in a batch,
+    agents made by the ``MakeAgent`` given), ``label`` (its display name), ``play_mode`` (how a
+    network's policy picks, None for other agents) and ``members`` (the specs it plays through,
+    which must play in the core too where it does: a mixture's)."""
 
+    kind: AgentKind
     syntax: str  # as the commands' --help writes it
+    parse: Callable[[str], AgentSpec]
+    check: Callable[[AgentSpec], None]
+    make: Callable[[AgentSpec, int | None], Agent]
+    seats: Callable[[AgentSpec, MakeAgent], SeatPolicy]
     in_core: bool  # plays from the observation and mask alone (a core game can seat it)
     league: bool  # may play a league seat in training (a search player is too slow to)
+    label: Callable[[AgentSpec], str] = _spec_text
+    play_mode: Callable[[AgentSpec], PlayMode | None] = _no_play_mode
+    members: Callable[[AgentSpec], Sequence[str]] = _no_members  # the specs it plays through (a mixture's)
+    spelling: Spelling = Spelling.PREFIX
 
 
-KINDS: dict[AgentKind, KindInfo] = {
-    AgentKind.RANDOM: KindInfo("random", in_core=True, league=True),
-    AgentKind.HEURISTIC: KindInfo("heuristic", in_core=True, league=True),
-    AgentKind.CHECKPOINT: KindInfo("a checkpoint file (greedy)", in_core=True, league=True),
-    AgentKind.SAMPLE: KindInfo("sample:CHECKPOINT (its actions sampled)", in_core=True, league=True),
-    AgentKind.THRESHOLD: KindInfo(
-        "threshold:P:CHECKPOINT (sampled from its actions of probability >= P)", in_core=True, league=True
-    ),
-    AgentKind.SEARCH: KindInfo("search[:CHECKPOINT][:N]", in_core=False, league=False),
-    AgentKind.MCTS: KindInfo("mcts[:N]", in_core=False, league=False),
-    # a remote bot is sent its seat's view, read off the game's state (the Python engine's)
-    AgentKind.REMOTE: KindInfo(
-        "remote:URL[#timeout=S&game_timeout=S&fallback=AGENT]", in_core=False, league=False
-    ),
-    AgentKind.MIXTURE: KindInfo("mixture:FILE", in_core=True, league=True),
-    # a league holds snapshots as weights: an ONNX opponent plays as an agent, as a search player does
-    AgentKind.ONNX: KindInfo(
-        "onnx:FILE (an exported network, greedy; sample:FILE.onnx and threshold:P:FILE.onnx draw)",
-        in_core=True,
-        league=False,
-    ),
-}
-AGENTS_HELP = ", ".join(info.syntax for info in KINDS.values())  # every kind, for --help
-# The kinds named by a word alone.
-BARE_KINDS = (AgentKind.RANDOM, AgentKind.HEURISTIC)
+KINDS: dict[str, KindEntry] = {}  # by kind, in --help's order: filled by players/kinds.py
+
+
+def register_kind(entry: KindEntry) -> None:
+    """Add ``entry`` to ``KINDS`` (a ``ValueError`` if its word names a kind already)."""
+    if entry.kind in KINDS:
+        raise ValueError(f"the agent kind {entry.kind.value!r} is registered already")
+    KINDS[entry.kind] = entry
+
+
 DEFAULT_SEARCH_SIMULATIONS = 64  # search[:CHECKPOINT] without :N
 DEFAULT_MCTS_SIMULATIONS = 100  # mcts without :N
 # The shipped policy (the strongest of the checkpoints/ policies, docs/POLICY.md), the search player's
@@ -133,7 +192,8 @@ class AgentSpec:
     onnx_mode: PlayMode = GREEDY  # an ONNX model's: sample:FILE.onnx, threshold:P:FILE.onnx
 
     @property
-    def info(self) -> KindInfo:
+    def info(self) -> KindEntry:
+        """This spec's row of ``KINDS``."""
         return KINDS[self.kind]
 
     @property
@@ -146,16 +206,7 @@ class AgentSpec:
     def play_mode(self) -> PlayMode | None:
         """How ``checkpoint`` or an ONNX model plays: greedy, sampled or thresholded; None for any
         other agent."""
-        if self.kind is AgentKind.ONNX:
-            return self.onnx_mode
-        if self.kind is AgentKind.CHECKPOINT:
-            return GREEDY
-        if self.kind is AgentKind.SAMPLE:
-            return SAMPLED
-        if self.kind is AgentKind.THRESHOLD:
-            assert self.threshold is not None
-            return PlayMode(threshold=self.threshold)
-        return None
+        return self.info.play_mode(self)
 
     @property
     def label(self) -> str:
@@ -164,39 +215,23 @@ class AgentSpec:
         (``policy-2-4p``, ``sample:policy-2-4p``, ``threshold:0.05:policy-2-4p``,
         ``mixture:meta.json``), an ONNX model by its file's name less ``.onnx``
         (``onnx:policy-2-4p``, ``sample:onnx:policy-2-4p``, ``threshold:0.05:onnx:policy-2-4p``)."""
-        argument = self.text.partition(":")[2]
-        if self.kind is AgentKind.CHECKPOINT:
-            return _checkpoint_name(self.text)
-        if self.kind is AgentKind.SAMPLE:
-            return f"{self.kind.value}:{_checkpoint_name(argument)}"
-        if self.kind is AgentKind.THRESHOLD:
-            p, _, path = argument.partition(":")
-            return f"{self.kind.value}:{p}:{_checkpoint_name(path)}"
-        if self.kind is AgentKind.MIXTURE:
-            return f"{self.kind.value}:{_file_name(argument)}"
-        if self.remote is not None:  # the URL without the client's options
-            return f"{self.kind.value}:{self.remote.url}"
-        if self.kind is AgentKind.ONNX:
-            model = f"{self.kind.value}:{_file_name(str(self.path)).removesuffix('.onnx')}"
-            if self.onnx_mode.greedy:
-                return model
-            drawn = "sample:" if self.threshold is None else f"threshold:{argument.partition(':')[0]}:"
-            return drawn + model
-        return self.text
+        return self.info.label(self)
 
     def __str__(self) -> str:
         return self.text
 
 
-def _file_name(path: str) -> str:
+def file_name(path: str) -> str:
+    """The last part of a path, ``/`` or ``\\`` separated."""
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def _checkpoint_name(path: str) -> str:
-    return _file_name(path).removesuffix(".zip")
+def checkpoint_name(path: str) -> str:
+    """A checkpoint's display name: its file's name less ``.zip``."""
+    return file_name(path).removesuffix(".zip")
 
 
-def _simulations(text: str, argument: str, default: int) -> int:
+def read_simulations(text: str, argument: str, default: int) -> int:
     """The ``N`` of a search spec ("" for ``default``): a whole number in 1..MAX_SIMULATIONS."""
     if argument == "":
         return default
@@ -209,7 +244,7 @@ def _simulations(text: str, argument: str, default: int) -> int:
     return int(argument)
 
 
-def _threshold(text: str, argument: str) -> tuple[float, Path]:
+def read_threshold(text: str, argument: str) -> tuple[float, Path]:
     """``threshold:P:CHECKPOINT``'s P (a probability strictly between 0 and 1) and checkpoint."""
     p, colon, path = argument.partition(":")
     try:
@@ -221,11 +256,16 @@ def _threshold(text: str, argument: str) -> tuple[float, Path]:
             f"agent {text!r}: expected threshold:P:CHECKPOINT with P a probability between 0 and 1 "
             f"(such as 0.05), not {p!r}"
         )
-    if not colon or not path or path.partition(":")[0] in {k.value for k in AgentKind}:
+    if not colon or not path or names_a_kind(path):
         raise AgentSpecError(
             f"agent {text!r}: expected threshold:P:CHECKPOINT, CHECKPOINT the path to a checkpoint file"
         )
     return threshold, Path(path)
+
+
+def names_a_kind(text: str) -> bool:
+    """Whether ``text`` starts with a kind's word (``search:...``): no checkpoint's path."""
+    return text.partition(":")[0] in KINDS
 
 
 DEFAULT_REMOTE_TIMEOUT = 5.0  # seconds a remote agent has for each answer
@@ -250,7 +290,7 @@ class RemoteTarget:
     game_timeout: float = DEFAULT_GAME_TIMEOUT
 
 
-def _remote_target(text: str, argument: str) -> RemoteTarget:
+def read_remote_target(text: str, argument: str) -> RemoteTarget:
     """``remote:URL[#timeout=S&game_timeout=S&fallback=AGENT]``: the fragment holds the client's
     options (a URL's fragment is never sent to its server)."""
 
@@ -302,65 +342,19 @@ def _seconds(value: str, most: float, fail: Callable[[str], AgentSpecError], key
 
 
 def parse_agent_spec(text: str | AgentSpec) -> AgentSpec:
-    """``text`` as an ``AgentSpec`` (an ``AgentSpec`` is returned as it is). Only the syntax is
+    """``text`` as an ``AgentSpec`` (an ``AgentSpec`` is returned as it is), parsed by the kind
+    its first word names (``KINDS``; any other text is a checkpoint's path). Only the syntax is
     read here; whether the files it names exist and fit is ``players.check_agent_spec``'s. A spec
     that cannot be parsed raises ``AgentSpecError`` with one sentence."""
     if isinstance(text, AgentSpec):
         return text
     if not isinstance(text, str) or not text:
         raise AgentSpecError(f"an agent spec is a non-empty string, not {text!r}")
-    word, sep, argument = text.partition(":")
-    for kind in BARE_KINDS:
-        if text == kind.value:
-            return AgentSpec(kind, text)
-    if word == AgentKind.SAMPLE.value:
-        if not argument or argument.partition(":")[0] in {k.value for k in AgentKind}:
-            raise AgentSpecError(f"agent {text!r}: expected sample:CHECKPOINT, the path to a checkpoint file")
-        if is_onnx_path(argument):
-            return AgentSpec(AgentKind.ONNX, text, path=Path(argument), onnx_mode=SAMPLED)
-        return AgentSpec(AgentKind.SAMPLE, text, path=Path(argument))
-    if word == AgentKind.THRESHOLD.value:
-        threshold, path = _threshold(text, argument)
-        if is_onnx_path(path):
-            mode = PlayMode(threshold=threshold)
-            return AgentSpec(AgentKind.ONNX, text, path=path, threshold=threshold, onnx_mode=mode)
-        return AgentSpec(AgentKind.THRESHOLD, text, path=path, threshold=threshold)
-    if word == AgentKind.MIXTURE.value:
-        if not argument:
-            raise AgentSpecError(
-                f"agent {text!r}: expected mixture:FILE, FILE a JSON file of agent specs and weights"
-            )
-        return AgentSpec(AgentKind.MIXTURE, text, path=Path(argument))
-    if word == AgentKind.ONNX.value:
-        if not argument:
-            raise AgentSpecError(f"agent {text!r}: expected onnx:FILE, a model from island-fortress export")
-        return AgentSpec(AgentKind.ONNX, text, path=Path(argument))
-    if word == AgentKind.REMOTE.value:
-        return AgentSpec(AgentKind.REMOTE, text, remote=_remote_target(text, argument))
-    if word == AgentKind.MCTS.value:
-        return AgentSpec(
-            AgentKind.MCTS, text, simulations=_simulations(text, argument, DEFAULT_MCTS_SIMULATIONS)
-        )
-    if word == AgentKind.SEARCH.value:
-        # search, search:N, search:CHECKPOINT or search:CHECKPOINT:N
-        path, simulations = SHIPPED_POLICY, ""
-        if argument:
-            head, colon, tail = argument.rpartition(":")
-            if colon and tail.isascii() and tail.isdigit():
-                path, simulations = Path(head), tail
-            elif argument.isascii() and argument.isdigit():
-                simulations = argument
-            else:
-                path = Path(argument)
-        if sep and not argument:
-            raise AgentSpecError(f"agent {text!r}: expected search[:CHECKPOINT][:N]")
-        return AgentSpec(
-            AgentKind.SEARCH,
-            text,
-            path=path,
-            simulations=_simulations(text, simulations, DEFAULT_SEARCH_SIMULATIONS),
-        )
-    return AgentSpec(AgentKind.CHECKPOINT, text, path=Path(text))
+    word, sep, _ = text.partition(":")
+    entry = KINDS.get(word)
+    if entry is None or entry.spelling is Spelling.PATH or (entry.spelling is Spelling.WORD and sep):
+        entry = next(e for e in KINDS.values() if e.spelling is Spelling.PATH)
+    return entry.parse(text)
 
 
 def spec_labels(specs: Sequence[AgentSpec]) -> list[str]:

@@ -46,7 +46,8 @@ from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_C
 from island_fortress_env.players import AGENTS_HELP, check_agent_spec
 from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
 from island_fortress_env.players.seeds import run_seed
-from island_fortress_env.training.evaluate import TableGame, agent_seed, entry_names, wilson_interval
+from island_fortress_env.stats import RatedGame, Rating, rate_games, require_openskill, wilson
+from island_fortress_env.training.evaluate import TableGame, agent_seed, entry_names
 from island_fortress_env.training.evaluate import play_table as evaluate_table
 
 TABLE_SEED_STRIDE = 100_003  # seeds of table t start at SEED + t * stride: tables never share a deal
@@ -206,8 +207,7 @@ def tournament(
     "tables": [[names...], ...], "games_per_table", "seed", "sizes", "skipped_sizes"}``, the
     agents ordered by ``ordinal``, best first; with 2-player tables also ``head_to_head`` and
     ``meta_nash`` (``meta_game``)."""
-    from openskill.models import PlackettLuce
-
+    require_openskill()
     specs = [str(s) for s in agent_specs]
     if len(specs) < MIN_PLAYERS:
         raise ValueError(f"a tournament needs at least {MIN_PLAYERS} agents, got {len(specs)}")
@@ -219,8 +219,7 @@ def tournament(
     playable = [n for n in sizes if n <= len(specs)]
     tables = tables_for(len(specs), playable)
     head = HeadToHead.empty(len(specs))
-    model = PlackettLuce()
-    ratings = [model.rating(name=e.name) for e in entrants]
+    rated: list[RatedGame] = []
     bar = None
     if progress:
         from tqdm import tqdm
@@ -235,16 +234,13 @@ def tournament(
                 _record(entrants, table, game)
                 if n == 2:
                     head.record(table, game)
-                rated = model.rate(
-                    [[ratings[i]] for i in table], ranks=[game.ranks[game.seat_of[j]] for j in range(n)]
-                )
-                for j, i in enumerate(table):
-                    ratings[i] = rated[j][0]
+                rated.append(RatedGame(tuple(table), tuple(game.ranks[game.seat_of[j]] for j in range(n))))
             if bar is not None:
                 bar.update(len(outcomes))
     finally:
         if bar is not None:
             bar.close()
+    ratings = rate_games(rated, [None] * len(entrants))
     rows = [_row(e, r) for e, r in zip(entrants, ratings, strict=True)]
     rows.sort(key=lambda row: row["ordinal"], reverse=True)
     result = {
@@ -296,10 +292,10 @@ def _record(entrants: list[Entrant], table: Sequence[int], game: GameOutcome) ->
         totals.wins += win_share(winners, seat)
 
 
-def _row(entrant: Entrant, rating: Any) -> dict[str, Any]:
+def _row(entrant: Entrant, rating: Rating) -> dict[str, Any]:
     by_size = {}
     for n, t in sorted(entrant.by_size.items()):
-        lo, hi = wilson_interval(t.wins, t.games)
+        lo, hi = wilson(t.wins / t.games, t.games)
         by_size[str(n)] = {
             "games": t.games,
             "wins": t.wins,
@@ -312,7 +308,7 @@ def _row(entrant: Entrant, rating: Any) -> dict[str, Any]:
         "spec": entrant.spec,
         "mu": rating.mu,
         "sigma": rating.sigma,
-        "ordinal": rating.ordinal(),
+        "ordinal": rating.ordinal,
         "tables": by_size,
     }
 

@@ -60,6 +60,7 @@ from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.players import Agent, make_agent, parse_agent_spec
+from island_fortress_env.stats import Z95, wilson
 from island_fortress_env.views import narrate
 from island_fortress_env.web.errors import BadRequest, NotFound, TooMany, shown
 from island_fortress_env.web.mistakes import find_marks, heuristic_preference
@@ -71,7 +72,6 @@ PLAYOUTS = ("random", "heuristic")
 # Rollouts per position by default: random playouts take ~1 ms a game, heuristic ones ~13 ms.
 DEFAULT_ROLLOUTS = {"random": 256, "heuristic": 64}
 MAX_ROLLOUTS = 1024
-Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
 MAX_POINTS = 600  # positions in one job
 KEPT_JOBS = 32
 MAX_PENDING_PER_CLIENT = 4  # jobs waiting or running for one client
@@ -155,25 +155,14 @@ def model_error(points: Sequence[tuple[Sequence[float], int]], playout: str) -> 
 def band(share: float, n: int, model: float, z: float = Z95) -> tuple[float, float]:
     """The 95% band of an estimate: its Wilson interval, each side widened by ``z * model`` in
     quadrature (module doc); a finished game's result (``n`` 0) is exact."""
-    low, high = wilson(share, n, z)
     if n <= 0:
-        return low, high
+        return share, share
+    low, high = wilson(share, n, z)
     wide = z * model
     return (
         max(0.0, share - math.hypot(share - low, wide)),
         min(1.0, share + math.hypot(high - share, wide)),
     )
-
-
-def wilson(share: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion ``share`` observed over ``n`` trials (the exact
-    value, as an interval of width 0, when ``n`` is 0: a finished game's result)."""
-    if n <= 0:
-        return share, share
-    denominator = 1 + z * z / n
-    centre = (share + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def top_actions(agent: Any, state: State, encoder: ObservationEncoder, k: int = TOP_ACTIONS) -> list[dict]:

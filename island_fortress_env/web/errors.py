@@ -66,9 +66,3 @@ class BadGateway(WebError):
     """An agent served elsewhere (``remote:URL``) failed to answer: the game cannot go on."""
 
     status = 502
-
-
-class Unavailable(WebError):
-    """The server cannot take more of this now (too many games or analyses running)."""
-
-    status = 503

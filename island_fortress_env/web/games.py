@@ -58,6 +58,7 @@ from island_fortress_env.web.errors import (
     TooMany,
     shown,
 )
+from island_fortress_env.web.moves import Move
 from island_fortress_env.web.recap import end_screen, recap
 from island_fortress_env.web.seatview import positions, seat_view
 from island_fortress_env.web.words import (
@@ -70,7 +71,6 @@ from island_fortress_env.web.words import (
     prison_lines,
     prisons_of,
     score_change,
-    seat_label,
     seat_names,
     stage_words,
 )
@@ -84,22 +84,6 @@ MAX_GAMES = 64  # live games kept; see GameTable for which one a new game may re
 IDLE_SECONDS = 30 * 60  # an unfinished game untouched this long may be dropped for a new one
 MAX_MOVES_PER_REQUEST = 200
 ADVANCE_SECONDS = 1.0  # an advance request returns the moves made so far once this has passed
-
-
-@dataclass(frozen=True)
-class Move:
-    """One decision taken in a live game."""
-
-    step: int  # 0-based index of the action in the game
-    seat: int
-    text: str  # in full
-    public: str  # as the other seats learn it
-    auto: bool  # the only legal choice: applied without asking
-    lines: tuple[narrate.Line, ...]  # the public events it caused, in words
-    cells: tuple[int, ...]  # wall cells it changed (public), for the board to show
-    scores: tuple[dict[str, Any], ...] = ()  # its score changes with their reasons (words.score_change)
-    revealed: str | None = None  # what it showed its mover that was hidden before (``revealed``)
-    why: str | None = None  # the person's forced move: why it was the only choice (``forced_note``)
 
 
 def revealed(before: State, after: State, seat: int) -> str | None:
@@ -557,8 +541,3 @@ class GameTable:
         if game.over and game.record_name is None:
             stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
             game.record_name = self.store.save(game.record(), f"{game.kind}-{stamp}-{game.id}")
-
-
-def spec_name(spec: str) -> str:
-    """A seat's display name (``words.seat_label``: "you" for the person, an agent's label)."""
-    return seat_label(spec)

@@ -28,7 +28,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from island_fortress_env.web.analysis import wilson
+from island_fortress_env.stats import wilson
 from island_fortress_env.web.errors import shown
 from island_fortress_env.web.jsontext import FileRefused, read
 from island_fortress_env.web.ratings import RATINGS_FILE, PeopleRatings
@@ -128,7 +128,7 @@ def overall(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in pooled.values():
         games = row["games"]
         rate = row["wins"] / games if games else 0.0
-        low, high = wilson(rate, games)
+        low, high = wilson(rate, games) if games else (0.0, 0.0)
         out.append(
             {
                 "name": row["name"],

@@ -39,6 +39,7 @@ from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import action_mask
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.seeds import stream_key
+from island_fortress_env.stats import Z95
 from island_fortress_env.views import narrate
 
 if TYPE_CHECKING:
@@ -46,12 +47,8 @@ if TYPE_CHECKING:
 
 MISTAKE_POINTS = 0.10
 BLUNDER_POINTS = 0.25
-Z95 = 1.959964
 MAX_MARKS = 200
 _NO_OBSERVATION = np.zeros(0, dtype=np.float32)
-
-# (state, seat) -> the policy's preferred legal action at ``state`` for its mover ``seat``
-Preference = Callable[["State", int], int]
 
 
 def named_seed(name: str, step: int) -> int:

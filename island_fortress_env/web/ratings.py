@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from island_fortress_env.engine.results import game_result
 from island_fortress_env.players import AgentSpecError, parse_agent_spec
+from island_fortress_env.stats import RatedGame, Rating, new_rating, rate_games
 from island_fortress_env.web.errors import BadRequest, shown
 from island_fortress_env.web.jsontext import FileRefused, read
 from island_fortress_env.web.levels import LADDER, LADDER_SOURCE, rating_of
@@ -200,7 +201,7 @@ class PeopleRatings:
         ``specs`` (module doc). Returns the person's new rating, or ``{"error": why}`` when it
         could not be rated (the game stands either way)."""
         try:
-            from openskill.models import PlackettLuce
+            default = new_rating()
         except ImportError:
             return {"error": "people's ratings need openskill (pip install 'island-fortress-env[web]')"}
         result = game_result(state, seed, length)
@@ -211,24 +212,25 @@ class PeopleRatings:
             except RatingsRefused as exc:
                 logger.warning("%s; this game is not rated", exc)
                 return {"error": f"{exc}; this game is not rated"}
-            model = PlackettLuce()
-            default = model.rating()
             people, agents = data["people"], data["agents"]
             before = people.get(key, {"mu": default.mu, "sigma": default.sigma, "games": 0, "wins": 0.0})
-            teams = []
+            start: list[Rating | None] = []
+            ladder_seats: set[int] = set()  # agents of the ladder play at its rating, unmoved (module doc)
             for p, spec in enumerate(specs):
                 if p == seat:
-                    teams.append([model.rating(mu=before["mu"], sigma=before["sigma"])])
+                    start.append(Rating(before["mu"], before["sigma"]))
                     continue
                 ladder = rating_of(spec)
                 pooled = agents.get(_label(spec))
                 if ladder is not None:
-                    teams.append([model.rating(mu=ladder.mu, sigma=ladder.sigma)])
+                    start.append(Rating(ladder.mu, ladder.sigma))
+                    ladder_seats.add(p)
                 elif pooled is not None:
-                    teams.append([model.rating(mu=pooled["mu"], sigma=pooled["sigma"])])
+                    start.append(Rating(pooled["mu"], pooled["sigma"]))
                 else:
-                    teams.append([model.rating()])
-            new = model.rate(teams, ranks=[int(r) for r in result.rank])
+                    start.append(None)
+            game = RatedGame(tuple(range(len(specs))), tuple(int(r) for r in result.rank))
+            new = rate_games([game], start, fixed=ladder_seats)
             stamp = now()
             for p, spec in enumerate(specs):
                 if p == seat or rating_of(spec) is not None:
@@ -238,13 +240,13 @@ class PeopleRatings:
                     continue
                 old = agents.get(label, {"games": 0, "wins": 0.0})
                 agents[label] = {
-                    "mu": new[p][0].mu, "sigma": new[p][0].sigma, "games": old["games"] + 1,
+                    "mu": new[p].mu, "sigma": new[p].sigma, "games": old["games"] + 1,
                     "wins": old["wins"] + result.win[p], "last": stamp,
                 }  # fmt: skip
             people.pop(key, None)
             while len(people) >= MAX_PEOPLE:
                 del people[min(people, key=lambda k: people[k]["last"])]
-            mine = new[seat][0]
+            mine = new[seat]
             people[key] = {
                 "name": name, "mu": mine.mu, "sigma": mine.sigma, "games": before["games"] + 1,
                 "wins": before["wins"] + result.win[seat], "last": stamp,

@@ -21,7 +21,7 @@ from island_fortress_env.views.seatview import card_json
 
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
-    from island_fortress_env.web.games import Move
+    from island_fortress_env.web.moves import Move
 
 # The end screen's columns, in the order of the end scoring (rows and level majorities scored
 # during play and at the end share a column).

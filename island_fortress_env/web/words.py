@@ -17,6 +17,7 @@ browser adds for a player at the table.
 * ``decision_notes``: the sentences the action bar shows beside a decision: what winning the
   petition gives and that only the winner pays, why "Build 2 blocks" is not offered, what holding
   the Governor block means; ``forced_note`` the same for a one-choice move applied without asking.
+  The rules are the engine's (``petition_prize``, ``double_build_refusal``), only worded here.
 * ``stage_words`` and ``handover_words``: where a seat stands in the round (the deal, the
   petition, turn 2 of 3), and what the person is asked to confirm before the other seats move.
 """
@@ -31,8 +32,9 @@ from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import events as ev
 from island_fortress_env.engine import tables
 from island_fortress_env.engine.decisions import Decision
+from island_fortress_env.engine.phases.petition import petition_prize
+from island_fortress_env.engine.refusals import Reason, double_build_refusal
 from island_fortress_env.engine.visibility import redeal_unseen
-from island_fortress_env.engine.wall import WallGeometry
 from island_fortress_env.players import parse_agent_spec
 from island_fortress_env.players.specs import AgentSpecError
 from island_fortress_env.views import narrate
@@ -201,15 +203,17 @@ def consequences(state: State, seat: int, names: Sequence[str]) -> dict[int, str
 
 
 def _bid_note(state: State, seat: int) -> str:
+    """What winning the petition gives (the engine's ``petition_prize``) and how it is won (the
+    words of docs/RULES.md E4, the rule of ``petition_order``)."""
+    prize = petition_prize(state)
     gifts = ["the Governor marker", "the first turn of this round"]
-    if state.gov_stock > 0:
+    if prize.governor_block:
         gifts.append(
             f"a Governor block to place free on any buildable cell during your turns "
             f"({state.gov_stock} left in the stock)"
         )
-    incentive = state.cfg.first_round_incentive
-    if state.round == 1 and incentive:
-        gifts.append(f"the first round incentive ({incentive.replace('_', ' ')})")
+    if prize.incentive:
+        gifts.append(f"the first round incentive ({prize.incentive.replace('_', ' ')})")
     bonus = state.petition_bonus[seat]
     yours = f" (yours: +{bonus})" if bonus else ""
     return (
@@ -221,26 +225,26 @@ def _bid_note(state: State, seat: int) -> str:
 
 
 def _build_two_note(state: State, seat: int) -> str:
-    blocks, jade = state.blocks[seat], state.jade[seat]
-    why = "Build 2 blocks is not offered: "
-    if blocks < 2:
-        return why + f"it needs 2 Wall Blocks in your supply and you have {blocks} (the Planner buys them)."
-    if jade < tables.DOUBLE_BUILD_COST:
-        return why + f"the second block costs {tables.DOUBLE_BUILD_COST} Jade and you have {jade}."
-    geo, region = state.geo, state.region[seat]
-    mask = geo.region_mask[region]
-    workers = state.laborers[seat] + state.convicts[seat]
-    first = geo.buildable(state.occ) & mask
-    low = (first & -first).bit_length() - 1
-    second = geo.buildable(state.occ | (1 << low)) & mask if first else 0
-    if not second:
-        return why + f"region {region + 1}, where your Taskmaster is, has room for one more block only."
-    need = WallGeometry.workers_for(low) + WallGeometry.workers_for((second & -second).bit_length() - 1)
-    return why + (
-        f"the two cheapest blocks in region {region + 1} need {need} Workers and you have {workers} "
-        f"({narrate.plural(state.laborers[seat], 'Laborer')} and "
-        f"{narrate.plural(state.convicts[seat], 'Convict')})."
-    )
+    """Why Build Wall's larger count is not offered: the engine's ``double_build_refusal``."""
+    why = double_build_refusal(state, seat)
+    assert why is not None, "the larger build is offered"
+    start = f"{narrate.action_words(state, A.BUILD_COUNT + 1)} is not offered: "
+    region = f"region {why.region + 1}"
+    if why.reason is Reason.TOO_FEW_WALL_BLOCKS:
+        return start + (
+            f"it needs {why.need} Wall Blocks in your supply and you have {why.have} (the Planner buys them)."
+        )
+    if why.reason is Reason.SECOND_BLOCK_COST:
+        return start + f"the second block costs {why.need} Jade and you have {why.have}."
+    if why.reason is Reason.NO_SECOND_CELL:
+        return start + f"{region}, where your Taskmaster is, has room for one more block only."
+    if why.reason is Reason.TOO_FEW_WORKERS:
+        return start + (
+            f"the two cheapest blocks in {region} need {why.need} Workers and you have {why.have} "
+            f"({narrate.plural(state.laborers[seat], 'Laborer')} and "
+            f"{narrate.plural(state.convicts[seat], 'Convict')})."
+        )
+    return start + f"{narrate.refusal_words(why, state)}."
 
 
 def decision_notes(state: State, seat: int) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .. import actions as A
 from .. import rng, tables
@@ -52,6 +52,22 @@ def petition_order(bids: Sequence[int], totals: Sequence[int], holder: int) -> P
     # the marker moves clockwise and never stays with its holder
     winner = next((holder + k) % n for k in range(1, n) if (holder + k) % n in contenders)
     return PetitionOrder(best, tied, contenders, TieBreak.CLOCKWISE, winner)
+
+
+class PetitionPrize(NamedTuple):
+    """What winning the petition gives besides the Governor marker and the first turn of the
+    round: a Governor block to place (while the stock has one) and, in round 1, the First Round
+    Incentive (its kind; None when the variant is off or after round 1)."""
+
+    governor_block: bool
+    incentive: str | None
+
+
+def petition_prize(state: StateFields | Any) -> PetitionPrize:
+    """What the winner of the petition now being bid takes (``_resolve_petition``; the incentive:
+    docs/RULES.md E5). Public fields only: the C++ core's state is answered the same way."""
+    incentive = state.cfg.first_round_incentive if state.round == 1 else None
+    return PetitionPrize(state.gov_stock > 0, incentive or None)
 
 
 class PetitionPhase(StateFields):
@@ -122,12 +138,13 @@ class PetitionPhase(StateFields):
         self.jade[winner] -= paid
         self.sup_jade += paid
         self.holder = winner
-        if self.gov_stock > 0:
+        prize = petition_prize(self)
+        if prize.governor_block:
             self.gov_stock -= 1
             self.gov_in_hand = True
         r = self.region[winner]
         self._to_prison(r, jade=1)
-        if self.round == 1 and self.cfg.first_round_incentive:
+        if prize.incentive:
             self._first_round_incentive(winner)
         for p in range(n):
             self.roles_hand[p] = A.ALL_ROLES
