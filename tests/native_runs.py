@@ -29,6 +29,7 @@ def tiny_config(base: Path, run_name: str, *extra: str, config: str = "default.y
             "train.games_per_collector=3",
             "train.workers=0",
             "train.pipelined=false",
+            "train.fit_threads=false",  # the same threads in every run: the same losses
             "train.checkpoint_every=300",
             "train.max_minutes=0",
             "ppo.minibatch_size=100",

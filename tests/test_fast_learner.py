@@ -3,6 +3,7 @@ sampling, the imitation's share of the time cap, the phase summary and the bench
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -139,6 +140,7 @@ def _tiny_run(tmp_path: Path, *extra: str) -> NativeConfig:
             "ppo.minibatch_size=50",
             "policy.hidden=16",
             "eval.every=0",
+            "train.fit_threads=false",  # the configured threads, however busy the machine
             "eval.final_games=1",
             "eval.opponents=[random]",
             "logging.progress_bar=false",
@@ -160,8 +162,9 @@ def test_a_run_prints_what_each_phase_got(tmp_path, capsys):
 
 
 def test_the_imitation_gets_only_its_share_of_the_time_cap(tmp_path, capsys):
-    """A share of a few milliseconds: the fit stops early, and PPO still gets its decisions."""
-    cfg = _tiny_run(tmp_path, "pretrain.max_share=0.0001", "train.max_minutes=60", "pretrain.batch_size=8")
+    """A share of under a millisecond (less than playing the teacher's games takes): the fit stops
+    after its first batch, and PPO still gets its decisions."""
+    cfg = _tiny_run(tmp_path, "pretrain.max_share=0.00001", "train.max_minutes=1", "pretrain.batch_size=8")
     train_native(cfg)
     out = capsys.readouterr().out
     fitted, played = re.search(r"([\d,]+) of ([\d,]+) decisions fitted", out).groups()  # type: ignore[union-attr]
@@ -180,7 +183,7 @@ def test_the_learning_race_trains_and_evaluates_one_leg(tmp_path):
 
     assert "policy.cnn_channels=32" in PREVIOUS_DEFAULT
     small = ["pretrain.games=4", "train.workers=0", "train.pipelined=false", "train.rollout_decisions=64",
-             "train.games_per_collector=2", "ppo.minibatch_size=32"]  # fmt: skip
+             "train.games_per_collector=2", "ppo.minibatch_size=32", "train.fit_threads=false"]  # fmt: skip
     leg = race_leg(0.1, str(tmp_path), [*PREVIOUS_DEFAULT, *small, "policy.cnn_channels=2"], 1, 0)
     assert leg["decisions"] >= 64
     assert {f"win_rate_vs_heuristic_{n}p" for n in (2, 3, 4)} <= set(leg)
@@ -194,7 +197,7 @@ def test_the_learning_races_curves_are_its_checkpoints_evaluated_after_the_run(t
     from island_fortress_env.training.plot_curves import plot_race
 
     small = ["pretrain.games=2", "train.rollout_decisions=64", "train.games_per_collector=2",
-             "ppo.minibatch_size=32", "policy.hidden=8"]  # fmt: skip
+             "ppo.minibatch_size=32", "policy.hidden=8", "train.fit_threads=false"]  # fmt: skip
     leg = race_leg(0.03, str(tmp_path), small, 1, 0, curve_every=64)
     points = leg["curves"]["eval/win_rate_vs_heuristic_2p"]
     steps = [step for step, _ in points]
@@ -211,7 +214,7 @@ def test_the_throughput_benchmark_measures_the_trainers_asked_for_and_their_rati
 
     ran = []
 
-    def fake(runner, seconds, overrides=()):
+    def fake(runner, seconds, overrides=(), busy=False):
         ran.append((runner, tuple(overrides)))
         rate = 100.0 if "policy.cnn_channels=32" in overrides else 1000.0
         return {"trainer": runner, "decisions": rate, "wall_s": 1.0, "cpu_s": 2.0, "run_s": 1.0,
@@ -223,6 +226,50 @@ def test_the_throughput_benchmark_measures_the_trainers_asked_for_and_their_rati
     assert [runner for runner, _ in ran] == ["native", "native"]
     out = capsys.readouterr().out
     assert "default / previous default: 10.0x" in out and "sb3" not in out
+
+
+def test_the_busy_row_is_the_default_beside_one_busy_process_and_its_share_of_alone(monkeypatch, capsys):
+    from island_fortress_env.training import bench_training
+
+    ran = []
+
+    def fake(runner, seconds, overrides=(), busy=False):
+        ran.append(busy)
+        rate = 600.0 if busy else 1000.0
+        return {"trainer": runner, "decisions": rate, "wall_s": 1.0, "cpu_s": 2.0, "run_s": 1.0,
+                "decisions_per_second": rate, "cpu_utilisation": 1.0, "decisions_per_cpu_second": rate / 2,
+                "cores": 2}  # fmt: skip
+
+    monkeypatch.setattr(bench_training, "measure", fake)
+    assert bench_training.main(["--trainers", "default", "busy", "--seconds", "1"]) == 0
+    assert ran == [False, True]
+    assert "default beside 1 busy process / alone: 60%" in capsys.readouterr().out
+
+
+def _children() -> set[int]:
+    """The pids of this process's children (Linux: /proc)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        found |= {int(pid) for pid in (task / "children").read_text().split()}
+    return found
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads the children from /proc")
+def test_one_busy_process_keeps_a_cpu_busy_while_the_block_runs_and_is_gone_after():
+    from island_fortress_env.training.bench_training import one_busy_process
+
+    before = _children()
+    with one_busy_process():
+        (busy,) = _children() - before
+        start = _cpu_ticks(busy)
+        time.sleep(0.5)
+        assert _cpu_ticks(busy) - start > 0.1 * os.sysconf("SC_CLK_TCK")  # it spins, not sleeps
+    assert busy not in _children()
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA GPU is here: --gpu would run")

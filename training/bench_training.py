@@ -13,9 +13,13 @@ Reported per trainer: **decisions learned from per second** (decisions that went
 PPO update, over the time spent collecting and updating: SB3 counts the learner's steps of every
 trained rollout, the native trainer every learning seat's decisions), CPU utilisation (CPU time
 of the trainer's process tree, workers included, read from ``/proc`` / wall time of the whole
-run / cores) and decisions per CPU-second; then the ratios of the default to the other two.
+run / cores) and decisions per CPU-second; then the ratios of the default to the other two. A
+fourth row (``busy``) is the default again beside one busy process (``python -c "while True:
+pass"``, started a second before it), with the share of its speed alone that it keeps: the
+default fits its threads to the CPUs idle when it starts (``train.fit_threads``,
+``training/cpus.py``).
 
-``--trainers`` measures some of them (``sb3``, ``previous``, ``default``), with the ratios among
+``--trainers`` measures some of them (``sb3``, ``previous``, ``default``, ``busy``), with the ratios among
 those measured. ``--gpu`` (``make bench-gpu``) measures the default alone on a CUDA GPU (``GPU``: its forward
 passes and update there, thousands of games stepped on every core between them).
 
@@ -30,14 +34,16 @@ repeat with ``--repeat``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
+import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -320,9 +326,27 @@ def in_fresh_process(name: str, *args: Any) -> dict[str, Any]:
     return result
 
 
-def measure(name: str, seconds: float, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """One trainer in a fresh process; its figures, with rate and utilisation added."""
-    result = in_fresh_process(name, seconds, list(overrides))
+BUSY = "native, default, 1 busy"  # the default beside one busy process (``busy``)
+
+
+@contextlib.contextmanager
+def one_busy_process() -> Iterator[None]:
+    """A process that keeps one CPU busy for as long as the block runs (a researcher's machine
+    always runs something else: TensorBoard, a browser, an evaluation)."""
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(1.0)  # running before the trainer starts, as a machine's other work is
+        yield
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def measure(name: str, seconds: float, overrides: Sequence[str] = (), busy: bool = False) -> dict[str, Any]:
+    """One trainer in a fresh process (beside one busy process with ``busy``); its figures,
+    with rate and utilisation added."""
+    with one_busy_process() if busy else contextlib.nullcontext():
+        result = in_fresh_process(name, seconds, list(overrides))
     cores = os.cpu_count() or 1
     result["decisions_per_second"] = result["decisions"] / result["wall_s"]
     result["cpu_utilisation"] = result["cpu_s"] / result["run_s"] / cores
@@ -335,6 +359,7 @@ THROUGHPUT = {  # --trainers key: (name, runner, overrides)
     "sb3": ("sb3", "sb3", ()),
     "previous": ("native, previous default", "native", PREVIOUS_DEFAULT),
     "default": ("native, default", "native", ()),
+    "busy": (BUSY, "native", ()),
 }
 
 # On a GPU (``make bench-gpu``): the default in one process, its forward passes and update on the
@@ -355,7 +380,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
     for _ in range(args.repeat):
         for name, runner, overrides in chosen:
             extra = args.sb3 if runner == "sb3" else args.native
-            r = {"name": name, **measure(runner, args.seconds, [*overrides, *extra])}
+            r = {"name": name, **measure(runner, args.seconds, [*overrides, *extra], busy=name == BUSY)}
             results.append(r)
             if not args.json:
                 print(
@@ -371,11 +396,14 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
     ratios = {  # of the default to each other trainer measured
         f"default / {other.removeprefix('native, ')}": rate["native, default"] / rate[other]
         for other in rate
-        if "native, default" in rate and other != "native, default"
+        if "native, default" in rate and other not in ("native, default", BUSY)
     }
+    if "native, default" in rate and BUSY in rate:  # the share of its speed it keeps when not alone
+        ratios["default beside 1 busy process / alone"] = rate[BUSY] / rate["native, default"]
     if not args.json:
         for key, value in ratios.items():
-            print(f"decisions learned from per second, {key}: {value:.1f}x")
+            shown = f"{100 * value:.0f}%" if key.startswith("default beside") else f"{value:.1f}x"
+            print(f"decisions learned from per second, {key}: {shown}")
     return {"results": results, "ratios": ratios}
 
 
@@ -425,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="measure each trainer this many times")
     parser.add_argument(
         "--trainers", nargs="+", choices=list(THROUGHPUT), default=list(THROUGHPUT),
-        help="throughput: the trainers to measure (default all three)",
+        help="throughput: the trainers to measure (default all four)",
     )  # fmt: skip
     parser.add_argument("--sb3", nargs="*", default=[], metavar="KEY=VALUE", help="SB3 config overrides")
     parser.add_argument(

@@ -171,6 +171,12 @@ class NativeTrainSection(Section):
         True, description="Workers collect the next rollout during the update (needs workers >= 1)."
     )
     torch_threads: int = Field(1, ge=1, description="Threads of the main process (the update).")
+    fit_threads: bool = Field(
+        False,
+        description="torch_threads and core_threads are upper bounds: the run uses at most as many "
+        "threads as CPUs are idle when it starts (training/cpus.py), and its config records the "
+        "numbers used (with fit_threads false, so that the checkpoint's config reruns them).",
+    )
     update_dtype: Literal["auto", "float32", "bfloat16"] = Field(
         "float32",
         description="The update's torso in float32 or bfloat16 (autocast; the heads stay float32), or auto: "

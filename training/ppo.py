@@ -42,6 +42,7 @@ from torch import nn
 
 from island_fortress_env.agents.checkpoint import load_policy, load_training_state, save_policy
 from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.training import cpus
 from island_fortress_env.training.collect import Collectors, FinishedGame
 from island_fortress_env.training.config import NativeConfig, fail, run_metadata
 from island_fortress_env.training.greedy_eval import (
@@ -217,7 +218,7 @@ class Run:
             num_timesteps=progress.decisions,  # decisions learned from
             updates=progress.updates,
             update_dtype=update_dtype(cfg),
-            elapsed_seconds=round(progress.elapsed(), 1),
+            elapsed_seconds=round(progress.elapsed(), 3),
             training_seconds=round(progress.loop_seconds, 2),  # collecting + updating, this leg
         )
         state = {"optimizer": self.optimizer.state_dict()}
@@ -272,6 +273,27 @@ def log_games(writer: Any, finished: Sequence[FinishedGame], step: int) -> None:
     writer.add_scalar("game/games", len(finished), step)
 
 
+def fitted_threads(cfg: NativeConfig) -> NativeConfig:
+    """``cfg`` with ``train.fit_threads`` resolved: its torch and core threads at most the CPUs
+    idle now (``cpus.measure``), recorded as fixed numbers (said once, with the run's other
+    progress lines, when fewer)."""
+    t = cfg.train
+    if not t.fit_threads:
+        return cfg
+    budget = cpus.measure()
+    torch_threads, core_threads = min(t.torch_threads, budget.threads), min(t.core_threads, budget.threads)
+    if (torch_threads, core_threads) != (t.torch_threads, t.core_threads):
+        print(
+            f"threads: torch {torch_threads}, core {core_threads} ({budget.idle:.1f} of "
+            f"{budget.available} CPUs idle; train.torch_threads={t.torch_threads} "
+            f"train.core_threads={t.core_threads} fit_threads=false to use more)"
+        )
+    fitted = t.model_copy(
+        update={"torch_threads": torch_threads, "core_threads": core_threads, "fit_threads": False}
+    )
+    return cfg.model_copy(update={"train": fitted})
+
+
 def train_native(
     cfg: NativeConfig,
     resume: str | None = None,
@@ -284,6 +306,7 @@ def train_native(
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
+    cfg = fitted_threads(cfg)
     t = cfg.train
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(t.torch_threads)
