@@ -26,10 +26,12 @@ from island_fortress_env.players import make_agent
 from island_fortress_env.players.seeds import (
     AGENT_STREAM,
     BOT_SEED_BITS,
+    Stream,
     agent_seed,
     bot_seed,
     deal_seed,
     stream_key,
+    stream_seed,
 )
 from island_fortress_env.training import evaluate as ev
 
@@ -181,7 +183,8 @@ def test_a_bot_is_sent_other_seeds_by_the_same_run_seed_and_none_inverts():
         g %= 2
         # no run seed the search covers (3 among them) gives it, by the old derivation or the new
         assert invert(sent, g, 1, old_agent_seed) == [] and invert(sent, g, 1, agent_seed) == []
-        assert sent not in (3 + g, ev.env_game_seed(3 + g), agent_seed(3, g, 1), old_agent_seed(3, g, 1))
+        deal = stream_seed(3, Stream.EVALUATION, g)  # game g's reset seed
+        assert sent not in (deal, ev.env_game_seed(deal), agent_seed(3, g, 1), old_agent_seed(3, g, 1))
         assert 0 <= sent < 2**BOT_SEED_BITS
     # the same search has teeth: a bot sent the old derivation finds the run seed at once
     assert 3 in invert(old_agent_seed(3, 1, 1), 1, 1, old_agent_seed)

@@ -17,6 +17,7 @@ from island_fortress_env import core, island_fortress_v0
 from island_fortress_env.env import records
 from island_fortress_env.env.records import GameRecord, RecordError
 from island_fortress_env.players import make_agent
+from island_fortress_env.players.seeds import Stream, stream_seed
 from island_fortress_env.tools.replay import frame_states, run_replay
 from island_fortress_env.training.evaluate import evaluate
 from island_fortress_env.views import narrate
@@ -170,7 +171,7 @@ def test_evaluate_saves_every_game(tmp_path):
     score = {"heuristic": 0, "random": 0}
     for g, path in enumerate(files):
         record = records.load(path)  # replays exactly, or raises
-        assert record.seed == 7 + g
+        assert record.seed == stream_seed(7, Stream.EVALUATION, g)  # game g's deal of seed 7
         assert sorted(record.agents) == ["heuristic", "random"]
         for seat, name in enumerate(record.agents):
             score[name] += record.scores[seat]

@@ -25,6 +25,7 @@ import pytest
 
 from island_fortress_env.env import records
 from island_fortress_env.env.records import GameRecord, RecordError
+from island_fortress_env.players.seeds import Stream, stream_seed
 from island_fortress_env.tools import cli
 from island_fortress_env.training.evaluate import evaluate
 
@@ -94,7 +95,7 @@ def test_two_runs_saving_into_one_directory_at_once_keep_every_record(tmp_path):
     files = sorted(folder.glob("*.json"))
     assert len(files) == 12, [f.name for f in files]
     seeds = sorted(records.load(f).seed for f in files)  # each replays exactly, or raises
-    assert seeds == [*range(100, 106), *range(200, 206)]
+    assert seeds == sorted(stream_seed(s, Stream.EVALUATION, g) for s in (100, 200) for g in range(6))
     assert not [p for p in folder.iterdir() if p.suffix != ".json"], "temporary files left behind"
 
 

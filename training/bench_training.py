@@ -249,8 +249,9 @@ def race_leg(
     ``curves`` are those points and the final one, against the decisions learned from (``eval/``)
     and the seconds the run had taken, imitation included (``eval_time/``)."""
     from island_fortress_env.agents.checkpoint import load_policy, read_metadata
+    from island_fortress_env.players.seeds import Stream, stream_seed
     from island_fortress_env.training.config import NativeConfig, load_config
-    from island_fortress_env.training.greedy_eval import FINAL_EVAL_SEED, greedy_evaluation
+    from island_fortress_env.training.greedy_eval import greedy_evaluation
     from island_fortress_env.training.ppo import train_native
     from island_fortress_env.training.weights import network_kwargs
 
@@ -274,9 +275,9 @@ def race_leg(
     )
     final = train_native(cfg)
     net, _ = load_policy(final)
+    deals = stream_seed(cfg.seed, Stream.FINAL_EVALUATION)  # the trainer's final evaluation's deals
     result = greedy_evaluation(
-        net, network_kwargs(cfg), games, cfg.seed + FINAL_EVAL_SEED, ["heuristic"], cfg.env.options,
-        1 + cfg.train.workers,
+        net, network_kwargs(cfg), games, deals, ["heuristic"], cfg.env.options, 1 + cfg.train.workers,
     )  # fmt: skip
     curves: dict[str, list[tuple[float, float]]] = {}
     points = sorted(Path(final).parent.glob("step_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
@@ -287,7 +288,7 @@ def race_leg(
             point,
             network_kwargs(cfg),
             CURVE_GAMES,
-            cfg.seed + FINAL_EVAL_SEED,
+            deals,
             ["heuristic"],
             cfg.env.options,
         )

@@ -39,6 +39,7 @@ from island_fortress_env.players import make_agent
 from island_fortress_env.players.engine_vector import EngineVectorEnv
 from island_fortress_env.players.runner import Finished, GameRunner, Games, Seating, Step
 from island_fortress_env.players.seat_policies import AgentSeats, BatchSeats, NetworkPoolSeats, NetworkSeats
+from island_fortress_env.players.seeds import Stream, generator, stream_seed
 from island_fortress_env.players.specs import SAMPLED, PlayMode
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.figures import result_figures
@@ -107,10 +108,11 @@ class FinishedGame:
 
 class Collector:
     """Plays ``games_per_collector`` games at once through ``players.runner`` and turns every
-    learning seat's decisions into PPO data. Collector ``rank`` draws from its own generators,
-    seeded by (``seed``, ``rank``). The games are a batch of C++ core games (``vector.VectorEnv``,
-    stepped on ``train.core_threads`` threads), or where the core is not built (``use_core``
-    false) the Python engine's twin of that batch: the same code path, slower.
+    learning seat's decisions into PPO data. Collector ``rank`` draws from its own generators, of
+    the run seed's ``collector`` stream at ``rank`` (``players.seeds``). The games are a batch of
+    C++ core games (``vector.VectorEnv``, stepped on ``train.core_threads`` threads), or where the
+    core is not built (``use_core`` false) the Python engine's twin of that batch: the same code
+    path, slower.
 
     Each new game's table size is drawn by the ``tables`` weights and its seats by the league
     (``_seat``): every seat learns (self-play), or one learner faces frozen seats of one kind. The
@@ -127,9 +129,8 @@ class Collector:
     ) -> None:
         self.cfg = cfg
         self.rank = rank
-        seed = np.random.SeedSequence([cfg.seed, rank])
-        self.rng = np.random.default_rng(seed)
-        self.generator = torch.Generator().manual_seed(int(seed.generate_state(1)[0]))
+        self.rng = generator(cfg.seed, Stream.COLLECTOR, rank)
+        self.generator = torch.Generator().manual_seed(stream_seed(cfg.seed, Stream.COLLECTOR, rank))
         weights = cfg.tables.weights()
         self.table_sizes = [n for n in TABLE_SIZES if weights[n] > 0]
         w = np.array([weights[n] for n in self.table_sizes], dtype=np.float64)
@@ -149,8 +150,8 @@ class Collector:
         # league.opponent's search player: one for every game, seeded apart from the collector's draws
         self.agent: AgentSeats | None = None
         if cfg.league.opponent and fixed_opponent_kind(cfg.league.opponent) is GameKind.AGENT:
-            agent_seed = int(np.random.SeedSequence([cfg.seed, rank, 1]).generate_state(1)[0])
-            opponent = make_agent(cfg.league.opponent, seed=agent_seed)
+            seed = stream_seed(cfg.seed, Stream.COLLECTOR_OPPONENT, rank)
+            opponent = make_agent(cfg.league.opponent, seed=seed)
             self.agent = AgentSeats(lambda _seed: opponent, name=opponent.name, shared=True)
         self.finished: list[FinishedGame] = []
         self._runner: GameRunner | None = None  # made once the batch is (below)

@@ -15,8 +15,10 @@ games, wins (a win shared by ``m`` tied winners counts ``1/m`` to each), win rat
 Wilson score interval, mean final score; and an OpenSkill rating (Plackett-Luce, ranked by
 final position, ties equal) when more than two distinct agents are involved.
 
-Reproducible: game ``g`` is ``env.reset(seed=S + g)`` and every agent is re-seeded for every
-game from ``(S, g, its index)``, so a run (or any single game of it) replays exactly.
+Reproducible: game ``g`` is ``env.reset(seed=D)``, ``D`` the seed ``S``'s ``evaluation`` stream gives
+game ``g`` (``players.seeds.stream_seed(S, Stream.EVALUATION, g)``, saved in the game's record), and
+every agent is re-seeded for every game from ``(S, g, its index)``, so a run (or any single game of
+it) replays exactly.
 
     island-fortress evaluate heuristic random random --games 60 --seed 0
     island-fortress evaluate checkpoints/final.zip heuristic --games 100 --json
@@ -68,7 +70,7 @@ from island_fortress_env.players.arguments import (
     rule_option,
 )
 from island_fortress_env.players.runner import Finished
-from island_fortress_env.players.seeds import agent_seed, run_seed
+from island_fortress_env.players.seeds import Stream, agent_seed, run_seed, stream_seed
 from island_fortress_env.stats import RatedGame, rate_games, require_openskill, wilson
 
 
@@ -231,7 +233,7 @@ def evaluate(
     table = [
         TableGame(
             g,
-            seed + g,
+            stream_seed(seed, Stream.EVALUATION, g),
             tuple((i + g) % k for i in range(k)),
             tuple(agent_seed(seed, g, i) for i in range(k)),
         )
@@ -321,9 +323,8 @@ def evaluate_checkpoint(path: str | Path, cfg: Any) -> dict[str, Any]:
     n = cfg.env.num_players
     for opponent in cfg.eval.opponents:
         specs = [str(path)] + [opponent] * (n - 1)
-        result = evaluate(
-            specs, games=cfg.eval.games, seed=cfg.seed + 10_000, progress=True, env_options=cfg.env.options
-        )
+        seed = stream_seed(cfg.seed, Stream.TRAINING_EVALUATION)  # other deals than the run's own
+        result = evaluate(specs, games=cfg.eval.games, seed=seed, progress=True, env_options=cfg.env.options)
         print(f"\n{Path(path).name} vs {n - 1} x {opponent} ({cfg.eval.games} games, seats rotated)")
         print(format_table(result))
         results[opponent] = result
@@ -349,8 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument(
         "--seed", type=non_negative_int, default=None,
-        help="game g uses env.reset(seed=SEED + g) (default 0; drawn at random, and printed, when a "
-        "remote: bot is seated, so that it cannot know the deals)",
+        help="game g's deal is SEED's evaluation stream at g (default 0; drawn at random, and printed, "
+        "when a remote: bot is seated, so that it cannot know the deals)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

@@ -23,12 +23,12 @@ from torch import nn
 
 from island_fortress_env.agents.checkpoint import read_metadata
 from island_fortress_env.agents.network import ActorCritic, torch_threads
+from island_fortress_env.players.seeds import Stream, stream_seed
 from island_fortress_env.stats import RatedGame, Rating, rate_games, require_openskill
 from island_fortress_env.training.collect import core_available, starmap
 from island_fortress_env.training.config import TABLE_SIZES
 
 ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the anchor players
-PERIODIC_EVAL_SEED, FINAL_EVAL_SEED = 77_777, 88_888  # offsets from the run's seed: different deals
 BEST = "best.zip"
 
 
@@ -58,8 +58,9 @@ def play_evaluation_table(
     """The greedy policy in seat rotation against ``players - 1`` agents of ``kind`` (the batch's
     heuristic or random player, seeded like each deal) in ``games`` games played at once
     (``players.runner``; the C++ core's batch, or the Python engine's where the core is not
-    built: the same games). Game ``g`` is dealt like episode 0 of slot ``g`` of a batch seeded
-    ``seed + 1000 * players``, the policy in seat ``g % players``. Returns the policy's win count
+    built: the same games). Game ``g`` is dealt like episode 0 of slot ``g`` of a batch seeded by
+    the ``evaluation-table`` stream of ``seed`` at ``players`` (``players.seeds``), the policy in
+    seat ``g % players``. Returns the policy's win count
     (shared wins split) and every game's final ranks in agent order (policy first)."""
     from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
     from island_fortress_env.players.runner import Seating, play_seatings
@@ -74,7 +75,7 @@ def play_evaluation_table(
         net.eval()
         policy = NetworkSeats(net, greedy=True)
         opponent = BatchSeats(kind)
-        batch_seed = seed + 1000 * players
+        batch_seed = stream_seed(seed, Stream.EVALUATION_TABLE, players)
         seatings = []
         for g in range(games):
             seat = g % players

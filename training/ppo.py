@@ -42,13 +42,12 @@ from torch import nn
 
 from island_fortress_env.agents.checkpoint import load_policy, load_training_state, save_policy
 from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.players.seeds import Stream, generator, stream_seed
 from island_fortress_env.training import cpus
 from island_fortress_env.training.collect import Collectors, FinishedGame
 from island_fortress_env.training.config import NativeConfig, fail, run_metadata
 from island_fortress_env.training.greedy_eval import (
     BEST,
-    FINAL_EVAL_SEED,
-    PERIODIC_EVAL_SEED,
     greedy_evaluation,
     previous_best_score,
     selection_score,
@@ -228,16 +227,18 @@ class Run:
             self.directory / name, self.net, network_kwargs(cfg), {**meta, **extra}, training_state=state
         )
 
-    def evaluate(self, net: nn.Module, games: int, seed_offset: int) -> dict[str, float]:
+    def evaluate(self, net: nn.Module, games: int, stream: Stream) -> dict[str, float]:
+        """The greedy evaluation of ``net`` on the deals of the run seed's ``stream``."""
         cfg, processes = self.cfg, 1 + self.cfg.train.workers
-        args = (network_kwargs(cfg), games, cfg.seed + seed_offset, cfg.eval.opponents, cfg.env.options)
+        deals = stream_seed(cfg.seed, stream)
+        args = (network_kwargs(cfg), games, deals, cfg.eval.opponents, cfg.env.options)
         return greedy_evaluation(net, *args, processes)
 
     def periodic_evaluation(self) -> dict[str, float]:
         """The greedy evaluation of the current weights, logged under ``eval/``; with
         ``eval.keep_best`` the weights are kept as best.zip when they beat every earlier one."""
         progress = self.progress
-        result = self.evaluate(self.net, self.cfg.eval.games, PERIODIC_EVAL_SEED)
+        result = self.evaluate(self.net, self.cfg.eval.games, Stream.PERIODIC_EVALUATION)
         progress.last_eval = progress.decisions
         for key, value in result.items():
             self.writer.add_scalar(f"eval/{key}", value, progress.decisions)
@@ -308,9 +309,9 @@ def train_native(
 
     cfg = fitted_threads(cfg)
     t = cfg.train
-    torch.manual_seed(cfg.seed)
+    torch.manual_seed(stream_seed(cfg.seed, Stream.WEIGHTS))
     torch.set_num_threads(t.torch_threads)
-    rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 999]))  # the minibatches' order
+    rng = generator(cfg.seed, Stream.MINIBATCHES, 0)  # the minibatches' order, from update 0
     net = ActorCritic(**network_kwargs(cfg))
     learner = learner_copy(net, t.device)  # net itself, or its copy on the GPU
     # fused: one kernel per step for all the parameters (several times cheaper on a CPU)
@@ -325,7 +326,7 @@ def train_native(
         state = load_training_state(resume)
         if state is not None:
             optimizer.load_state_dict(state["optimizer"])
-            rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 999, progress.updates]))
+            rng = generator(cfg.seed, Stream.MINIBATCHES, progress.updates)
     writer = SummaryWriter(str(Path(cfg.logging.runs_dir) / cfg.run_name))
     run = Run(cfg, net, optimizer, progress, writer)
     if resume and cfg.eval.keep_best:
@@ -479,7 +480,7 @@ def train_native(
     if cfg.eval.final_games > 0:
         # Other deals than the periodic evaluations': the kept policy was not chosen on these.
         tick = time.monotonic()
-        result = run.evaluate(kept_net, cfg.eval.final_games, FINAL_EVAL_SEED)
+        result = run.evaluate(kept_net, cfg.eval.final_games, Stream.FINAL_EVALUATION)
         took = time.monotonic() - tick
         phases["final evaluation"] = f"{cfg.eval.final_games} games per table and opponent, {took:.0f} s"
         for key, value in result.items():

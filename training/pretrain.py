@@ -31,6 +31,7 @@ from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
+from island_fortress_env.players.seeds import Stream, agent_seed, stream_seed
 from island_fortress_env.training.collect import core_available, split, starmap
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.shaping import gain_rewards
@@ -60,8 +61,9 @@ def collect_demonstrations(
     of a batch seeded ``seed``: the heuristic's in a batch of C++ core games on ``threads`` threads
     (every seat decided by the batch's heuristic, seeded like the deal), or its Python engine twin
     where the core is not built (the same games); any other teacher's one game at a time in the
-    Python engine. With ``rows`` (``demonstration_rows()``) the observations and masks are appended
-    there instead (several tables' games gathered before one join) and left out of the result."""
+    Python engine, seat ``i`` of game ``g`` seeded ``players.seeds.agent_seed(seed, g, i)``. With
+    ``rows`` (``demonstration_rows()``) the observations and masks are appended there instead
+    (several tables' games gathered before one join) and left out of the result."""
     from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
     from island_fortress_env.players.runner import GameRunner, Seating
     from island_fortress_env.players.seat_policies import BatchSeats, seat_policy
@@ -84,9 +86,7 @@ def collect_demonstrations(
         g = next(dealt, None)
         if g is None:
             return None
-        seeds = tuple(
-            int(np.random.SeedSequence([seed, g, i]).generate_state(1)[0]) for i in range(num_players)
-        )
+        seeds = tuple(agent_seed(seed, g, i) for i in range(num_players))
         return Seating(num_players, batch_game_seed(seed, g, 0), (policy,) * num_players, seeds, tag=g)
 
     runner = GameRunner(tables, next_seating, keep_actions=False)
@@ -314,7 +314,7 @@ def warm_start(
     obs, masks = demonstration_rows()  # every table's observations gathered in one set of blocks
     for n in TABLE_SIZES:
         games = round(pre.games * weights[n] / total)
-        seed = cfg.seed * 100_003 + 50_000 + 1000 * n
+        seed = stream_seed(cfg.seed, Stream.DEMONSTRATIONS, n)
         chunks = [range(games)] if batched else split(games, processes)
         rows = (obs, masks) if batched else None
         for chunk in chunks:  # game g of the table dealt the same in whichever part it is played

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from island_fortress_env.players.seeds import Stream, stream_seed
 from island_fortress_env.training.config import TrainConfig, TrainConfigError, load_config, run_metadata
 
 
@@ -47,7 +48,7 @@ def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] 
             reward_vp=cfg.reward.vp,
             reward_vp_relative=cfg.reward.vp_relative,
             snapshot_paths=snapshot_paths,
-            seed=cfg.seed * 1000 + rank,
+            seed=stream_seed(cfg.seed, Stream.LEAGUE_ENV, rank),
         )
         return Monitor(env)
 
@@ -125,8 +126,9 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
         # SB3's own logger set-up, made early so imitation and PPO share one TensorBoard run.
         model.set_logger(configure_logger(0, str(runs_dir), cfg.run_name, True))
         pre = cfg.pretrain
+        deals = stream_seed(cfg.seed, Stream.DEMONSTRATIONS, cfg.env.num_players)  # as the native trainer's
         data = collect_demonstrations(
-            cfg.env.num_players, cfg.env.options, pre.games, seed=cfg.seed + 50_000, teacher=pre.teacher,
+            cfg.env.num_players, cfg.env.options, pre.games, seed=deals, teacher=pre.teacher,
             reward_win=cfg.reward.win, reward_vp=cfg.reward.vp,
             reward_vp_relative=cfg.reward.vp_relative,
         )  # fmt: skip

@@ -13,6 +13,9 @@ from typing import SupportsIndex
 
 _MASK = (1 << 64) - 1
 DEAL_SEED_BITS = 64  # a seed is an integer in [0, 2**64): the most a deal can be given
+# The random chooser of a game (``state.play_random_game``) draws from the deal's seed xor this: part
+# of the game's definition, shared with the C++ core (``kChooserSalt``).
+CHOOSER_SALT = 0x5EED
 
 
 class SeedError(ValueError):

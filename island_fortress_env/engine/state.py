@@ -436,7 +436,7 @@ def play_random_game(game: Game, seed: int) -> State:
     """Play one game with uniformly random legal actions (the engine's own RNG stream is
     separate from the chooser's, so a seed fixes both)."""
     state = game.new_initial_state(seed)
-    pick = rng.seed_state(seed ^ 0x5EED)
+    pick = rng.seed_state(seed ^ rng.CHOOSER_SALT)
     while not state.is_terminal():
         legal = state.legal_actions()
         pick, i = rng.below(pick, len(legal))

@@ -24,7 +24,7 @@ from island_fortress_env.engine.state import Game
 from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder, action_mask
 from island_fortress_env.vector import MAX_GAMES, FinalResults, _count, _index, _player_counts
 
-CHOOSER_SALT = 0x5EED  # the random chooser's seed is the deal's xor this (engine.state.play_random_game)
+CHOOSER_SALT = rng.CHOOSER_SALT  # the random chooser's seed: the deal's xor this (engine.rng)
 _MASK = (1 << 64) - 1
 
 __all__ = ["EngineVectorEnv", "batch_game_seed"]

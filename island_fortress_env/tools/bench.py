@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.players.seeds import Stream, agent_seed, stream_seed
 from island_fortress_env.tools.bench_memory import measure_memory
 from island_fortress_env.tools.bench_play import (
     BATCH_GAMES,
@@ -152,9 +153,10 @@ def measure_evaluation(backend: str, games: int, seed: int) -> dict:
 def search_positions(count: int, seed: int, num_players: int = SEARCH_PLAYERS) -> list:
     """``count`` positions with a choice to make (two legal actions or more), spread over two
     random games."""
+    deals = stream_seed(seed, Stream.BENCH_SEARCH)  # other positions than the timed games'
     states = [
         s
-        for s in sample_states(num_players, seed + 20_000, games=2, per_game=2 * count, backend=_default())
+        for s in sample_states(num_players, deals, games=2, per_game=2 * count, backend=_default())
         if len(s.legal_actions()) > 1
     ]
     pick = np.linspace(0, len(states) - 1, count).astype(int)
@@ -218,7 +220,7 @@ def measure_search(
     for i, state in enumerate(positions):
         for name in names if i % 2 == 0 else names[::-1]:  # each goes first at every other position
             agent = agents[name]
-            agent.reset(seed + i)  # the same determinisations for both networks
+            agent.reset(agent_seed(seed, i, 0))  # the same determinisations for both networks
             start = time.perf_counter()
             choices[name].append(int(agent.search(state)))
             runs[name].append((time.perf_counter() - start) * 1e3)

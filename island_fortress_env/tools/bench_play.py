@@ -20,12 +20,19 @@ from typing import Any
 
 import numpy as np
 
+from island_fortress_env.players.seeds import Stream, agent_seed, stream_seed
+
 BATCH_GAMES = 256  # games per batch call
 BATCH_STEPS = 10  # batch calls per timed "game" of the batch item
-WARMUP_GAME = 1_000_000  # game index of the untimed warm-up game (seed + index)
+WARMUP_GAME = 1_000_000  # game index of the untimed warm-up game (deal_of(seed, index))
 
 
 # ---------------------------------------------------------------------------- random play
+
+
+def deal_of(seed: int, i: int) -> int:
+    """The deal seed of game ``i`` of a benchmark seeded ``seed`` (``players.seeds``)."""
+    return stream_seed(seed, Stream.BENCH_GAMES, i)
 
 
 def choose_from_mask(rng: random.Random, mask: np.ndarray) -> int:
@@ -40,7 +47,7 @@ def choose_from_list(rng: random.Random, legal: Sequence[int]) -> int:
 
 
 def engine_game_player(num_players: int, seed: int, backend: str = "python") -> Callable[[int], int]:
-    """play(i) plays game ``seed + i`` on the bare game states of ``backend`` and returns its
+    """play(i) plays game ``deal_of(seed, i)`` on the bare game states of ``backend`` and returns its
     decision count."""
     from island_fortress_env.core import Game
 
@@ -48,7 +55,7 @@ def engine_game_player(num_players: int, seed: int, backend: str = "python") -> 
     rng = random.Random(seed)
 
     def play(i: int) -> int:
-        state = game.new_initial_state(seed + i)
+        state = game.new_initial_state(deal_of(seed, i))
         decisions = 0
         while not state.is_terminal():
             state.apply_action(choose_from_list(rng, state.legal_actions()))
@@ -63,7 +70,7 @@ def aec_game_player(env: Any, seed: int) -> Callable[[int], int]:
     rng = random.Random(seed)
 
     def play(i: int) -> int:
-        env.reset(seed=seed + i)
+        env.reset(seed=deal_of(seed, i))
         decisions = 0
         for _agent in env.agent_iter():
             observation, _reward, termination, truncation, _info = env.last()
@@ -95,7 +102,7 @@ def batch_player(threads: int, seed: int, games: int = BATCH_GAMES) -> Callable[
 
 
 def heuristic_game_player(num_players: int, seed: int, backend: str) -> Callable[[int], int]:
-    """play(i): game ``seed + i`` with a ``HeuristicAgent`` at every seat, each given its seat's
+    """play(i): game ``deal_of(seed, i)`` with a ``HeuristicAgent`` at every seat, each given its seat's
     observation-free call ``act(None, mask, state)``; returns the decision count."""
     from island_fortress_env.agents.heuristic import HeuristicAgent
     from island_fortress_env.core import Game
@@ -104,8 +111,8 @@ def heuristic_game_player(num_players: int, seed: int, backend: str) -> Callable
     game = Game(num_players=num_players, backend=backend)
 
     def play(i: int) -> int:
-        state = game.new_initial_state(seed + i)
-        agents = [HeuristicAgent(seed=seed + i + p) for p in range(num_players)]
+        state = game.new_initial_state(deal_of(seed, i))
+        agents = [HeuristicAgent(seed=agent_seed(seed, i, p)) for p in range(num_players)]
         decisions = 0
         while not state.is_terminal():
             agent = agents[state.current_player()]
@@ -243,7 +250,7 @@ def sample_states(num_players: int, seed: int, games: int, per_game: int, backen
     rng = random.Random(seed)
     samples = []
     for g in range(games):
-        state = game.new_initial_state(seed + 10_000 + g)
+        state = game.new_initial_state(stream_seed(seed, Stream.BENCH_POSITIONS, g))
         history = []
         while not state.is_terminal():
             history.append(state.clone())

@@ -59,6 +59,7 @@ from island_fortress_env.players.arguments import (
     positive_int,
     print_report,
 )
+from island_fortress_env.players.seeds import Stream, stream_seed
 from island_fortress_env.tools import exploit
 from island_fortress_env.tools.exploit import MORE_THAN_FITS, ExploitError, exploit_config
 from island_fortress_env.tools.tournament import HeadToHead, TableJob, meta_game, play_tables
@@ -114,7 +115,7 @@ def train_items(s: Settings, name: str, k: int, current: str, members: Sequence[
     budget, the run's folders, then the user's own."""
     items = [
         f"run_name={policy_run(name, k)}",
-        f"seed={s.seed + k}",
+        f"seed={stream_seed(s.seed, Stream.PSRO_ROUND, k)}",
         f"policy.init_from={json.dumps(current)}",
         f"league.members={json.dumps(list(members))}",
         f"logging.runs_dir={json.dumps(str(out / 'runs'))}",

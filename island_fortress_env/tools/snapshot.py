@@ -9,6 +9,7 @@ from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.aec import raw_env
 from island_fortress_env.players import make_agent
+from island_fortress_env.players.seeds import agent_seed
 from island_fortress_env.views.picture import render_image
 
 
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     env.reset(seed=args.seed)
     state = env.game_state
     assert state is not None
-    agents = [make_agent("heuristic", seed=args.seed + p) for p in range(args.players)]
+    agents = [make_agent("heuristic", seed=agent_seed(args.seed, 0, p)) for p in range(args.players)]
     while not state.is_terminal() and not (
         state.round >= args.round and state.decision == Decision.BUILD_CELL
     ):

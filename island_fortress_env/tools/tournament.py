@@ -21,11 +21,12 @@ The file that ``--out FILE`` writes is also the agent ``mixture:FILE``, which pl
 (one agent drawn per game): ``island-fortress exploit mixture:FILE`` trains a best response to it,
 PSRO's next step, and any command that takes an AGENT plays it.
 
-Reproducible: table ``t`` game ``g`` is ``env.reset(seed=SEED + 100003 * t + g)`` with every
-agent re-seeded from ``(that seed, its index)``, so any game replays exactly. A table whose agents
-all play in the C++ core (everything but the search players) plays its games there, the same games
-as the Python engine's; ``--workers N`` plays N tables at once, and the games are rated in table
-order whichever process played them, so the ladder is the same for any N.
+Reproducible: table ``t`` game ``g`` is ``env.reset(seed=D)``, ``D`` the seed SEED's ``tournament``
+stream gives it (``players.seeds.stream_seed(SEED, Stream.TOURNAMENT, t, g)``: no two tables share a
+deal), with every agent re-seeded from ``(that seed, its index)``, so any game replays exactly. A
+table whose agents all play in the C++ core (everything but the search players) plays its games
+there, the same games as the Python engine's; ``--workers N`` plays N tables at once, and the games
+are rated in table order whichever process played them, so the ladder is the same for any N.
 
     island-fortress tournament random heuristic checkpoints/policy-2-4p.zip --players 2 3 --games 12
     island-fortress tournament random heuristic mcts:50 --games 6 --out ladder.json --plot ladder.png
@@ -45,12 +46,10 @@ from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS, PLAYER_COUNTS
 from island_fortress_env.players import AGENTS_HELP, check_agent_spec
 from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, positive_int
-from island_fortress_env.players.seeds import run_seed
+from island_fortress_env.players.seeds import Stream, run_seed, stream_seed
 from island_fortress_env.stats import RatedGame, Rating, rate_games, require_openskill, wilson
 from island_fortress_env.training.evaluate import TableGame, agent_seed, entry_names
 from island_fortress_env.training.evaluate import play_table as evaluate_table
-
-TABLE_SEED_STRIDE = 100_003  # seeds of table t start at SEED + t * stride: tables never share a deal
 
 
 @dataclass
@@ -88,9 +87,9 @@ def play_table(specs: Sequence[str], t: int, games: int, seed: int) -> list[Game
     n = len(specs)
     table = []
     for g in range(games):
-        game_seed = seed + TABLE_SEED_STRIDE * t + g
-        seeds = tuple(agent_seed(game_seed, 0, i) for i in range(n))
-        table.append(TableGame(g, game_seed, tuple((i + g) % n for i in range(n)), seeds))
+        deal = stream_seed(seed, Stream.TOURNAMENT, t, g)
+        seeds = tuple(agent_seed(deal, 0, i) for i in range(n))
+        table.append(TableGame(g, deal, tuple((i + g) % n for i in range(n)), seeds))
     outcomes = []
     for finished in evaluate_table(specs, table):
         final, seat_of = finished.final, finished.seating.tag.seat_of
@@ -402,7 +401,8 @@ def build_parser() -> CommandLineParser:
     )  # fmt: skip
     parser.add_argument(
         "--seed", type=non_negative_int, default=None,
-        help="the first game's seed (default 0; drawn at random, and printed, when a remote: bot plays)",
+        help="the seed every game's deal is drawn from (default 0; drawn at random, and printed, when a "
+        "remote: bot plays)",
     )  # fmt: skip
     parser.add_argument(
         "--workers", type=positive_int, default=1,

@@ -60,6 +60,7 @@ from island_fortress_env.engine.scoring import win_share
 from island_fortress_env.engine.visibility import redeal_unseen
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.players import Agent, make_agent, parse_agent_spec
+from island_fortress_env.players.seeds import Stream, stream_seed
 from island_fortress_env.stats import Z95, wilson
 from island_fortress_env.views import narrate
 from island_fortress_env.web.errors import BadRequest, NotFound, TooMany, shown
@@ -123,7 +124,7 @@ def win_chances(
     for i in range(rollouts):
         if cancelled():
             break
-        draw = random.Random(seed * 1_000_003 + i)
+        draw = random.Random(stream_seed(seed, Stream.WIN_CHANCES, i))
         game = redeal_unseen(state, viewer, draw.getrandbits(63)) if viewer is not None else state.clone()
         if playout == "random":
             random_playout(game, draw)

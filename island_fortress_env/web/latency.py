@@ -32,6 +32,15 @@ import threading
 import time
 from typing import Any
 
+from island_fortress_env.players.seeds import Stream, generator, stream_seed
+from island_fortress_env.web.games import MAX_SEED
+
+
+def latency_deals(seed: int, games: int) -> list[int]:
+    """The deal of each game the measure plays: its seed's ``latency-games`` stream, drawn within
+    the seeds a person may type (``web.games.MAX_SEED``)."""
+    return generator(seed, Stream.LATENCY_GAMES).integers(0, MAX_SEED, endpoint=True, size=games).tolist()
+
 
 def _request(conn: http.client.HTTPConnection, method: str, path: str, body: Any = None) -> Any:
     payload = None if body is None else json.dumps(body)
@@ -124,6 +133,7 @@ def browser_clicks(
     clicks: list[float] = []
     doms: list[float] = []
     try:
+        deals = latency_deals(seed, games)
         for g in range(games):
             driver.get(base + "/")
             wait = WebDriverWait(driver, 60, poll_frequency=0.05)
@@ -132,13 +142,13 @@ def browser_clicks(
             Select(driver.find_element("id", "play-players")).select_by_value(str(players))
             for select in driver.find_elements("css selector", "#play-opponents select"):
                 Select(select).select_by_value(opponent)
-            driver.find_element("id", "play-seed").send_keys(str(seed + g))
+            driver.find_element("id", "play-seed").send_keys(str(deals[g]))
             driver.find_element("id", "start-play").click()
             wait.until(lambda d: "/play/" in d.current_url and d.find_elements("id", "pause"))
             driver.execute_script(
                 "const p = document.getElementById('pause'); p.value = 0;p.dispatchEvent(new Event('input'));"
             )
-            draw = random.Random(seed + g)
+            draw = random.Random(stream_seed(seed, Stream.LATENCY_CHOICES, g))
             for _ in range(5000):
                 out = driver.execute_async_script(CLICK, draw.randrange(1 << 30))
                 if out.get("over"):
@@ -198,13 +208,14 @@ def main(argv: list[str] | None = None) -> int:
         conn = http.client.HTTPConnection("127.0.0.1", port)
         acts: list[float] = []
         replies: list[float] = []
+        deals = latency_deals(args.seed, args.games)
         for g in range(args.games):
-            draw = random.Random(args.seed + g)
+            draw = random.Random(stream_seed(args.seed, Stream.LATENCY_CHOICES, g))
             body = {
                 "players": args.players,
                 "seat": g % args.players,
                 "opponents": [args.opponent] * (args.players - 1),
-                "seed": args.seed + g,
+                "seed": deals[g],
             }
             snap = _request(conn, "POST", "/api/play", body)
             token, game = snap["token"], snap["id"]
