@@ -1,17 +1,18 @@
 """How many threads a run should use: the CPUs it may run on and how many of them are idle.
 
-``train.torch_threads: auto`` and ``train.core_threads: auto`` are resolved here once, when a run
-starts, and the run's configuration keeps the numbers chosen (a checkpoint's config reruns it
-with them). A run's threads work in lockstep (torch's two update threads wait for each other at
-every layer, and the forward passes wait for the core's stepping threads), so one thread the
-operating system has descheduled for another process holds up the rest: beside one busy process
-on two cores, two torch threads learn from a few thousand decisions a second where one learns from
-tens of thousands. ``auto`` therefore counts the CPUs the process may use (its affinity, and the
-cgroup's CPU quota: a container's share) and how many of those are idle right now (``/proc/stat``
-over a short interval), and uses that many threads, at least one.
+With ``train.fit_threads`` the native trainer reads ``measure()`` once, when a run starts, and
+uses at most ``CpuBudget.threads`` torch threads and core threads (``train.torch_threads`` and
+``train.core_threads`` are then upper bounds); the run's configuration keeps the numbers used, with
+``fit_threads`` false, so that a checkpoint's config reruns them. A run's threads work in lockstep
+(torch's two update threads wait for each other at every layer, and the forward passes wait for
+the core's stepping threads), so one thread the operating system has descheduled for another
+process holds up the rest: beside one busy process on two cores, two torch threads learn from a
+few thousand decisions a second where one learns from tens of thousands. ``measure`` therefore
+counts the CPUs the process may use (its affinity, and the cgroup's CPU quota: a container's
+share) and how many of those are idle right now (``/proc/stat`` over a short interval).
 
 The thread counts change a run's numbers (torch's sums are split differently), so a run that must
-be reproduced on a machine whose load varies names them (``train.torch_threads=2``).
+be reproduced on a machine whose load varies fixes them (``train.fit_threads=false``).
 """
 
 from __future__ import annotations

@@ -92,16 +92,19 @@ _NO_REPLACE_TARGET = Reason.NO_REPLACE_TARGET
 _TOO_FEW_WORKERS_TO_REPLACE = Reason.TOO_FEW_WORKERS_TO_REPLACE
 
 
-def cheapest_build(geo: WallGeometry, occupied: int, region_mask: int) -> int | None:
-    """Workers for the cheapest block buildable among ``region_mask``'s cells, None if none.
-
-    The lowest set bit of a cell set is its lowest level, so its cheapest. A Governor block never
-    makes a build possible that was not possible without it: a cell it supports is always dearer
-    than the cell it stands on."""
+def cheapest_cell(geo: WallGeometry, occupied: int, region_mask: int) -> int | None:
+    """The bit of the cheapest cell buildable among ``region_mask``'s cells, None if none: the
+    lowest set bit of a cell set is its lowest level, so its cheapest."""
     cells = geo.buildable(occupied) & region_mask
-    if not cells:
-        return None
-    return WallGeometry.workers_for((cells & -cells).bit_length() - 1)
+    return (cells & -cells).bit_length() - 1 if cells else None
+
+
+def cheapest_build(geo: WallGeometry, occupied: int, region_mask: int) -> int | None:
+    """Workers for the cheapest block buildable among ``region_mask``'s cells, None if none
+    (``cheapest_cell``). A Governor block never makes a build possible that was not possible
+    without it: a cell it supports is always dearer than the cell it stands on."""
+    bit = cheapest_cell(geo, occupied, region_mask)
+    return None if bit is None else WallGeometry.workers_for(bit)
 
 
 def replace_targets(state: State | Any, p: int) -> int:
@@ -165,10 +168,9 @@ def double_build_refusal(state: State | Any, p: int) -> Refusal | None:
         return Refusal(Reason.SECOND_BLOCK_COST, tables.DOUBLE_BUILD_COST, state.jade[p])
     region = state.region[p]
     geo, mask = state.geo, state.geo.region_mask[region]
-    cells = geo.buildable(state.occ) & mask
-    if not cells:
+    low = cheapest_cell(geo, state.occ, mask)
+    if low is None:
         return _NO_BUILDABLE_CELL[region]
-    low = (cells & -cells).bit_length() - 1
     second = cheapest_build(geo, state.occ | (1 << low), mask)
     if second is None:
         return Refusal(Reason.NO_SECOND_CELL, 0, 0, region)
