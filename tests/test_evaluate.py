@@ -236,10 +236,10 @@ def test_games_played_in_the_core_give_the_python_engines_results(specs, monkeyp
     assert records[0] == records[1]
 
 
-def test_search_players_play_through_the_python_engine():
+def test_openspiels_search_plays_through_the_python_engine_and_the_cores_in_the_core():
     assert ev.plays_in_core("heuristic") and ev.plays_in_core("random") and ev.plays_in_core("a/b.zip")
-    assert not ev.plays_in_core("mcts:10") and not ev.plays_in_core("search:x.zip:8")
-    assert not ev.plays_in_core("mcts")
+    assert not ev.plays_in_core("mcts:10") and not ev.plays_in_core("mcts")
+    assert ev.plays_in_core("search:x.zip:8")  # the core's batched search (tests/test_batched_search.py)
 
 
 # ---------------------------------------------------------------------------- CLI

@@ -1,5 +1,7 @@
-"""The search player (``players/search.py``, ``search[:CHECKPOINT][:N]``): its spec, that it never
-reads what its seat cannot see, that it finds a won endgame, and that it plays whole games legally.
+"""The search player (``players/search.py``, ``search[:CHECKPOINT][:N]``) on states of the Python
+engine (its reference tree, ``players/search_reference.py``): its spec, that it never reads what its
+seat cannot see, that it finds a won endgame, and that it plays whole games legally. The core's
+batched search: tests/test_batched_search.py.
 
 Budgets are a few simulations per decision: these tests check behaviour, never strength.
 """
@@ -38,8 +40,8 @@ from island_fortress_env.players import (
     check_agent_spec,
     make_agent,
     parse_agent_spec,
+    search_reference,
 )
-from island_fortress_env.players import search as search_mod
 from island_fortress_env.players.search import DEFAULT_SIMULATIONS, SHIPPED_POLICY, SearchAgent
 from island_fortress_env.training import evaluate as evaluate_mod
 
@@ -172,21 +174,22 @@ def _twins(n: int, seed: int) -> list[tuple[State, State]]:
 def _searched(agent: SearchAgent, position: State) -> tuple[int, dict, dict]:
     """The agent's choice in ``position`` (re-seeded the same way every time) and its root's
     statistics: the visits and the summed values of every action tried."""
+    reference = agent._reference_agent()  # engine states are searched by the Python reference tree
     roots = []
-    simulate = agent._simulate
+    simulate = reference._simulate
 
     def spy(node, world):  # the first call of a search is at the root
         if not roots:
             roots.append(node)
         return simulate(node, world)
 
-    agent._simulate = spy
+    reference._simulate = spy
     try:
         agent.reset(seed=7)
         obs, mask = _view(position)
         choice = agent.act(obs, mask, position)
     finally:
-        del agent._simulate
+        del reference._simulate
     root = roots[0]
     return choice, dict(root.child_visits), {a: tuple(v) for a, v in root.child_value.items()}
 
@@ -210,7 +213,7 @@ def test_search_chooses_alike_when_only_hidden_information_differs(n, seed):
 def test_the_fairness_check_catches_a_search_that_reads_the_true_state(monkeypatch):
     """The check above has teeth: a search whose simulations start from the true state (not a
     redeal of what the seat cannot see) values some twin differently."""
-    monkeypatch.setattr(search_mod.visibility, "redeal_unseen", lambda state, seat, seed: state.clone())
+    monkeypatch.setattr(search_reference.visibility, "redeal_unseen", lambda state, seat, seed: state.clone())
     agent = SearchAgent(SHIPPED_POLICY, 6, seed=7)
     assert any(_searched(agent, state)[1:] != _searched(agent, twin)[1:] for state, twin in _twins(3, 12))
 
@@ -287,9 +290,8 @@ def test_one_legal_action_is_played_without_search(monkeypatch):
     def no_search(*args, **kwargs):
         raise AssertionError("searched a decision with one legal action")
 
-    monkeypatch.setattr(agent, "search", no_search)
-    monkeypatch.setattr(agent, "_evaluate", no_search)
-    monkeypatch.setattr(search_mod.visibility, "redeal_unseen", no_search)
+    monkeypatch.setattr(agent.search, "run", no_search)
+    monkeypatch.setattr(agent, "_reference_agent", no_search)
     obs, mask = _view(state)
     assert agent.act(obs, mask, state) == state.legal_actions()[0]
 

@@ -29,7 +29,7 @@ from island_fortress_env.players.ismcts import MCTSAgent
 from island_fortress_env.players.mixture import MixtureAgent, read_mixture
 from island_fortress_env.players.remote import RemoteAgent, check_remote
 from island_fortress_env.players.runner import SeatPolicy
-from island_fortress_env.players.search import SearchAgent
+from island_fortress_env.players.search import SearchAgent, SearchSeats
 from island_fortress_env.players.seat_policies import AgentSeats, CheckpointSeats, MixtureSeats, seat_policy
 from island_fortress_env.players.specs import (
     DEFAULT_MCTS_SIMULATIONS,
@@ -268,6 +268,12 @@ def _make_search(spec: AgentSpec, seed: int | None) -> Agent:
     return SearchAgent(spec.path, spec.simulations, seed=seed)
 
 
+def _search_seats(spec: AgentSpec, make: MakeAgent) -> SeatPolicy:
+    """Every game it is to move in searched at once (the core's batched search)."""
+    assert spec.path is not None and spec.simulations is not None
+    return SearchSeats(spec.path, spec.simulations, name=spec.label)
+
+
 def _parse_mcts(text: str) -> AgentSpec:
     n = read_simulations(text, text.partition(":")[2], DEFAULT_MCTS_SIMULATIONS)
     return AgentSpec(AgentKind.MCTS, text, simulations=n)
@@ -429,8 +435,8 @@ ROWS = (
         parse=_parse_search,
         check=_check_search,
         make=_make_search,
-        seats=_agent_seats,
-        in_core=False,
+        seats=_search_seats,
+        in_core=True,
         league=False,
     ),
     KindEntry(
@@ -511,8 +517,9 @@ def make_agent(spec: str | AgentSpec, seed: int | None = None) -> Agent:
 
 def plays_in_core(spec: str | AgentSpec) -> bool:
     """Whether ``spec``'s agent plays from the observation and mask alone, so a batch of core
-    games can seat it: random, heuristic (in C++), checkpoints, ONNX models, and mixtures of those;
-    the search players read a game state."""
+    games can seat it: random, heuristic (in C++), checkpoints, ONNX models, the batched search
+    (it reads the core's states), and mixtures of those; OpenSpiel's IS-MCTS and remote bots read
+    the Python engine's state."""
     parsed = parse_agent_spec(spec)
     return parsed.info.in_core and all(plays_in_core(member) for member in parsed.info.members(parsed))
 

@@ -1,27 +1,23 @@
-"""A search player: Monte-Carlo tree search over a seat's information set, guided by a policy.
+"""The search player: the core's batched information-set search, guided by a policy.
 
 ``search[:N]`` searches with the shipped policy (``checkpoints/policy-2-4p-v3.zip``) and
 ``search:CHECKPOINT[:N]`` with any native checkpoint, or with an exported network (a file named
 ``*.onnx``, played by onnxruntime without torch), ``N`` simulations per decision (default
-``DEFAULT_SIMULATIONS``). The tree is one tree over the searching seat's information set
-(single-observer information-set MCTS): every simulation starts from a fresh *determinisation*,
-a copy of the position in which everything the seat cannot see (the other hands, the deck order,
-sealed bids, the generator) is drawn again by the engine's own ``visibility.redeal_unseen``, and
-walks the shared tree along the actions legal in that copy. So the player never reads what its
-seat may not see: its choice depends on its own view and its seed only.
+``DEFAULT_SIMULATIONS``). The search is ``core.search.BatchedSearch`` (its doc: determinisations
+by the core's ``redeal_unseen``, PUCT, the sealed bids as a simultaneous decision searched by
+regret matching): ``SearchSeats`` searches every game of a batch it is to move in at once, one
+network call per simulation step; ``SearchAgent`` (one game, for the environment, the web app and
+the terminal) is a batch of one of the same code. A decision with one legal action is played
+without search. Every tree's draws come from the seat's seed for its game, so the same seeds give
+the same moves.
 
-At each node the player to move picks by PUCT, from its own point of view (every node holds one
-value per seat, so 3 and 4 players search as well as 2): ``Q + c * P * sqrt(N) / (1 + n)``,
-``P`` the policy's prior for the action, ``Q`` the mean value of the action for that player.
-A new node is valued by the network's value head, once per seat from that seat's observation;
-a finished game by its returns. The move played is the root's most visited action (ties to the
-higher prior). A decision with one legal action is played without search.
+A state of the Python engine (a game made with ``backend="python"``) has no C++ twin to search:
+``SearchAgent`` plays it with ``players.search_reference``, the one-game Python tree (PUCT at every
+decision, the others' sealed bids drawn uniformly) kept as the readable reference.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +25,43 @@ import numpy as np
 
 from island_fortress_env.agents.checkpoint import NATIVE_FORMAT, CheckpointError, load_policy, read_metadata
 from island_fortress_env.agents.onnx_agent import OnnxAgent, is_onnx_path
-from island_fortress_env.engine import visibility
-from island_fortress_env.env.observation import ObservationEncoder, action_mask
+from island_fortress_env.core.search import BatchedSearch
+from island_fortress_env.core.state import CoreState
+from island_fortress_env.players.runner import Games
 from island_fortress_env.players.specs import DEFAULT_SEARCH_SIMULATIONS, SHIPPED_POLICY
 
 DEFAULT_SIMULATIONS = DEFAULT_SEARCH_SIMULATIONS
-C_PUCT = 1.5
+SEED_WORDS = 1  # one 64-bit seed a tree, from the seat's seed sequence
+
+
+class Evaluator:
+    """A native checkpoint's network (torch) or an exported one (onnxruntime) as the search's
+    ``evaluate(observations, masks) -> (logits, values)``, on ``threads`` torch threads (None:
+    torch's own count)."""
+
+    def __init__(self, path: str | Path, threads: int | None = None) -> None:
+        self.onnx = OnnxAgent(path) if is_onnx_path(path) else None
+        self.net: Any = None if self.onnx is not None else _native_network(path)
+        self.threads = threads
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.onnx is not None:
+            return self.onnx.forward(observations, masks)
+        import torch
+
+        from island_fortress_env.agents.network import torch_threads
+
+        obs, mask = torch.from_numpy(observations), torch.from_numpy(masks)
+        with torch.no_grad():
+            if self.threads is None:
+                logits, values = self.net(obs, mask)
+            else:
+                with torch_threads(self.threads):
+                    logits, values = self.net(obs, mask)
+        return logits.numpy(), values.numpy()
 
 
 def _native_network(path: str | Path) -> Any:
-    """A native checkpoint's network (its forward passes run on one thread: ``_evaluate``)."""
     metadata = read_metadata(path)
     if metadata.get("format") != NATIVE_FORMAT:
         raise CheckpointError(f"checkpoint {str(path)!r}: search needs a native checkpoint, not SB3's")
@@ -47,41 +70,84 @@ def _native_network(path: str | Path) -> Any:
     return net
 
 
-@dataclass
-class _Node:
-    """One node of the tree: the statistics of the actions tried from it."""
+def _tree_seed(sequence: np.random.SeedSequence) -> int:
+    """The next decision's tree seed from a seat's seed sequence."""
+    return int(sequence.spawn(1)[0].generate_state(SEED_WORDS, dtype=np.uint64)[0])
 
-    player: int
-    priors: dict[int, float]
-    visits: int = 0
-    children: dict[int, _Node] = field(default_factory=dict)
-    child_visits: dict[int, int] = field(default_factory=dict)
-    child_value: dict[int, np.ndarray] = field(default_factory=dict)  # summed values, one per seat
+
+class SearchSeats:
+    """The search for every seat it plays (a seat policy of ``players.runner``): the games it is
+    to move in are searched together, each from its seat's seed for the game (``begin``)."""
+
+    def __init__(
+        self,
+        path: str | Path = SHIPPED_POLICY,
+        simulations: int = DEFAULT_SIMULATIONS,
+        name: str | None = None,
+    ) -> None:
+        self.evaluator = Evaluator(path)
+        self.search = BatchedSearch(self.evaluator, simulations, threads=2)
+        self.name = name or f"search:{Path(path).stem}:{simulations}"
+        self._seeds: dict[tuple[int, int], np.random.SeedSequence] = {}
+        self._reference: dict[tuple[int, int], Any] = {}
+
+    def begin(self, slot: int, seat: int, seed: int | None) -> None:
+        self._seeds[(slot, seat)] = np.random.SeedSequence(seed)
+        self._reference.pop((slot, seat), None)
+
+    def act(self, observations: np.ndarray, masks: np.ndarray, games: Games) -> np.ndarray:
+        states = [games.state(k) for k in range(len(games))]
+        if not all(isinstance(state, CoreState) for state in states):
+            return self._act_in_python(observations, masks, games, states)
+        seeds = [
+            _tree_seed(self._seeds[(slot, seat)])
+            for slot, seat in zip(games.slots.tolist(), games.seats.tolist(), strict=True)
+        ]
+        return self.search.run(states, seeds).actions
+
+    def _act_in_python(
+        self, observations: np.ndarray, masks: np.ndarray, games: Games, states: list[Any]
+    ) -> np.ndarray:
+        """Games of the Python engine: each seat's reference tree (module doc)."""
+        from island_fortress_env.players.search_reference import ReferenceSearchAgent
+
+        out = np.empty(len(states), dtype=np.int64)
+        for k, (slot, seat) in enumerate(zip(games.slots.tolist(), games.seats.tolist(), strict=True)):
+            agent = self._reference.get((slot, seat))
+            if agent is None:
+                agent = self._reference[(slot, seat)] = ReferenceSearchAgent(
+                    self.evaluator, self.search.simulations
+                )
+                agent._seed = self._seeds[(slot, seat)]
+            legal = states[k].legal_actions()
+            out[k] = legal[0] if len(legal) == 1 else agent.act(observations[k], masks[k], states[k])
+        return out
 
 
 class SearchAgent:
-    """Information-set MCTS guided by a native checkpoint's (or an ONNX model's) policy and value
-    (module doc)."""
+    """The search for one game at a time (module doc): ``act(observation, mask, state)``."""
 
     def __init__(
         self,
         path: str | Path = SHIPPED_POLICY,
         simulations: int = DEFAULT_SIMULATIONS,
         seed: int | None = None,
-        c_puct: float = C_PUCT,
         name: str | None = None,
     ) -> None:
-        self.onnx = OnnxAgent(path) if is_onnx_path(path) else None
-        self.net: Any = None if self.onnx is not None else _native_network(path)
+        self.path = path
         self.simulations = simulations
-        self.c_puct = c_puct
         self.name = name or f"search:{Path(path).stem}:{simulations}"
+        self.evaluator = Evaluator(path, threads=1)
+        self.search = BatchedSearch(self.evaluator, simulations, threads=1)
+        self._reference: Any = None
         self._seed = np.random.SeedSequence(seed)
-        self._encoders: dict[int, ObservationEncoder] = {}
 
     def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self._seed = np.random.SeedSequence(seed)
+        if seed is None:
+            return
+        self._seed = np.random.SeedSequence(seed)
+        if self._reference is not None:
+            self._reference._seed = self._seed
 
     def act(self, observation: np.ndarray, action_mask_: np.ndarray, state: Any = None) -> int:
         if state is None:
@@ -89,80 +155,18 @@ class SearchAgent:
         legal = state.legal_actions()
         if len(legal) == 1:
             return int(legal[0])
-        return self.search(state)
+        if not isinstance(state, CoreState):
+            return self._reference_agent().act(observation, action_mask_, state)
+        return int(self.search.run([state], [_tree_seed(self._seed)]).actions[0])
 
-    # ------------------------------------------------------------------ the search
+    def policy(self, state: CoreState) -> np.ndarray:
+        """The search's policy at ``state`` (visit shares, or the bid's average strategy)."""
+        return self.search.run([state], [_tree_seed(self._seed)]).policy[0]
 
-    def search(self, state: Any) -> int:
-        """The most visited action at the root after ``simulations`` simulations."""
-        seat = state.current_player()
-        seeds = self._seed.spawn(1)[0].generate_state(self.simulations, dtype=np.uint64)
-        root_view = visibility.redeal_unseen(state, seat, int(seeds[0]))
-        priors, _ = self._evaluate(root_view)
-        root = _Node(seat, priors)
-        for k in range(self.simulations):
-            world = visibility.redeal_unseen(state, seat, int(seeds[k]))
-            self._simulate(root, world)
-        return max(root.child_visits, key=lambda a: (root.child_visits[a], root.priors.get(a, 0.0)))
+    def _reference_agent(self) -> Any:
+        if self._reference is None:
+            from island_fortress_env.players.search_reference import ReferenceSearchAgent
 
-    def _simulate(self, node: _Node, world: Any) -> np.ndarray:
-        """One walk from ``node`` down the tree in the determinisation ``world``; returns the
-        value of the walk for every seat and adds it to the nodes it passed."""
-        if world.is_terminal():
-            return np.asarray(world.returns(), dtype=np.float64)
-        legal = world.legal_actions()
-        action = self._select(node, legal)
-        world.apply_action(action)
-        child = node.children.get(action)
-        if child is None:
-            if world.is_terminal():
-                value = np.asarray(world.returns(), dtype=np.float64)
-            else:
-                priors, value = self._evaluate(world)
-                node.children[action] = _Node(world.current_player(), priors)
-        else:
-            value = self._simulate(child, world)
-        node.visits += 1
-        node.child_visits[action] = node.child_visits.get(action, 0) + 1
-        node.child_value[action] = node.child_value.get(action, 0.0) + value
-        return value
-
-    def _select(self, node: _Node, legal: tuple[int, ...]) -> int:
-        if len(legal) == 1:
-            return legal[0]
-        uniform = 1.0 / len(legal)
-        total = math.sqrt(node.visits + 1)
-        best, best_score = legal[0], -math.inf
-        for a in legal:
-            n = node.child_visits.get(a, 0)
-            q = node.child_value[a][node.player] / n if n else 0.0
-            score = q + self.c_puct * node.priors.get(a, uniform) * total / (1 + n)
-            if score > best_score:
-                best, best_score = a, score
-        return best
-
-    def _evaluate(self, world: Any) -> tuple[dict[int, float], np.ndarray]:
-        """The policy's priors for the player to move and the value for every seat."""
-        n = world.n
-        encoder = self._encoders.get(id(world.game))
-        if encoder is None:
-            encoder = self._encoders[id(world.game)] = ObservationEncoder(world.game)
-        mover = world.current_player()
-        obs = np.stack([encoder.encode(world, p) for p in range(n)])
-        mask = np.zeros((n, action_mask(world).shape[0]), dtype=bool)
-        mask[mover] = action_mask(world).astype(bool)
-        mask[[p for p in range(n) if p != mover]] = True  # the other seats' logits are not used
-        if self.onnx is not None:
-            log_probs, values = self.onnx.forward(obs, mask)
-            probs = np.exp(log_probs[mover].astype(np.float64))
-        else:
-            import torch
-
-            from island_fortress_env.agents.network import torch_threads
-
-            with torch.no_grad(), torch_threads(1):
-                logits, values_t = self.net(torch.as_tensor(obs), torch.as_tensor(mask))
-            probs, values = torch.softmax(logits[mover], dim=-1).numpy(), values_t.numpy()
-        legal = world.legal_actions()
-        priors = {int(a): float(probs[a]) for a in legal}
-        return priors, np.asarray(values, dtype=np.float64)
+            self._reference = ReferenceSearchAgent(self.evaluator, self.simulations)
+            self._reference._seed = self._seed
+        return self._reference

@@ -120,7 +120,7 @@ class KindEntry:
     check: Callable[[AgentSpec], None]
     make: Callable[[AgentSpec, int | None], Agent]
     seats: Callable[[AgentSpec, MakeAgent], SeatPolicy]
-    in_core: bool  # plays from the observation and mask alone (a core game can seat it)
+    in_core: bool  # a batch of core games can seat it (it reads the observation and mask, or a core state)
     league: bool  # may play a league seat in training (a search player is too slow to)
     label: Callable[[AgentSpec], str] = _spec_text
     play_mode: Callable[[AgentSpec], PlayMode | None] = _no_play_mode

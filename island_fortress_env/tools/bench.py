@@ -95,6 +95,7 @@ EVAL_GAMES = 200  # the heuristic-vs-heuristic evaluation
 QUICK_EVAL_GAMES = 2
 BATCH_THREADS = (1, 2)
 SEARCH_PLAYERS = 2  # the search item's table size
+SEARCH_BATCH = 256  # the batched search's positions searched at once
 SEARCH_SIMULATIONS = 16  # simulations per decision
 QUICK_SEARCH_SIMULATIONS = 4
 SEARCH_DECISIONS = 8  # decisions timed per network
@@ -213,7 +214,7 @@ def measure_search(
     positions = search_positions(decisions, seed)
     names = list(agents)
     for agent in agents.values():  # imports, sessions, first calls: untimed
-        agent.search(positions[0])
+        _decide(agent, positions[0])
     runs: dict[str, list[float]] = {name: [] for name in names}
     choices: dict[str, list[int]] = {name: [] for name in names}
     gc.collect()
@@ -222,7 +223,7 @@ def measure_search(
             agent = agents[name]
             agent.reset(agent_seed(seed, i, 0))  # the same determinisations for both networks
             start = time.perf_counter()
-            choices[name].append(int(agent.search(state)))
+            choices[name].append(_decide(agent, state))
             runs[name].append((time.perf_counter() - start) * 1e3)
     for name in names:
         out[name] = {
@@ -236,7 +237,38 @@ def measure_search(
     if "onnx" in runs:
         out["onnx_speedup"] = out["torch"]["ms_per_decision"] / out["onnx"]["ms_per_decision"]
         out["same_choices"] = sum(a == b for a, b in zip(choices["torch"], choices["onnx"], strict=True))
+    out["batched"] = measure_batched_search(simulations, seed, out["torch"]["ms_per_decision"])
     return out
+
+
+def _decide(agent: Any, state: Any) -> int:
+    return int(agent.act(state.encode(state.current_player()), state.action_mask(), state))
+
+
+def measure_batched_search(simulations: int, seed: int, one_game_ms: float) -> dict:
+    """The core's batched search (``core.search.BatchedSearch``) over the same torch network and
+    simulations, ``SEARCH_BATCH`` positions searched at once on 2 threads (one network call a
+    simulation step): decisions a second, and that against the one-game player's."""
+    from island_fortress_env.core import available
+    from island_fortress_env.core.search import BatchedSearch
+    from island_fortress_env.players.search import Evaluator
+    from island_fortress_env.players.specs import SHIPPED_POLICY
+
+    if not available():
+        return {"status": "the C++ core is not built"}
+    positions = search_positions(SEARCH_BATCH, seed)
+    search = BatchedSearch(Evaluator(SHIPPED_POLICY), simulations, threads=2)
+    seeds = np.arange(len(positions), dtype=np.uint64)
+    search.run(positions[:8], seeds[:8])  # first calls: untimed
+    gc.collect()
+    start = time.perf_counter()
+    search.run(positions, seeds)
+    seconds = time.perf_counter() - start
+    per_second = len(positions) / seconds
+    return {
+        "status": "ok", "batch": len(positions), "seconds": seconds, "decisions_per_second": per_second,
+        "rows": search.rows, "network_calls": search.steps, "speedup": per_second * one_game_ms / 1e3,
+    }  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- memory

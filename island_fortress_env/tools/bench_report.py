@@ -229,6 +229,18 @@ def _search_rows(search: dict) -> list[tuple[str, str, str]]:
                 f"the same network in ONNX (onnxruntime): {search['onnx_speedup']:.2f}x torch's speed, "
                 f"the same move in {search['same_choices']} of {len(fig['runs_ms'])}",
             ))  # fmt: skip
+    batched = search.get("batched")
+    if batched is not None:
+        label = "batched search decisions/s"
+        if batched.get("status") != "ok":
+            rows.append((label, batched["status"], ""))
+        else:
+            rows.append((
+                label, f"{batched['decisions_per_second']:.0f}",
+                f"the same network and simulations, {batched['batch']} games at once in the core: "
+                f"{batched['speedup']:.1f}x the one-game player's decisions/s, "
+                f"{batched['rows'] / batched['network_calls']:.0f} rows a network call",
+            ))  # fmt: skip
     return rows
 
 

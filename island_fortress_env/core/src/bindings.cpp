@@ -4,6 +4,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -23,6 +24,7 @@
 #include "game.h"
 #include "heuristic.h"
 #include "observation.h"
+#include "search.h"
 #include "state.h"
 #include "generated/spec.h"
 #include "generated/tables.h"
@@ -168,9 +170,10 @@ std::vector<int16_t> HistoryFromBytes(const nb::bytes& data) {
 // batch waits for it with the GIL released (that thread may need the GIL to finish its call); the
 // GIL is taken again before this lock is given up, so nobody waits for the lock while holding it.
 // `started`: the call reads the games, so the batch must have been reset.
-class BatchLock {
+template <typename Guarded>
+class CallLock {
  public:
-  explicit BatchLock(const Batch& b, bool started = false) : lock_(b.mutex(), std::try_to_lock) {
+  explicit CallLock(const Guarded& b, bool started = false) : lock_(b.mutex(), std::try_to_lock) {
     if (!lock_.owns_lock()) {
       nb::gil_scoped_release release;
       lock_.lock();
@@ -181,6 +184,7 @@ class BatchLock {
  private:
   std::unique_lock<std::mutex> lock_;
 };
+using BatchLock = CallLock<Batch>;
 
 BatchOutput Outputs(const Batch& b, Buffer& obs, Buffer& mask, Buffer& player, Buffer& rewards, Buffer& done) {
   const auto n = static_cast<size_t>(b.size());
@@ -460,6 +464,56 @@ NB_MODULE(_core, m) {
         BatchLock lock(b);
         return b.episode(i);
       }, "index"_a);
+
+  // The batched search (search.h): begin, then leaves/expand until leaves returns -1, then result.
+  nb::class_<Search>(m, "Search")
+      .def("__init__", [](Search* self, int threads, double c_puct, double exploration, double bid_threshold,
+                          bool simultaneous_bids) {
+        new (self) Search(threads, SearchOptions{c_puct, exploration, bid_threshold, simultaneous_bids});
+      }, "threads"_a, "c_puct"_a, "exploration"_a, "bid_threshold"_a, "simultaneous_bids"_a)
+      .def_prop_ro("size", [](const Search& s) { CallLock<Search> lock(s); return s.size(); })
+      .def_prop_ro("max_rows", [](const Search& s) { CallLock<Search> lock(s); return s.max_rows(); })
+      .def("begin", [](Search& s, const std::vector<const State*>& roots, Buffer seeds, int simulations) {
+        const auto* given = CheckedBuffer<uint64_t>(seeds, roots.size(), "seeds");
+        CallLock<Search> lock(s);
+        s.Begin(roots, given, simulations);
+      }, "roots"_a, "seeds"_a, "simulations"_a, "One tree per root state, seeded by seeds[i] (uint64).")
+      .def("leaves", [](Search& s, Buffer obs, Buffer mask, Buffer starts) {
+        CallLock<Search> lock(s);
+        const auto rows = static_cast<size_t>(s.max_rows());
+        auto* o = CheckedBuffer<float>(obs, rows * kObsSize, "obs");
+        auto* m = CheckedBuffer<uint8_t>(mask, rows * kNumActions, "mask");
+        auto* st = CheckedBuffer<int32_t>(starts, static_cast<size_t>(s.size()) + 1, "starts");
+        nb::gil_scoped_release release;
+        return s.Leaves(o, m, st);
+      }, "obs"_a, "mask"_a, "starts"_a,
+      "Walk every tree to a leaf; write its rows (obs[max_rows][OBS_SIZE] float32, mask[max_rows][NUM_ACTIONS] uint8, "
+      "starts[N+1] int32); the rows written, -1 when every tree is done.")
+      .def("expand", [](Search& s, Buffer logits, Buffer values, int rows) {
+        CallLock<Search> lock(s);
+        const auto* l = CheckedBuffer<float>(logits, static_cast<size_t>(rows) * kNumActions, "logits");
+        const auto* v = CheckedBuffer<float>(values, static_cast<size_t>(rows), "values");
+        nb::gil_scoped_release release;
+        s.Expand(l, v);
+      }, "logits"_a, "values"_a, "rows"_a, "The network's logits[rows][NUM_ACTIONS] and values[rows] (float32) for the last leaves.")
+      .def("result", [](Search& s, Buffer actions, Buffer policy) {
+        CallLock<Search> lock(s);
+        auto* a = CheckedBuffer<int64_t>(actions, static_cast<size_t>(s.size()), "actions");
+        auto* p = CheckedBuffer<float>(policy, static_cast<size_t>(s.size()) * kNumActions, "policy");
+        s.Result(a, p);
+      }, "actions"_a, "policy"_a, "Each tree's move (int64[N]) and policy at its root (float32[N][NUM_ACTIONS]).")
+      .def("nodes", [](const Search& s, int i) {
+        CallLock<Search> lock(s);
+        if (i < 0 || i >= s.size()) throw std::out_of_range("no such tree");
+        return s.nodes(i);
+      }, "index"_a);
+  m.def("sealed_self_play", [](const std::vector<std::vector<double>>& payoff, int iterations, double exploration,
+                               uint64_t seed) {
+    if (iterations < 0) throw std::invalid_argument("iterations must be >= 0");
+    if (!(exploration > 0.0 && exploration <= 1.0)) throw std::invalid_argument("exploration must be in (0, 1]");
+    return SealedSelfPlay(payoff, iterations, exploration, seed);
+  }, "payoff"_a, "iterations"_a, "exploration"_a, "seed"_a,
+  "The search's sealed-bid rule played by both players of a zero-sum matrix game: their average strategies.");
   m.attr("MAX_THREADS") = kMaxThreads;
   m.attr("BATCH_GAME_BYTES") = Batch::GameBytes();
   m.attr("HEURISTIC_BYTES") = Batch::HeuristicBytes();

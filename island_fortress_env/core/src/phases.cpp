@@ -96,6 +96,14 @@ void State::BeginBid(int p) {
   bid_digits_left_ = digits;
 }
 
+State State::BiddingStart() const {
+  State other(*this, kLookAhead);
+  other.bids_.fill(0);
+  other.order_pos_ = 0;
+  other.BeginBid(order_[0]);
+  return other;
+}
+
 void State::LegalBidDigits(int p, std::vector<int>& out) const {
   // Digits that keep the bid, completed with zeros, within the Jade held.
   int64_t place = 1;

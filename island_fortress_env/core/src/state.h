@@ -157,6 +157,10 @@ class State : private StateData {
   // the unseen favor cards dealt again in the same counts, the other players' sealed bids (and a
   // bid being entered) drawn again within their Jade, and the copy's generator reseeded.
   State RedealUnseen(int seat, uint64_t seed) const;
+  // For a look-ahead (the batched search): a look-ahead copy of a state within a round's bidding
+  // as it stood at the round's first bid, every bid sealed since taken back (they change nothing
+  // else: E3). No seat can tell the two apart but by the bids, which none of them sees.
+  State BiddingStart() const;
   // Stops (or resumes) recording the event log; look-ahead copies and batched games need none.
   void set_logging(bool on) { logging_ = on; }
   bool logging() const { return logging_; }
