@@ -120,7 +120,7 @@ class SearchSeats:
                 )
                 agent._seed = self._seeds[(slot, seat)]
             legal = states[k].legal_actions()
-            out[k] = legal[0] if len(legal) == 1 else agent.act(observations[k], masks[k], states[k])
+            out[k] = legal[0] if len(legal) == 1 else agent.search(states[k])
         return out
 
 
@@ -156,7 +156,7 @@ class SearchAgent:
         if len(legal) == 1:
             return int(legal[0])
         if not isinstance(state, CoreState):
-            return self._reference_agent().act(observation, action_mask_, state)
+            return int(self._reference_agent().search(state))
         return int(self.search.run([state], [_tree_seed(self._seed)]).actions[0])
 
     def policy(self, state: CoreState) -> np.ndarray:

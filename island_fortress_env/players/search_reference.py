@@ -59,14 +59,6 @@ class ReferenceSearchAgent:
         if seed is not None:
             self._seed = np.random.SeedSequence(seed)
 
-    def act(self, observation: np.ndarray, action_mask_: np.ndarray, state: Any = None) -> int:
-        if state is None:
-            raise ValueError("the search player needs the game state (it reads only its seat's view)")
-        legal = state.legal_actions()
-        if len(legal) == 1:
-            return int(legal[0])
-        return self.search(state)
-
     # ------------------------------------------------------------------ the search
 
     def search(self, state: Any) -> int:
