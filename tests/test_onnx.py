@@ -32,6 +32,7 @@ from island_fortress_env.env.observation import OBS_SIZE  # noqa: E402
 from island_fortress_env.env.records import load  # noqa: E402
 from island_fortress_env.players import AgentKind, AgentSpecError, check_agent_spec, make_agent  # noqa: E402
 from island_fortress_env.players.search import SearchAgent  # noqa: E402
+from island_fortress_env.players.search_reference import ReferenceSearchAgent  # noqa: E402
 from island_fortress_env.players.specs import GREEDY, SAMPLED, PlayMode, parse_agent_spec  # noqa: E402
 from island_fortress_env.tools import cli  # noqa: E402
 from island_fortress_env.training.evaluate import evaluate  # noqa: E402
@@ -145,7 +146,9 @@ def test_the_search_player_reads_the_same_priors_and_values_from_either(exported
         state.apply_action(state.legal_actions()[0])
     check_agent_spec(f"search:{exported}:4")
     from_onnx, from_torch = SearchAgent(exported, 4, seed=0), SearchAgent(SHIPPED, 4, seed=0)
-    (p1, v1), (p2, v2) = from_onnx._evaluate(state), from_torch._evaluate(state)
+    (p1, v1), (p2, v2) = (
+        ReferenceSearchAgent(agent.evaluator, 4)._evaluate(state) for agent in (from_onnx, from_torch)
+    )
     assert p1.keys() == p2.keys() and max(abs(p1[a] - p2[a]) for a in p1) < 1e-5
     np.testing.assert_allclose(v1, v2, atol=1e-5)
     assert from_onnx.act(None, None, state) in state.legal_actions()
