@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from island_fortress_env import core
-from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.engine import Game, tables
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.decisions import Decision

@@ -1,15 +1,14 @@
-"""Tiny native training runs for the trainer's tests: a config that trains in seconds, the two
-ways a collector plays its games, and a recorder of every PPO update."""
+"""Tiny native training runs for the trainer's tests: a config that trains in seconds and a
+recorder of every PPO update (the two ways a collector plays its games are the ``backend``
+fixture's, ``conftest.py``)."""
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
 
-import pytest
 import torch
 
-from island_fortress_env import core
 from island_fortress_env.training.config import NativeConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,13 +52,6 @@ def tiny_config(base: Path, run_name: str, *extra: str, config: str = "default.y
         ],
         schema=NativeConfig,
     )
-
-
-# A collector's games in the C++ core's batch, and in its Python engine twin
-COLLECTORS = [
-    pytest.param(True, id="core", marks=pytest.mark.skipif(not core.available(), reason="no C++ core")),
-    pytest.param(False, id="python"),
-]
 
 
 def record_updates(monkeypatch) -> list[dict]:

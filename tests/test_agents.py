@@ -19,7 +19,7 @@ from scenario import (
 )
 
 from island_fortress_env.agents import Agent, RandomAgent
-from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.core import Game
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S

@@ -1,4 +1,4 @@
-"""The C++ heuristic player chooses what ``agents.heuristic.HeuristicAgent`` chooses.
+"""The C++ heuristic player chooses what ``baseline.heuristic.HeuristicAgent`` chooses.
 
 Whole games are played with the Python agent on the engine and the core's agent on the core,
 seat by seat from the same seeds: every choice and the state of every agent's numpy generator
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from island_fortress_env import core
-from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.engine import Game
 from island_fortress_env.env.observation import action_mask
 

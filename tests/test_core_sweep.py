@@ -17,7 +17,7 @@ import pytest
 from differential import compare_game, compare_step, compare_vector, sweep, write_limit_deck
 
 from island_fortress_env import core
-from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.engine import Game
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.decisions import Decision

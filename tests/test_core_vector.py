@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from island_fortress_env import core
-from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.engine import play_random_game
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from island_fortress_env import core
-from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.engine import play_random_game, results, scoring, tables
 from island_fortress_env.engine.events import ScoreReason
 from island_fortress_env.env.observation import ObservationEncoder, action_mask

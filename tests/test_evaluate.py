@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from island_fortress_env import core
 from island_fortress_env.agents import RandomAgent
 from island_fortress_env.core import game as core_game
 from island_fortress_env.engine import Game, scoring
@@ -93,7 +94,7 @@ def test_runs_are_reproducible():
 def test_a_tie_of_every_player_counts_one_kth(monkeypatch):
     # Every game ends with all seats tied: each agent wins 1/k of every game (in the Python
     # engine, whose scoring can be replaced).
-    monkeypatch.setattr(ev.core, "available", lambda: False)
+    monkeypatch.setattr(core, "available", lambda: False)
     monkeypatch.setattr(scoring, "winners", lambda scores, *rest: list(range(len(scores))))
     monkeypatch.setattr(core_game, "default_backend", lambda: "python")
     result = ev.evaluate(["random", "random", "random"], games=6, seed=2)
@@ -193,7 +194,7 @@ def test_three_distinct_agents_are_rated(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------- in the C++ core
 
 
-pytest_core = pytest.mark.skipif(not ev.core.available(), reason="the C++ core is not built")
+pytest_core = pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
 
 
 @pytest_core
@@ -203,7 +204,7 @@ def test_the_env_and_the_core_deal_the_same_game_from_a_seed():
     env = island_fortress_v0.raw_env(num_players=3)
     for seed in (0, 7, 2**40):
         env.reset(seed=seed)
-        state = ev.core.new_initial_state(env.game, ev.env_game_seed(seed))
+        state = core.new_initial_state(env.game, ev.env_game_seed(seed))
         assert state.encode(0).tobytes() == env.observe("player_0")["observation"].tobytes()
         assert state.deck == env.game_state.deck and state.legal_actions() == env.game_state.legal_actions()
 

@@ -1,9 +1,10 @@
 """The package's folders are its layers, and imports run one way.
 
 Lowest first: ``engine`` (the rules, standard library only) <- ``core`` (the same rules in C++)
-<- ``views`` (read a state) <- ``env`` (PettingZoo) <- ``vector`` (many games per call) <-
-``agents`` <- ``adapters`` (other libraries' routes) <- ``players`` (agent specs, search players)
-<- ``web`` <- ``training`` <- ``tools`` (the command line). A module may import its own layer and
+<- ``baseline`` (the rule-based heuristic player) <- ``views`` (read a state) <- ``env``
+(PettingZoo) <- ``vector`` (many games per call, on either backend) <- ``agents`` <- ``adapters``
+(other libraries' routes) <- ``players`` (agent specs, search players) <- ``web`` <- ``training``
+<- ``tools`` (the command line). A module may import its own layer and
 the layers below it, never one above; nothing imports the CLI but its own entry point; and no two
 modules import each other, directly or around a loop, not even from inside a function.
 """
@@ -19,11 +20,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "island_fortress_env"
 LAYERS = (
-    "engine", "core", "views", "env", "vector", "agents", "adapters", "players", "web", "training", "tools",
+    "engine", "core", "baseline", "views", "env", "vector", "agents", "adapters", "players", "web",
+    "training", "tools",
 )  # fmt: skip
 # Modules at the package's top: the versioned entry sits with the env it re-exports; the
 # statistics (standard library only, openskill when rating) sit lowest, for every layer to use.
-TOP_MODULES = {"__init__": "engine", "island_fortress_v0": "env", "vector": "vector", "stats": "engine"}
+TOP_MODULES = {"__init__": "engine", "island_fortress_v0": "env", "stats": "engine"}
 CLI = f"{PACKAGE}.tools.cli"
 
 

@@ -13,10 +13,10 @@ import pytest
 import torch
 from tiny_runs import run_command, small_checkpoint
 
+from island_fortress_env import vector
 from island_fortress_env.agents.base import thresholded
 from island_fortress_env.agents.checkpoint import CheckpointAgent, load_policy
 from island_fortress_env.players import AgentKind, AgentSpecError, make_agent, parse_agent_spec, spec_labels
-from island_fortress_env.players.engine_vector import EngineVectorEnv
 from island_fortress_env.players.runner import Games
 from island_fortress_env.players.seat_policies import CheckpointSeats, sample_actions, seat_policy
 from island_fortress_env.players.specs import GREEDY, SAMPLED, PlayMode
@@ -33,7 +33,7 @@ def small(tmp_path_factory) -> str:
 
 def _positions(count: int = 12, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """Observations and masks of ``count`` positions: a few moves into games played at random."""
-    tables = EngineVectorEnv(count, num_players=2, seed=seed)
+    tables = vector.make(count, num_players=2, seed=seed, backend="python")
     tables.reset()
     rng = np.random.default_rng(seed)
     for _ in range(5):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from native_runs import COLLECTORS, assert_same, record_updates, tiny_config
+from native_runs import assert_same, record_updates, tiny_config
 
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.actions import NUM_ACTIONS
@@ -138,10 +138,9 @@ def test_sampling_never_picks_a_masked_action():
         assert np.isfinite(logp).all()
 
 
-@pytest.mark.parametrize("use_core", COLLECTORS)
-def test_collector_records_only_legal_actions_and_every_learning_seat(use_core):
+def test_collector_records_only_legal_actions_and_every_learning_seat(backend):
     cfg = tiny_config(Path("/nonexistent"), "c", "league.share=0.0")
-    collector = Collector(cfg, 0, SeatTrajectories, use_core=use_core)
+    collector = Collector(cfg, 0, SeatTrajectories, backend=backend)
     net = ActorCritic(cnn_channels=4, hidden=16)
     rollout, finished = collector.collect(net, 1500)
     n = len(rollout)

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from native_runs import COLLECTORS, tiny_config
+from native_runs import tiny_config
 
 from island_fortress_env import core, vector
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.tables import MAX_PLAYERS
-from island_fortress_env.players.engine_vector import EngineVectorEnv
 from island_fortress_env.training.collect import Collector
 from island_fortress_env.training.league import GameKind
 from island_fortress_env.training.trajectories import SeatTrajectories
@@ -54,9 +53,7 @@ def test_without_the_core_a_run_steps_python_envs_and_still_gives_the_same_losse
 ):
     """Where the C++ core is not built the collectors, the warm start and the evaluations play
     the Python engine's games, with one warning: the run is as reproducible."""
-    from island_fortress_env.training import collect
-
-    monkeypatch.setattr(collect.core, "available", lambda: False)
+    monkeypatch.setattr(core, "available", lambda: False)
     with pytest.warns(RuntimeWarning, match="C\\+\\+ core is not built"):
         _assert_two_runs_agree(
             tmp_path,
@@ -119,11 +116,10 @@ class _CreditLedger(SeatTrajectories):
         super().reward_many(seats, rewards)
 
 
-@pytest.mark.parametrize("use_core", COLLECTORS)
 @pytest.mark.parametrize(
     "vp, win, relative", [(1.0, 0.0, False), (0.0, 1.0, False), (0.5, 1.0, False), (0.5, 1.0, True)]
 )
-def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win, relative, use_core):
+def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, win, relative, backend):
     """Over a finished game, the rewards credited to a seat's decisions add up to its final score
     (scaled) plus its zero-sum outcome, whoever moved when points were scored or the game ended.
     With ``reward.vp_relative`` the score part is the margin over the other seats' mean score, and
@@ -140,7 +136,7 @@ def test_in_real_games_every_seat_is_credited_its_whole_score_and_outcome(vp, wi
         f"reward.win={win}",
         f"reward.vp_relative={str(relative).lower()}",
     )
-    collector = Collector(cfg, 0, SeatTrajectories, use_core=use_core)
+    collector = Collector(cfg, 0, SeatTrajectories, backend=backend)
     collector.book = ledger = _CreditLedger(collector)
     finals = {}
     record = collector._record
@@ -170,7 +166,7 @@ def test_the_core_collectors_league_seats_are_the_heuristics_and_the_learners_de
     """Replayed in the Python engine from its seed, every move of a heuristic league game's
     frozen seats is the heuristic's (one player per game, seeded by the game's seed), the game
     ends as the batch's did, and the learner's trajectory holds exactly its own moves."""
-    from island_fortress_env.agents.heuristic import HeuristicAgent
+    from island_fortress_env.baseline.heuristic import HeuristicAgent
     from island_fortress_env.engine import Game
     from island_fortress_env.env.observation import action_mask
 
@@ -245,7 +241,7 @@ def test_without_the_core_the_collectors_play_python_envs_and_say_so(monkeypatch
     from island_fortress_env.training import collect
 
     cfg = tiny_config(Path("/nonexistent"), "c")
-    monkeypatch.setattr(collect.core, "available", lambda: False)
+    monkeypatch.setattr(core, "available", lambda: False)
     with pytest.warns(RuntimeWarning, match="Python engine") as caught:
         collectors = collect.Collectors(cfg, SeatTrajectories)
-    assert isinstance(collectors.local.tables, EngineVectorEnv) and len(caught) == 1
+    assert collectors.local.tables.backend == "python" and len(caught) == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from native_runs import COLLECTORS, tiny_config
+from native_runs import tiny_config
 
 from island_fortress_env.agents.network import ActorCritic, torch_threads
 from island_fortress_env.engine.actions import NUM_ACTIONS
@@ -87,18 +87,17 @@ def test_a_run_starts_from_init_from(tiny_native, tmp_path):
 
 def test_a_collectors_python_games_share_one_observation_encoder_per_table_size():
     cfg = tiny_config(Path("/nonexistent"), "c", "league.share=0.0", "train.games_per_collector=12")
-    collector = Collector(cfg, 0, SeatTrajectories, use_core=False)
+    collector = Collector(cfg, 0, SeatTrajectories, backend="python")
     collector.collect(ActorCritic(cnn_channels=4, hidden=16), 3000)
     encoders = collector.tables._encoders
     assert sorted(game.num_players for game in encoders) == [2, 3, 4]  # one per table size
 
 
-@pytest.mark.parametrize("use_core", COLLECTORS)
-def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in(use_core):
+def test_a_snapshot_leaving_the_pool_still_finishes_the_games_it_plays_in(backend):
     cfg = tiny_config(
         Path("/nonexistent"), "c", "league.share=1.0", "league.random=0.0", "train.games_per_collector=4"
     )
-    collector = Collector(cfg, 0, SeatTrajectories, use_core=use_core)
+    collector = Collector(cfg, 0, SeatTrajectories, backend=backend)
     playing = lambda: [slot.current.tag for slot in collector.runner.slots]  # noqa: E731
     old, new = ActorCritic(cnn_channels=4, hidden=16), ActorCritic(cnn_channels=4, hidden=16)
     assert all(g.kind is GameKind.SELF_PLAY for g in playing())  # no snapshot to draw yet
@@ -274,15 +273,14 @@ def test_a_bfloat16_update_adds_the_shared_torsos_two_gradients_in_float32():
     assert all(torch.equal(a, b) for a, b in pairs)
 
 
-@pytest.mark.parametrize("use_core", COLLECTORS)
-def test_a_snapshot_leaving_the_pool_stays_for_the_games_dealt_to_begin_next(use_core):
+def test_a_snapshot_leaving_the_pool_stays_for_the_games_dealt_to_begin_next(backend):
     """A slot's next game is dealt while its current one is played: a snapshot drawn for it that
     leaves the pool before it begins still plays it."""
     cfg = tiny_config(
         Path("/nonexistent"), "c", "league.share=1.0", "league.random=0.0", "league.heuristic=0.0",
         "train.games_per_collector=4",
     )  # fmt: skip
-    collector = Collector(cfg, 0, SeatTrajectories, use_core=use_core)
+    collector = Collector(cfg, 0, SeatTrajectories, backend=backend)
     net = ActorCritic(**network_kwargs(cfg))
     collector.set_snapshots({0: net.state_dict()}, {0: 1.0})
     for _ in range(200):  # until a game against snapshot 0 is dealt to begin next

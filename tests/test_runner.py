@@ -1,107 +1,22 @@
-"""players/runner.py and players/engine_vector.py: one loop plays every game, over the C++ core's
-batch or its Python engine twin, with the same games, choices and results."""
+"""players/runner.py: one loop plays every game, over the C++ core's batch or the Python engine's
+(``vector.make``'s backends, ``tests/test_vector_backends.py``), with the same games, choices and
+results."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from island_fortress_env import core
+from island_fortress_env import core, vector
 from island_fortress_env.engine import Game
 from island_fortress_env.engine.results import game_result
 from island_fortress_env.players import make_agent
-from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
 from island_fortress_env.players.mixture import Member, MixtureAgent
-from island_fortress_env.players.runner import Games, Seating, play_seatings, result_at
+from island_fortress_env.players.runner import Games, Seating, play_seatings
 from island_fortress_env.players.seat_policies import AgentSeats, BatchSeats, MixtureSeats, seat_policy
 
 needs_core = pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
 SHIPPED = "checkpoints/policy-2-4p.zip"
-
-
-def _batches(num_games: int, **kwargs):
-    """The C++ batch and its Python twin, made alike."""
-    import island_fortress_env.vector as vector
-
-    return vector.VectorEnv(num_games, **kwargs), EngineVectorEnv(num_games, **kwargs)
-
-
-# --------------------------------------------------------------------------- the engine twin
-
-
-@needs_core
-@pytest.mark.parametrize("batch_seed", [0, 7, 2**63 + 5])
-def test_the_twin_deals_every_episode_from_the_cores_seed(batch_seed):
-    from island_fortress_env.core.state import _core
-
-    for index, episode in [(0, 0), (3, 0), (0, 9), (1000, 2**40)]:
-        assert batch_game_seed(batch_seed, index, episode) == _core.game_seed(batch_seed, index, episode)
-
-
-@needs_core
-@pytest.mark.parametrize("options", [{}, {"no_replace": True, "favor_trade_in": True, "start_blocks": 2}])
-def test_the_twin_plays_the_cores_games_step_for_step(options):
-    """Mixed tables, sizes changed and seeds chosen between episodes, random and heuristic moves:
-    every array the two batches return is equal at every step, the final results included."""
-    c, p = _batches(6, num_players=(2, 3, 4), seed=11, **options)
-    for batch in (c, p):
-        batch.set_seed(1, 12345)  # before the first episode: its deal
-        batch.set_players(4, 2)
-    c.reset(), p.reset()
-    rng = np.random.default_rng(0)
-    ended = 0
-    for step in range(1500):
-        assert np.array_equal(c.obs, p.obs) and np.array_equal(c.mask, p.mask)
-        assert np.array_equal(c.player, p.player)
-        heuristic = rng.random(6) < 0.5
-        chosen = [batch.random_actions(~heuristic) for batch in (c, p)]
-        moved = [batch.heuristic_actions(heuristic) for batch in (c, p)]
-        assert np.array_equal(chosen[0], chosen[1]) and np.array_equal(moved[0], moved[1])
-        actions = np.where(heuristic, moved[0], chosen[0])
-        if step % 200 == 0:
-            for batch in (c, p):
-                batch.set_seed(step % 6, 1000 + step)
-                batch.set_players((step + 1) % 6, 2 + step % 3)
-        c.step(actions), p.step(actions)
-        assert np.array_equal(c.done, p.done) and np.array_equal(c.rewards, p.rewards)
-        assert np.array_equal(c.score_gains(), p.score_gains())
-        for slot in np.flatnonzero(c.done).tolist():
-            ended += 1
-            assert result_at(c.final, slot) == result_at(p.final, slot)
-        assert [g.num_players for g in c.games] == [g.num_players for g in p.games]
-        assert [c.game_seed(i) for i in range(6)] == [p.game_seed(i) for i in range(6)]
-    assert ended >= 6
-
-
-def test_the_twins_final_results_are_the_engines_record_of_the_game():
-    batch = EngineVectorEnv(2, num_players=3, seed=4)
-    batch.reset()
-    seeds = [batch.game_seed(i) for i in range(2)]
-    taken: list[list[int]] = [[], []]
-    results = {}
-    while len(results) < 2:
-        actions = batch.random_actions()
-        for i in range(2):
-            if i not in results:
-                taken[i].append(int(actions[i]))
-        batch.step(actions)
-        for i in np.flatnonzero(batch.done).tolist():
-            results.setdefault(i, result_at(batch.final, i))
-    for i, result in results.items():
-        state = Game(num_players=3).new_initial_state(seeds[i])
-        for action in taken[i]:
-            state.apply_action(action)
-        assert result == game_result(state, seeds[i], len(taken[i]))
-
-
-def test_the_twin_refuses_an_illegal_action_and_changes_nothing():
-    batch = EngineVectorEnv(2, num_players=2, seed=1)
-    batch.reset()
-    before = batch.obs.copy()
-    illegal = int(np.flatnonzero(~batch.mask[1])[0])
-    with pytest.raises(ValueError, match="game 1"):
-        batch.step(np.array([batch.random_actions()[0], illegal]))
-    assert np.array_equal(before, batch.obs)
 
 
 # --------------------------------------------------------------------------- the runner
@@ -126,16 +41,13 @@ class Recorder:
         return np.array([np.flatnonzero(m)[0] for m in masks], dtype=np.int64)
 
 
-@pytest.mark.parametrize("twin", [False, pytest.param(True, marks=needs_core)])
-def test_the_runner_seats_each_policy_where_the_seating_says_and_returns_games_in_order(twin):
-    import island_fortress_env.vector as vector
-
+def test_the_runner_seats_each_policy_where_the_seating_says_and_returns_games_in_order(backend):
     a, b = Recorder(), Recorder()
     seatings = [
         Seating(2 + g % 3, 100 + g, tuple(a if s == g % (2 + g % 3) else b for s in range(2 + g % 3)), tag=g)
         for g in range(7)
     ]
-    tables = (vector.VectorEnv if twin else EngineVectorEnv)(3, num_players=2, seed=0)
+    tables = vector.make(3, num_players=2, seed=0, backend=backend)
     finished = play_seatings(tables, seatings, keep_actions=True)
     assert [game.seating.tag for game in finished] == list(range(7))
     for game in finished:
@@ -157,7 +69,7 @@ def test_the_runner_lets_go_of_policies_no_game_plays_any_more(monkeypatch):
     monkeypatch.setattr(runner_module, "COMPACT_AT", 4)
     recorders = [Recorder() for _ in range(30)]
     seatings = [Seating(2, 300 + g, (recorders[g], BatchSeats("random")), tag=g) for g in range(30)]
-    tables = EngineVectorEnv(2, num_players=2, seed=0)
+    tables = vector.make(2, num_players=2, seed=0, backend="python")
     queue = iter(seatings)
     runner = runner_module.GameRunner(tables, lambda _slot: next(queue, None))
     seen = 0
@@ -175,7 +87,9 @@ def test_the_runner_says_where_a_policy_sits_and_each_slots_table_size():
 
     a, b = Recorder(), BatchSeats("random")
     seatings = iter([Seating(4, 11, (b, a, b, a), tag=0), Seating(2, 12, (a, b), tag=1)])
-    runner = GameRunner(EngineVectorEnv(1, num_players=2, seed=0), lambda _slot: next(seatings, None))
+    runner = GameRunner(
+        vector.make(1, num_players=2, seed=0, backend="python"), lambda _slot: next(seatings, None)
+    )
     assert runner.seated(a).tolist() == [[False, True, False, True]]
     assert runner.seated(b).tolist() == [[True, False, True, False]] and runner.players.tolist() == [4]
     while not runner.step().finished:
@@ -189,22 +103,20 @@ def test_the_runner_says_where_a_policy_sits_and_each_slots_table_size():
 
 def test_idle_slots_do_not_move_once_their_games_are_dealt():
     seatings = [Seating(2, 5, (BatchSeats("random"),) * 2, tag=0)]
-    tables = EngineVectorEnv(3, num_players=2, seed=0)
+    tables = vector.make(3, num_players=2, seed=0, backend="python")
     finished = play_seatings(tables, seatings)
     assert len(finished) == 1
     assert [tables.episodes(i) for i in range(3)] == [2, 1, 1]  # slot 0 dealt again, never played
 
 
-@pytest.mark.parametrize("twin", [False, pytest.param(True, marks=needs_core)])
-def test_the_batchs_players_are_seeded_like_each_deal(twin):
+def test_the_batchs_players_are_seeded_like_each_deal(backend):
     """The batch's heuristic plays like ``HeuristicAgent(seed=the deal's seed)``."""
-    import island_fortress_env.vector as vector
-    from island_fortress_env.agents.heuristic import HeuristicAgent
+    from island_fortress_env.baseline.heuristic import HeuristicAgent
     from island_fortress_env.env.observation import action_mask
 
     h = BatchSeats("heuristic")
     seatings = [Seating(3, 40 + g, (h, h, h), tag=g) for g in range(3)]
-    tables = (vector.VectorEnv if twin else EngineVectorEnv)(2, num_players=3, seed=9)
+    tables = vector.make(2, num_players=3, seed=9, backend=backend)
     for game in play_seatings(tables, seatings, keep_actions=True):
         state = Game(num_players=3).new_initial_state(game.seating.seed)
         teacher = HeuristicAgent(seed=game.seating.seed)
@@ -265,8 +177,6 @@ def test_seat_policies_follow_the_registry():
 def test_a_checkpoint_plays_in_a_batch_as_its_agent_plays_alone():
     """One forward pass for many games gives each game the moves the checkpoint's agent makes in
     it alone, greedy and sampled (each game's draws from its own generator)."""
-    import island_fortress_env.vector as vector
-
     for spec in (SHIPPED, f"sample:{SHIPPED}"):
         policy = seat_policy(spec, make_agent)
         h = BatchSeats("heuristic")
@@ -375,15 +285,13 @@ def test_a_network_pool_plays_each_game_with_its_members_network_and_mode(cnn_ch
     assert np.array_equal(play(3), actions)
 
 
-@pytest.mark.parametrize("twin", [False, pytest.param(True, marks=needs_core)])
-def test_each_step_is_a_record_of_what_every_game_saw_chose_and_scored(twin):
+def test_each_step_is_a_record_of_what_every_game_saw_chose_and_scored(backend):
     """``step()`` is everything a caller reads: per moving slot the seat, the game's tag, the
     observation and mask it decided from, the action; every seat's score gains, which add up to
     the final scores; the finished games."""
-    import island_fortress_env.vector as vector
     from island_fortress_env.players.runner import GameRunner
 
-    tables = (vector.VectorEnv if twin else EngineVectorEnv)(2, num_players=3, seed=9)
+    tables = vector.make(2, num_players=3, seed=9, backend=backend)
     a, b = Recorder(), BatchSeats("heuristic")
     seatings = iter([Seating(3, 40 + g, (a, b, a), tag=f"game {g}") for g in range(3)])
     runner = GameRunner(tables, lambda _slot: next(seatings, None))

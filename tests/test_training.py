@@ -93,18 +93,16 @@ def test_league_env_relative_score_reward_is_the_margin_over_the_others_mean(n):
     assert total == pytest.approx(0.5 * (state.score[seat] - others) / 50 + state.returns()[seat], abs=1e-6)
 
 
-def test_imitation_returns_use_the_relative_score_reward(monkeypatch):
-    from island_fortress_env.training import pretrain
+def test_imitation_returns_use_the_relative_score_reward():
     from island_fortress_env.training.pretrain import collect_demonstrations
 
-    monkeypatch.setattr(pretrain, "core_available", lambda warn=True: False)  # the Python env's games
-    own = collect_demonstrations(3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0)
+    own = collect_demonstrations(3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0, backend="python")
     rel = collect_demonstrations(
-        3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0, reward_vp_relative=True
+        3, {}, games=1, seed=0, reward_win=0.0, reward_vp=1.0, reward_vp_relative=True, backend="python"
     )
     np.testing.assert_array_equal(own["actions"], rel["actions"])  # the same game
     from island_fortress_env.engine import Game
-    from island_fortress_env.players.engine_vector import batch_game_seed
+    from island_fortress_env.vector import batch_game_seed
 
     # replayed (game 0 is dealt like episode 0 of slot 0 of a batch seeded 0): who took each
     # decision, and the final scores
@@ -127,7 +125,7 @@ def test_core_demonstrations_are_heuristic_games_with_the_returns_that_followed(
     Replayed in the Python engine from those seeds, every action is the heuristic's, every
     decision's seat is the one to move, and each seat's return at its first decision (nothing
     scored before) is its whole score reward plus its outcome."""
-    from island_fortress_env.agents.heuristic import HeuristicAgent
+    from island_fortress_env.baseline.heuristic import HeuristicAgent
     from island_fortress_env.engine import Game
     from island_fortress_env.engine.scoring import win_loss_returns
     from island_fortress_env.env.observation import ObservationEncoder, action_mask
@@ -135,7 +133,7 @@ def test_core_demonstrations_are_heuristic_games_with_the_returns_that_followed(
 
     monkeypatch.setattr(pretrain, "CORE_SLOTS", 2)
     data = pretrain.collect_demonstrations(2, {}, games=3, seed=5, reward_vp_relative=relative)
-    from island_fortress_env.players.engine_vector import batch_game_seed
+    from island_fortress_env.vector import batch_game_seed
 
     deals = {g: batch_game_seed(5, g, 0) for g in range(3)}
     assert sorted(set(data["games"].tolist())) == [0, 1, 2]

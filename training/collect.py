@@ -9,8 +9,8 @@ and advances them tick by tick: every tick, the pending decisions of all learnin
 its spec's play mode). Every learning seat's decisions and
 rewards go to the trainer's per-seat trajectories (``trajectories.SeatTrajectories``): the score gains of
 every seat come back with each step (the dense reward), and a finished game's figures with the
-step that ends it (``vector.FinalResults``). The games are a batch of C++ core games, or where the
-core is not built its Python engine twin (``engine_vector``, with a warning): one code path.
+step that ends it (``vector.FinalResults``). The games are a batch of ``vector.make``: C++ core
+games, or where the core is not built the Python engine's (with a warning): one code path.
 
 ``Collectors`` are the collectors of a run: ``train.workers`` worker processes, each driven over
 a pipe, plus the main process's own when the run is not pipelined. Their rollouts are joined in
@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import multiprocessing as mp
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,12 +30,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from island_fortress_env import core, vector
+from island_fortress_env import vector
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.engine.tables import MAX_PLAYERS
 from island_fortress_env.players import make_agent
-from island_fortress_env.players.engine_vector import EngineVectorEnv
 from island_fortress_env.players.runner import Finished, GameRunner, Games, Seating, Step
 from island_fortress_env.players.seat_policies import AgentSeats, BatchSeats, NetworkPoolSeats, NetworkSeats
 from island_fortress_env.players.seeds import Stream, generator, stream_seed
@@ -59,21 +57,6 @@ if TYPE_CHECKING:
     from island_fortress_env.training.trajectories import Rollout, SeatTrajectories
 
     Book = SeatTrajectories
-
-
-def core_available(warn: bool = True) -> bool:
-    """Whether the C++ core is built; where it is not, warns once per process (with ``warn``)
-    that games are stepped by the Python engine instead."""
-    if core.available():
-        return True
-    if warn:
-        warnings.warn(
-            f"the C++ core is not built ({core.build_error()}): training steps its games in the "
-            "Python engine, several times slower (reinstall with `pip install -e .` to build it)",
-            RuntimeWarning,
-            stacklevel=1,
-        )
-    return False
 
 
 @dataclass
@@ -110,8 +93,8 @@ class Collector:
     """Plays ``games_per_collector`` games at once through ``players.runner`` and turns every
     learning seat's decisions into PPO data. Collector ``rank`` draws from its own generators, of
     the run seed's ``collector`` stream at ``rank`` (``players.seeds``). The games are a batch of
-    C++ core games (``vector.VectorEnv``, stepped on ``train.core_threads`` threads), or where the
-    core is not built (``use_core`` false) the Python engine's twin of that batch: the same code
+    ``vector.make`` on ``backend``: C++ core games (stepped on ``train.core_threads`` threads), or
+    the Python engine's (``"python"``; ``"auto"``, where the core is not built): the same code
     path, slower.
 
     Each new game's table size is drawn by the ``tables`` weights and its seats by the league
@@ -125,7 +108,7 @@ class Collector:
         rank: int,
         new_book: Callable[[], Book],
         standing: Standing | None = None,
-        use_core: bool = True,
+        backend: str = "auto",
     ) -> None:
         self.cfg = cfg
         self.rank = rank
@@ -160,9 +143,9 @@ class Collector:
             self.snapshot_modes = dict(standing.modes)
             self.set_snapshots(standing.state_dicts, standing.probabilities)
         count, batch_seed = cfg.train.games_per_collector, int(self.rng.integers(2**63))
-        batch = vector.VectorEnv if use_core else EngineVectorEnv
-        threads = cfg.train.core_threads if use_core else 1
-        self.tables = batch(count, seed=batch_seed, threads=threads, **cfg.env.options)
+        self.tables = vector.make(
+            count, seed=batch_seed, threads=cfg.train.core_threads, backend=backend, **cfg.env.options
+        )
         self._runner = GameRunner(self.tables, self._next_game)
 
     def set_snapshots(self, state_dicts: Mapping[int, dict], probabilities: Mapping[int, float]) -> None:
@@ -318,12 +301,11 @@ def make_collector(
     cfg: NativeConfig,
     rank: int,
     new_book: Callable[[], Book],
-    use_core: bool,
+    backend: str,
     standing: Standing | None = None,
 ) -> Collector:
-    """The collector of rank ``rank``: its games in the C++ core with ``use_core``, else in the
-    Python engine."""
-    return Collector(cfg, rank, new_book, standing, use_core)
+    """The collector of rank ``rank``: its games on ``backend`` (``vector.make``'s)."""
+    return Collector(cfg, rank, new_book, standing, backend)
 
 
 # ============================================================== processes
@@ -368,12 +350,12 @@ class CollectJob:
 
 
 def _worker(
-    cfg: NativeConfig, rank: int, pipe: Any, new_book: Callable[[], Book], use_core: bool, standing: Standing
+    cfg: NativeConfig, rank: int, pipe: Any, new_book: Callable[[], Book], backend: str, standing: Standing
 ) -> None:
     """A worker process: one collector, driven by the main process over ``pipe`` (a
     ``CollectJob`` in, a rollout and its finished games out; ``None`` ends it)."""
     torch.set_num_threads(1)
-    collector = make_collector(cfg, rank, new_book, use_core, standing)
+    collector = make_collector(cfg, rank, new_book, backend, standing)
     net = ActorCritic(**network_kwargs(cfg))
     while True:
         job: CollectJob | None = pipe.recv()
@@ -403,20 +385,19 @@ class Collectors:
         self,
         cfg: NativeConfig,
         new_book: Callable[[], Book],
-        use_core: bool | None = None,
+        backend: str = "auto",
         standing: Standing | None = None,
     ) -> None:
-        if use_core is None:
-            use_core = core_available()
+        backend = vector.resolve_backend(backend)  # once for every collector (one warning, here)
         standing = standing or Standing()
         self.pipelined = cfg.train.pipelined
-        self.local = None if self.pipelined else make_collector(cfg, 0, new_book, use_core, standing)
+        self.local = None if self.pipelined else make_collector(cfg, 0, new_book, backend, standing)
         self.pipes: list[Any] = []
         self.procs: list[Any] = []
         ctx = mp_context()
         for rank in range(1, cfg.train.workers + 1):
             parent, child = ctx.Pipe()
-            args = (cfg, rank, child, new_book, use_core, standing)
+            args = (cfg, rank, child, new_book, backend, standing)
             proc = ctx.Process(target=_worker, args=args, daemon=True)
             proc.start()
             child.close()  # the worker holds it now: its death ends our recv() with EOFError

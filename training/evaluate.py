@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from island_fortress_env import core, island_fortress_v0
+from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine.config import option_names
 from island_fortress_env.engine.rng import seed_state
 from island_fortress_env.engine.state import Game
@@ -141,14 +141,15 @@ def play_table(
     plays from its observation (``plays_in_core``), else in the Python engine one game at a time,
     with the same results. Returns the finished games in the order of ``games`` (each its
     ``TableGame`` as the seating's tag); ``on_finished`` sees each as it ends."""
-    from island_fortress_env.players.engine_vector import EngineVectorEnv
+    from island_fortress_env import vector
     from island_fortress_env.players.runner import Seating, play_seatings
     from island_fortress_env.players.seat_policies import seat_policy
-    from island_fortress_env.vector import VectorEnv
 
-    backend, options = rule_options(env_options)
+    env_backend, options = rule_options(env_options)
     k = len(specs)
-    in_core = backend != "python" and core.available() and all(plays_in_core(spec) for spec in specs)
+    in_core = env_backend != "python" and all(plays_in_core(spec) for spec in specs)
+    # no warning of its own where the core is not built: the env's backend gives one
+    backend = vector.resolve_backend("auto" if in_core else "python", warn=False)
     policies = [seat_policy(spec, make_agent) for spec in specs]
     seatings = []
     for game in games:
@@ -162,8 +163,8 @@ def play_table(
                 tag=game,
             )
         )
-    slots = min(len(games), TABLE_SLOTS) if in_core else 1
-    tables = (VectorEnv if in_core else EngineVectorEnv)(slots, num_players=k, **options)
+    slots = min(len(games), TABLE_SLOTS) if backend == "core" else 1
+    tables = vector.make(slots, num_players=k, backend=backend, **options)
     return play_seatings(tables, seatings, keep_actions, on_finished)
 
 

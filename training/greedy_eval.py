@@ -25,7 +25,7 @@ from island_fortress_env.agents.checkpoint import read_metadata
 from island_fortress_env.agents.network import ActorCritic, torch_threads
 from island_fortress_env.players.seeds import Stream, stream_seed
 from island_fortress_env.stats import RatedGame, Rating, rate_games, require_openskill
-from island_fortress_env.training.collect import core_available, starmap
+from island_fortress_env.training.collect import starmap
 from island_fortress_env.training.config import TABLE_SIZES
 
 ANCHORS = {"random": 15.0, "heuristic": 25.0}  # fixed OpenSkill mu of the anchor players
@@ -62,10 +62,9 @@ def play_evaluation_table(
     the ``evaluation-table`` stream of ``seed`` at ``players`` (``players.seeds``), the policy in
     seat ``g % players``. Returns the policy's win count
     (shared wins split) and every game's final ranks in agent order (policy first)."""
-    from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
+    from island_fortress_env import vector
     from island_fortress_env.players.runner import Seating, play_seatings
     from island_fortress_env.players.seat_policies import BatchSeats, NetworkSeats
-    from island_fortress_env.vector import VectorEnv
 
     # One thread, as in a worker process (the same figures for any number of processes); played in
     # the learner's process (train.workers=0), the learner keeps its threads after it.
@@ -80,10 +79,8 @@ def play_evaluation_table(
         for g in range(games):
             seat = g % players
             policies = tuple(policy if s == seat else opponent for s in range(players))
-            seatings.append(Seating(players, batch_game_seed(batch_seed, g, 0), policies, tag=seat))
-        tables = (VectorEnv if core_available() else EngineVectorEnv)(
-            games, num_players=players, **dict(env_options)
-        )
+            seatings.append(Seating(players, vector.batch_game_seed(batch_seed, g, 0), policies, tag=seat))
+        tables = vector.make(games, num_players=players, **dict(env_options))
         wins, ranks = 0.0, []
         for finished in play_seatings(tables, seatings):
             seat, final = finished.seating.tag, finished.final

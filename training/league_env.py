@@ -115,7 +115,7 @@ class LeagueEnv(gym.Env):
             agent = self._snapshot_agent()
         elif self.opponent_kind == "heuristic":
             if self._heuristic is None:
-                from island_fortress_env.agents.heuristic import HeuristicAgent
+                from island_fortress_env.baseline.heuristic import HeuristicAgent
 
                 self._heuristic = HeuristicAgent(seed=self._seed)
             agent = self._heuristic

@@ -26,13 +26,14 @@ from typing import Any
 
 import numpy as np
 
+from island_fortress_env import vector
 from island_fortress_env.agents.network import torch_threads
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.seeds import Stream, agent_seed, stream_seed
-from island_fortress_env.training.collect import core_available, split, starmap
+from island_fortress_env.training.collect import split, starmap
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
 from island_fortress_env.training.shaping import gain_rewards
 
@@ -51,6 +52,7 @@ def collect_demonstrations(
     threads: int = 1,
     rows: tuple[RowBlocks, RowBlocks] | None = None,
     first: int = 0,
+    backend: str = "auto",
 ) -> dict[str, np.ndarray]:
     """Every decision of every seat in ``games`` teacher-vs-teacher games at tables of
     ``num_players``, with the return that followed it (the trainers' reward,
@@ -58,25 +60,27 @@ def collect_demonstrations(
     ``returns``, and who decided: ``games`` (the game's number, from ``first`` on) and ``seats``.
 
     The games are played through ``players.runner``, game ``g`` dealt like episode 0 of slot ``g``
-    of a batch seeded ``seed``: the heuristic's in a batch of C++ core games on ``threads`` threads
-    (every seat decided by the batch's heuristic, seeded like the deal), or its Python engine twin
-    where the core is not built (the same games); any other teacher's one game at a time in the
-    Python engine, seat ``i`` of game ``g`` seeded ``players.seeds.agent_seed(seed, g, i)``. With
-    ``rows`` (``demonstration_rows()``) the observations and masks are appended there instead
-    (several tables' games gathered before one join) and left out of the result."""
-    from island_fortress_env.players.engine_vector import EngineVectorEnv, batch_game_seed
+    of a batch seeded ``seed``: the heuristic's in a batch of ``vector.make`` on ``backend`` (C++
+    core games on ``threads`` threads, or the Python engine's where the core is not built or with
+    ``"python"``: the same games; every seat decided by the batch's heuristic, seeded like the
+    deal); any other teacher's one game at a time in the Python engine, seat ``i`` of game ``g``
+    seeded ``players.seeds.agent_seed(seed, g, i)``. With ``rows`` (``demonstration_rows()``) the
+    observations and masks are appended there instead (several tables' games gathered before one
+    join) and left out of the result."""
     from island_fortress_env.players.runner import GameRunner, Seating
     from island_fortress_env.players.seat_policies import BatchSeats, seat_policy
-    from island_fortress_env.vector import VectorEnv
 
     batched = teacher == "heuristic"
-    in_core = batched and core_available()
     policy = BatchSeats("heuristic") if batched else seat_policy(teacher, make_agent)
     obs_rows, mask_rows = rows if rows is not None else demonstration_rows()
     slots = max(1, min(games, CORE_SLOTS)) if batched else 1
-    batch = VectorEnv if in_core else EngineVectorEnv
-    tables = batch(
-        slots, num_players=num_players, seed=seed, threads=threads if in_core else 1, **env_options
+    tables = vector.make(
+        slots,
+        num_players=num_players,
+        seed=seed,
+        threads=threads,
+        backend=backend if batched else "python",
+        **env_options,
     )
     dealt = iter(range(first, first + games))
     recorded: list[tuple[np.ndarray, ...]] = []  # per tick: actions, games, seats, scores
@@ -87,7 +91,7 @@ def collect_demonstrations(
         if g is None:
             return None
         seeds = tuple(agent_seed(seed, g, i) for i in range(num_players))
-        return Seating(num_players, batch_game_seed(seed, g, 0), (policy,) * num_players, seeds, tag=g)
+        return Seating(num_players, vector.batch_game_seed(seed, g, 0), (policy,) * num_players, seeds, tag=g)
 
     runner = GameRunner(tables, next_seating, keep_actions=False)
     finals: dict[int, tuple[list[int], list[float]]] = {}
@@ -331,7 +335,7 @@ def warm_start(
             )
             jobs.append(job)
     jobs = [job for job in jobs if job[2]]
-    in_core = batched and core_available()
+    in_core = batched and vector.resolve_backend() == "core"
     where = f"{processes} thread(s) of the C++ core" if in_core else f"{processes} process(es)"
     print(
         f"imitation: playing {sum(j[2] for j in jobs)} games of {pre.teacher} "

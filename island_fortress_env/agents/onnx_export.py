@@ -107,7 +107,7 @@ def sample_positions(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
     half of them and the heuristic one in the others."""
     from island_fortress_env import island_fortress_v0
     from island_fortress_env.agents.base import RandomAgent
-    from island_fortress_env.agents.heuristic import HeuristicAgent
+    from island_fortress_env.baseline.heuristic import HeuristicAgent
 
     obs: list[np.ndarray] = []
     masks: list[np.ndarray] = []

@@ -1,4 +1,4 @@
-"""``CoreHeuristicAgent``: ``agents.heuristic.HeuristicAgent`` played by the C++ core.
+"""``CoreHeuristicAgent``: ``baseline.heuristic.HeuristicAgent`` played by the C++ core.
 
 It chooses the same actions as the Python agent from the same seed: the evaluation and the
 look-ahead are the same code in C++ (``core/src/heuristic.cpp``), and the tie-breaking noise is
@@ -19,7 +19,7 @@ __all__ = ["CoreHeuristicAgent"]
 
 
 class CoreHeuristicAgent:
-    """The heuristic player (see ``agents.heuristic``) on core states; same seed, same choices."""
+    """The heuristic player (see ``baseline.heuristic``) on core states; same seed, same choices."""
 
     def __init__(self, seed: int | None = None, name: str = "heuristic") -> None:
         self.name = name

@@ -23,8 +23,8 @@ from island_fortress_env.agents.checkpoint import (
     check_signature,
     read_metadata,
 )
-from island_fortress_env.agents.heuristic import HeuristicAgent
 from island_fortress_env.agents.onnx_agent import OnnxAgent, OnnxModelError, check_onnx_model, is_onnx_path
+from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.players.ismcts import MCTSAgent
 from island_fortress_env.players.mixture import MixtureAgent, read_mixture
 from island_fortress_env.players.remote import RemoteAgent, check_remote

@@ -1,7 +1,7 @@
-"""One loop plays every game: ``GameRunner`` steps a batch of games (``vector.VectorEnv``: the C++
-core; ``players.engine_vector.EngineVectorEnv``: the Python engine, where the core is not built or
-an agent reads the engine's state) and asks each seat's ``SeatPolicy`` for the actions of all the
-games in which that seat is to move, in one call.
+"""One loop plays every game: ``GameRunner`` steps a batch of games (``vector.make``'s: the C++
+core's, or the Python engine's where the core is not built or an agent reads the engine's state)
+and asks each seat's ``SeatPolicy`` for the actions of all the games in which that seat is to
+move, in one call.
 
 Training's collectors, its greedy evaluation and demonstrations, ``evaluate``, ``tournament``,
 ``exploit`` and ``psro`` all play through it. What each of them brings is who sits where

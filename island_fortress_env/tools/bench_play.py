@@ -104,7 +104,7 @@ def batch_player(threads: int, seed: int, games: int = BATCH_GAMES) -> Callable[
 def heuristic_game_player(num_players: int, seed: int, backend: str) -> Callable[[int], int]:
     """play(i): game ``deal_of(seed, i)`` with a ``HeuristicAgent`` at every seat, each given its seat's
     observation-free call ``act(None, mask, state)``; returns the decision count."""
-    from island_fortress_env.agents.heuristic import HeuristicAgent
+    from island_fortress_env.baseline.heuristic import HeuristicAgent
     from island_fortress_env.core import Game
     from island_fortress_env.env.observation import action_mask
 

@@ -2,9 +2,9 @@
 
 ``HeuristicEvaluation`` holds the weights (from ``engine/data/heuristic_weights.json``, which
 the C++ twin's header is generated from) and the evaluation ``HeuristicAgent``
-(``agents/heuristic.py``) looks ahead with: points already scored, provisional row and level
+(``baseline/heuristic.py``) looks ahead with: points already scored, provisional row and level
 majorities, end-game bonuses, resources fading as the game runs out, favor bonuses and cards.
-It reads only what the deciding seat may see (see ``agents/heuristic.py``).
+It reads only what the deciding seat may see (see ``baseline/heuristic.py``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
-"""``EngineVectorEnv``: ``vector.VectorEnv``'s API over the Python engine, game by game (here, beside
-the players, because its heuristic is ``agents.heuristic``).
+"""``EngineVectorEnv``: ``VectorEnv``'s API over the Python engine, game by game.
 
 The same games as the C++ batch, decision for decision: episode ``e`` of slot ``i`` is dealt from
-the same seed (``game_seed``, or the one ``set_seed`` gave), ``random_actions`` draws from the same
-chooser, ``heuristic_actions`` plays ``HeuristicAgent(seed=the deal's seed)``, and the observations,
-masks, rewards, score gains and final results are the engine's. It is the batch where the core is
-not built, and where a player reads the engine's own state (the search players); a differential
-test holds the two equal. Several times slower: one Python state per game.
+the same seed (``game_seed``, or the one ``set_seed`` gave; ``batch_game_seed`` is the core's
+``game_seed`` in Python), ``random_actions`` draws from the same chooser, ``heuristic_actions``
+plays ``baseline.heuristic.HeuristicAgent(seed=the deal's seed)``, and the observations, masks,
+rewards, score gains and final results are the engine's. It is the batch where the core is not
+built, and where a player reads the engine's own state (the search players); a differential test
+holds the two equal. Several times slower: one Python state per game. ``vector.make(...,
+backend="python")`` makes it.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from island_fortress_env.agents.heuristic import HeuristicAgent
+from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import rng, scoring, tables
 from island_fortress_env.engine.results import GameResult, game_result
 from island_fortress_env.engine.state import Game
 from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder, action_mask
-from island_fortress_env.vector import MAX_GAMES, FinalResults, _count, _index, _player_counts
+from island_fortress_env.vector.common import MAX_GAMES, FinalResults, _count, _index, _player_counts
 
 CHOOSER_SALT = rng.CHOOSER_SALT  # the random chooser's seed: the deal's xor this (engine.rng)
 _MASK = (1 << 64) - 1
@@ -83,6 +84,8 @@ class _Slot:
 
 class EngineVectorEnv:
     """``num_games`` games of the Python engine behind ``VectorEnv``'s API (module doc)."""
+
+    backend = "python"  # where its games are stepped (``vector.make``'s backend)
 
     def __init__(
         self,

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from island_fortress_env.agents.heuristic_eval import _BIG, HeuristicEvaluation, _GameInfo
+from island_fortress_env.baseline.heuristic_eval import _BIG, HeuristicEvaluation, _GameInfo
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import state as S
 from island_fortress_env.engine import tables
