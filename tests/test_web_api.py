@@ -4,7 +4,6 @@ answered by one clear 4xx that changes nothing, the server still serving."""
 from __future__ import annotations
 
 import json
-import random
 import re
 import threading
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.records import load, save, states
+from island_fortress_env.players.seat_policies import BatchSeats
 from island_fortress_env.web import analysis
 from island_fortress_env.web.seatview import seat_view
 from island_fortress_env.web.store import MAX_RECORD_BYTES
@@ -315,11 +315,13 @@ def test_analysis_runs_beside_play_without_holding_it(client, monkeypatch):
     # The heuristic playouts wait until the test lets them go, however fast the machine is.
     release = threading.Event()
 
-    def held_playout(state, agents):
-        release.wait(timeout=60)
-        analysis.random_playout(state, random.Random(0))
+    class Held(BatchSeats):
+        def act(self, observations, masks, games):
+            release.wait(timeout=60)
+            return super().act(observations, masks, games)
 
-    monkeypatch.setattr(analysis, "agent_playout", held_playout)
+    held = {"heuristic": Held("random"), "random": BatchSeats("random")}
+    monkeypatch.setattr(analysis, "playout_policy", held.__getitem__)
     snap = start(client, players=3, seat=0, seed=9)
     game_id, token = snap["id"], snap["token"]
     slow = {"token": token, "steps": [0], "playout": "heuristic", "rollouts": 256}

@@ -5,7 +5,8 @@ move, in one call.
 
 Training's collectors, its greedy evaluation and demonstrations, ``evaluate``, ``tournament``,
 ``exploit`` and ``psro`` all play through it. What each of them brings is who sits where
-(``Seating``, one per game, drawn when a slot is free) and what it does with a finished game
+(``Seating``, one per game, drawn when a slot is free; dealt, or continued from a state it
+gives) and what it does with a finished game
 (``Finished``: the batch's final results row, and the actions taken when asked for). The seat
 policies themselves (a network, the batch's own players, single-game agents, mixtures) and
 ``seat_policy(spec, make_agent)`` are ``players.seat_policies``'.
@@ -65,13 +66,16 @@ class SeatPolicy(Protocol):
 class Seating:
     """One game: its table size, the seed it is dealt from (None: the batch's own seed for the
     slot's episode), each seat's policy and that policy's seed for the game, and ``tag``, the
-    caller's own (handed back when the game ends)."""
+    caller's own (handed back when the game ends). With ``start`` (a state of the batch's
+    backend, of a game under way at a table of ``players``) the game continues from a copy of it
+    instead of a deal, and ``seed`` seeds the batch's own players for it (``set_state``)."""
 
     players: int
     seed: int | None
     policies: tuple[SeatPolicy, ...]
     seeds: tuple[int | None, ...] = ()
     tag: Any = None
+    start: Any = None
 
     def seed_of(self, seat: int) -> int | None:
         return self.seeds[seat] if self.seeds else None
@@ -156,6 +160,7 @@ class GameRunner:
         self.seat_policy = np.full((n, MAX_PLAYERS), -1, dtype=np.int64)  # each slot's policy per seat
         self.players = np.zeros(n, dtype=np.int64)  # each slot's table size (0: idle)
         self.active = np.zeros(n, dtype=np.bool_)
+        self._tags = np.full(n, None, dtype=object)  # each slot's game's tag
         for slot in range(n):
             self._deal(slot, next_seating(slot))
         tables.reset()
@@ -165,7 +170,7 @@ class GameRunner:
     def _deal(self, slot: int, seating: Seating | None) -> None:
         """``seating`` is the slot's next game: the batch deals it when the slot's game ends."""
         self.slots[slot].following = seating
-        if seating is not None:
+        if seating is not None and seating.start is None:  # a start state is set when it begins
             self.tables.set_players(slot, seating.players)
             if seating.seed is not None:
                 self.tables.set_seed(slot, seating.seed)
@@ -177,8 +182,16 @@ class GameRunner:
         self.active[slot] = seating is not None
         self.seat_policy[slot] = -1  # a smaller table than the slot's last leaves its seats empty
         self.players[slot] = 0 if seating is None else seating.players
+        self._tags[slot] = None if seating is None else seating.tag
         if seating is None:
             return
+        if seating.start is not None:
+            if seating.start.n != seating.players:
+                raise ValueError(
+                    f"a seating of {seating.players} players starts from a {seating.start.n}-player state"
+                )
+            seed = self.tables.game_seed(slot) if seating.seed is None else seating.seed
+            self.tables.set_state(slot, seating.start, seed)
         for seat, policy in enumerate(seating.policies):
             index = self._index.get(id(policy))
             if index is None:
@@ -228,7 +241,7 @@ class GameRunner:
         tables = self.tables
         active = np.flatnonzero(self.active)
         movers = tables.player[active]
-        tags = tuple(self.slots[slot].current.tag for slot in active.tolist())
+        tags = tuple(self._tags[active].tolist())
         observations, masks = tables.obs[active], tables.mask[active]
         owner = self.seat_policy[active, movers]
         chosen = np.full(len(active), -1, dtype=np.int64)

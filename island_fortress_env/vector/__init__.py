@@ -43,8 +43,9 @@ Arrays (N = num_games), written in place at every call and returned (copy what m
 
 ``score_gains()`` gives every seat's points scored on the last step (per-seat score deltas, for a
 dense reward), ``set_players(i, n)`` changes the table size of game ``i`` from its next episode on,
-``set_seed(i, s)`` deals its next episode from seed ``s``, and ``random_actions``/``heuristic_actions``
-take a mask of the games to decide for.
+``set_seed(i, s)`` deals its next episode from seed ``s``, ``set_state(i, state, s)`` continues
+game ``i`` from a copy of a game under way (of ``backend_of(state)``), its players seeded ``s``,
+and ``random_actions``/``heuristic_actions`` take a mask of the games to decide for.
 
 Episode ``e`` of game ``i`` is the game ``core.new_initial_state(game, seed=game_seed(i, e))``
 (episodes count from 0), or the seed ``set_seed`` chose for it; ``random_actions`` draws like
@@ -95,6 +96,7 @@ __all__ = [
     "FinalResults",
     "GymVectorEnv",
     "VectorEnv",
+    "backend_of",
     "batch_game_seed",
     "game_bytes",
     "heuristic_bytes",
@@ -130,6 +132,16 @@ def resolve_backend(backend: str = "auto", *, warn: bool = True) -> str:
             stacklevel=2,
         )
     return "python"
+
+
+def backend_of(state: Any) -> str:
+    """The backend whose batch continues ``state`` (``set_state``): ``"core"`` for a
+    ``core.state.CoreState``, ``"python"`` for a state of the Python engine."""
+    if not core.available():
+        return "python"  # no core: no CoreState either
+    from island_fortress_env.core.state import CoreState
+
+    return "core" if isinstance(state, CoreState) else "python"
 
 
 def make(

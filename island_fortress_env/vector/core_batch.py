@@ -185,6 +185,29 @@ class VectorEnv:
         with self._lock:
             self._batch.set_seed(index, seed)
 
+    def set_state(self, index: int, state: Any, seed: int) -> None:
+        """Game ``index`` continues from a copy of ``state`` (a ``core.state.CoreState`` of a game
+        under way, of any table size and rules), its random chooser and heuristic player seeded
+        from ``seed`` (0..2**64-1) as those of an episode dealt from it; ``obs``, ``mask`` and
+        ``player`` show its decision at once. When it ends, its final results count the decisions
+        taken from ``state`` on, with ``seed`` as its seed; the episodes after it are dealt as
+        before. A finished game raises ``ValueError``, another kind of state ``TypeError``."""
+        self._require_started()
+        index = _index(index, self.num_games)
+        seed = _count(seed, "seed", 0, 2**64 - 1)
+        if not isinstance(state, self._CoreState):
+            raise TypeError(f"the core's batch continues a CoreState, not a {type(state).__name__}")
+        if state.is_terminal():
+            raise ValueError("the game is over: a batch continues a game under way")
+        with self._lock:
+            outputs = (self.obs, self.mask, self.player, self.rewards, self.done)
+            self._batch.set_state(index, state._s, seed, *outputs)
+            if state.game is not self.games[index]:
+                self._next_games.setdefault(index, self.games[index])  # the slot's own table after it
+                games = list(self.games)
+                games[index] = state.game
+                self.games = tuple(games)
+
     def _start_next_games(self, started: Any) -> None:
         """``games`` follows the games of ``started`` that began an episode of a table set by
         ``set_players``."""

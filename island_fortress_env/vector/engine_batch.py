@@ -21,7 +21,7 @@ from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import rng, scoring, tables
 from island_fortress_env.engine.results import GameResult, game_result
-from island_fortress_env.engine.state import Game
+from island_fortress_env.engine.state import Game, State
 from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder, action_mask
 from island_fortress_env.vector.common import MAX_GAMES, FinalResults, _count, _index, _player_counts
 
@@ -237,6 +237,29 @@ class EngineVectorEnv:
         """Game ``index``'s next episode is dealt from ``seed``."""
         index = _index(index, self.num_games)
         self._next_seeds[index] = _count(seed, "seed", 0, 2**64 - 1)
+
+    def set_state(self, index: int, state: Any, seed: int) -> None:
+        """As ``VectorEnv.set_state``, for a state of the Python engine."""
+        self._require_started()
+        index = _index(index, self.num_games)
+        seed = _count(seed, "seed", 0, 2**64 - 1)
+        if not isinstance(state, State):
+            raise TypeError(f"the Python engine's batch continues a State, not a {type(state).__name__}")
+        if state.is_terminal():
+            raise ValueError("the game is over: a batch continues a game under way")
+        slot = self._slots[index]
+        slot.seed, slot.chooser, slot.length = seed, seed ^ CHOOSER_SALT, 0
+        slot.heuristic = HeuristicAgent(seed=seed)
+        slot.state = state.clone()
+        if state.game is not self.games[index]:
+            self._next_games.setdefault(index, self.games[index])  # the slot's own table after it
+            games = list(self.games)
+            games[index] = state.game
+            self.games = tuple(games)
+        self._gains[index] = 0
+        for name in self.final.__dataclass_fields__:
+            getattr(self.final, name)[index] = 0
+        self._write(index)
 
     def state(self, index: int) -> Any:
         """A copy of game ``index``'s engine state."""

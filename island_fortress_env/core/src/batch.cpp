@@ -232,6 +232,7 @@ Batch::Batch(std::vector<std::shared_ptr<const Game>> games, uint64_t seed, int 
   next_seeds_.assign(size, 0);
   seed_chosen_.assign(size, 0);
   episodes_.assign(size, 0);
+  start_lengths_.assign(size, 0);
   choosers_.assign(size, 0);
   heuristics_.assign(size, Heuristic(Pcg64()));
   gains_.assign(size, std::array<int64_t, kMaxPlayers>{});
@@ -269,6 +270,21 @@ void Batch::SetSeed(int i, uint64_t seed) {
   seed_chosen_[static_cast<size_t>(i)] = 1;
 }
 
+void Batch::SetState(int i, const State& state, uint64_t seed, const BatchOutput& out) {
+  if (!state.tallies()) throw std::invalid_argument("a look-ahead copy cannot be played on: it keeps no tallies");
+  const auto k = static_cast<size_t>(i);
+  held_.emplace(&state.game(), state.game_ptr());
+  seeds_[k] = seed;
+  choosers_[k] = seed ^ kChooserSalt;
+  heuristics_[k].set_rng(NumpyDefaultRng(seed));
+  states_[k] = std::make_unique<State>(state);
+  states_[k]->set_logging(false);
+  start_lengths_[k] = state.history().size();
+  gains_[k].fill(0);
+  ClearFinal(i);
+  Write(i, out);
+}
+
 void Batch::ScoreGains(int64_t* out) const {
   for (size_t k = 0; k < gains_.size(); ++k) std::copy(gains_[k].begin(), gains_[k].end(), out + k * kMaxPlayers);
 }
@@ -283,6 +299,7 @@ void Batch::StartEpisode(int i) {
   heuristics_[k].set_rng(NumpyDefaultRng(seed));
   states_[k] = std::make_unique<State>(games_[k], seed);
   states_[k]->set_logging(false);
+  start_lengths_[k] = 0;
 }
 
 void Batch::Write(int i, const BatchOutput& out) const {
@@ -304,7 +321,8 @@ void Batch::WriteFinal(int i) {
   FinalResults& f = final_;
   f.players[k] = n;
   f.seed[k] = seeds_[k];
-  f.length[k] = static_cast<int32_t>(s.history().size());  // a batch's games are made by actions alone
+  // a batch's games are made by actions alone from their deal or from the state SetState gave
+  f.length[k] = static_cast<int32_t>(s.history().size() - start_lengths_[k]);
   f.rounds[k] = s.round();
   const Tallies& tallies = *s.tallies();  // a batch's games are no look-ahead copies: they keep them
   // The rulebook's order of standing (scoring.standing_keys): score, blocks in the wall, Jade, Treasure.

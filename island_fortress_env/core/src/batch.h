@@ -149,6 +149,11 @@ class Batch {
   // Game i's next episode is dealt from `seed` instead of its GameSeed (the episode under way
   // keeps its own); the ones after it from their GameSeed again.
   void SetSeed(int i, uint64_t seed);
+  // Game i continues from a copy of `state` (a game under way, not a look-ahead copy: else
+  // std::invalid_argument), its random chooser and heuristic player seeded from `seed` as an
+  // episode dealt from it would be, and writes its row of `out`; its final results count the
+  // decisions taken from `state` on. The episodes after it are dealt as before.
+  void SetState(int i, const State& state, uint64_t seed, const BatchOutput& out);
   // Every seat's points scored on the last Step, per game (in the game that ended there, where
   // one did): out[N][kMaxPlayers], zeros for absent seats and after Reset.
   void ScoreGains(int64_t* out) const;
@@ -182,6 +187,9 @@ class Batch {
   std::vector<uint64_t> next_seeds_;                // the seed SetSeed chose for a game's next episode
   std::vector<uint8_t> seed_chosen_;                // whether it did
   std::vector<uint64_t> episodes_;                  // each game's episode count
+  std::vector<size_t> start_lengths_;               // the history a game was set to (SetState), else 0
+  // The configurations of the states given to SetState, kept for the batch's life (as copies_).
+  std::unordered_map<const Game*, std::shared_ptr<const Game>> held_;
   std::vector<uint64_t> choosers_;                  // each game's random-action generator
   std::vector<Heuristic> heuristics_;               // each game's heuristic player
   std::vector<std::array<int64_t, kMaxPlayers>> gains_;  // each game's score changes on the last Step

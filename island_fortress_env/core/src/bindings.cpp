@@ -423,6 +423,15 @@ NB_MODULE(_core, m) {
         BatchLock lock(b);
         b.SetSeed(i, seed);
       }, "index"_a, "seed"_a, "Game i's next episode is dealt from `seed`.")
+      .def("set_state", [](Batch& b, int i, const State& state, uint64_t seed, Buffer obs, Buffer mask, Buffer player,
+                           Buffer rewards, Buffer done) {
+        if (i < 0 || i >= b.size()) throw std::out_of_range("no such game");
+        const BatchOutput out = Outputs(b, obs, mask, player, rewards, done);
+        BatchLock lock(b);
+        if (!b.started()) throw std::runtime_error("call reset() first");
+        b.SetState(i, state, seed, out);
+      }, "index"_a, "state"_a, "seed"_a, "obs"_a, "mask"_a, "player"_a, "rewards"_a, "done"_a,
+      "Game i continues from a copy of `state`, its chooser and heuristic seeded from `seed`.")
       .def("final_arrays", [](const Batch& b) {
         // Views of the batch's own storage, made once: no lock (the storage never moves).
         const nb::object self = nb::find(&b);
