@@ -34,6 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
         ("train.workers=2", "train.pipelined=false", "train.update_dtype=float32"),
         # the imitation warm start first, and evaluations between the updates
         ("train.workers=2", "pretrain.games=4", "eval.every=300", "eval.games=2", "eval.final_games=2"),
+        # every game against a search player, its trees seeded per game and seat, in a worker
+        ("train.workers=1", "train.pipelined=true", "league.share=1.0", "league.opponent=search:2"),
     ],
     ids=[
         "in-process",
@@ -42,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
         "two-workers",
         "two-workers-lockstep",
         "warm-start",
+        "search-opponent",
     ],
 )
 def test_two_runs_with_the_same_seed_give_the_same_losses_and_weights(tmp_path, collection):

@@ -35,8 +35,8 @@ from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.engine.scoring import win_loss_returns
 from island_fortress_env.engine.tables import MAX_PLAYERS
 from island_fortress_env.players import make_agent
-from island_fortress_env.players.runner import Finished, GameRunner, Games, Seating, Step
-from island_fortress_env.players.seat_policies import AgentSeats, BatchSeats, NetworkPoolSeats, NetworkSeats
+from island_fortress_env.players.runner import Finished, GameRunner, Games, Seating, SeatPolicy, Step
+from island_fortress_env.players.seat_policies import BatchSeats, NetworkPoolSeats, NetworkSeats, seat_policy
 from island_fortress_env.players.seeds import Stream, generator, stream_seed
 from island_fortress_env.players.specs import SAMPLED, PlayMode
 from island_fortress_env.training.config import TABLE_SIZES, NativeConfig
@@ -130,12 +130,11 @@ class Collector:
         )
         self.heuristic = BatchSeats("heuristic")
         self.random = BatchSeats("random")
-        # league.opponent's search player: one for every game, seeded apart from the collector's draws
-        self.agent: AgentSeats | None = None
+        # league.opponent's agent (a search player: its kind's seat policy, every game it is to
+        # move in searched at once), each game's seats seeded apart from the collector's draws
+        self.agent: SeatPolicy | None = None
         if cfg.league.opponent and fixed_opponent_kind(cfg.league.opponent) is GameKind.AGENT:
-            seed = stream_seed(cfg.seed, Stream.COLLECTOR_OPPONENT, rank)
-            opponent = make_agent(cfg.league.opponent, seed=seed)
-            self.agent = AgentSeats(lambda _seed: opponent, name=opponent.name, shared=True)
+            self.agent = seat_policy(cfg.league.opponent, make_agent)
         self.finished: list[FinishedGame] = []
         self._runner: GameRunner | None = None  # made once the batch is (below)
         self._episodes = 0
@@ -202,7 +201,11 @@ class Collector:
             GameKind.SNAPSHOT: self.snapshot_seats if game.snapshot in self.snapshots else None,
         }.get(game.kind)
         policies = tuple(self.learner if s in game.learners else frozen for s in range(game.players))
-        return Seating(game.players, None, policies, tag=game)  # type: ignore[arg-type]
+        seeds: tuple[int | None, ...] = ()
+        if game.kind is GameKind.AGENT:
+            key = (self.cfg.seed, Stream.COLLECTOR_OPPONENT, self.rank, game.episode)
+            seeds = tuple(stream_seed(*key, seat) for seat in range(game.players))
+        return Seating(game.players, None, policies, seeds, tag=game)  # type: ignore[arg-type]
 
     def _seat(self, players: int) -> Game:
         """Who plays a new game of ``players`` seats: every seat learns (self-play), or one

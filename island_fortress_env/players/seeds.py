@@ -60,7 +60,7 @@ class Stream(enum.Enum):
     WEIGHTS = "weights"  # the native trainer's initial weights (torch's generator)
     MINIBATCHES = "minibatches"  # the order of the PPO minibatches, by the update a leg starts at
     COLLECTOR = "collector"  # collector rank's draws: tables, seats, sampled actions
-    COLLECTOR_OPPONENT = "collector-opponent"  # collector rank's league.opponent search player
+    COLLECTOR_OPPONENT = "collector-opponent"  # league.opponent's seats, by collector rank, game, seat
     PERIODIC_EVALUATION = "periodic-evaluation"  # the native trainer's periodic greedy evaluations
     FINAL_EVALUATION = "final-evaluation"  # its final one: other deals than the periodic ones'
     EVALUATION_TABLE = "evaluation-table"  # a greedy evaluation's batch of games, by table size
