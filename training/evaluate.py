@@ -48,8 +48,8 @@ from typing import Any
 
 from island_fortress_env import island_fortress_v0
 from island_fortress_env.engine.config import option_names
+from island_fortress_env.engine.game import Game
 from island_fortress_env.engine.rng import seed_state
-from island_fortress_env.engine.state import Game
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
 from island_fortress_env.env.records import GameRecord, check_output_dir, save_unique
 from island_fortress_env.players import (

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..engine.state import Game
+    from ..engine.game import Game as EngineGame
     from .state import CoreState
 
 __all__ = [
@@ -71,7 +71,7 @@ def build_error() -> str | None:
     return _error
 
 
-def new_initial_state(game: Game, seed: Any = None) -> CoreState:
+def new_initial_state(game: EngineGame, seed: Any = None) -> CoreState:
     """A new game of ``game`` (a validated ``engine.Game``) in the C++ core, with the engine's
     seed rules (an integer in [0, 2**64) or None, else ``SeedError``)."""
     from .state import new_initial_state as _new
@@ -79,7 +79,7 @@ def new_initial_state(game: Game, seed: Any = None) -> CoreState:
     return _new(game, seed)
 
 
-def replay(game: Game, seed: Any, actions: Any) -> CoreState:
+def replay(game: EngineGame, seed: Any, actions: Any) -> CoreState:
     """The game of ``game`` dealt from ``seed`` after ``actions`` (action ids), with its event
     log, replayed in C++ in one call; an action that is not legal where it stands raises
     ``ValueError`` naming it."""

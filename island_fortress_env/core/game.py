@@ -18,7 +18,7 @@ import warnings
 from typing import Any, cast
 
 from island_fortress_env.engine.config import ConfigError, GameConfig
-from island_fortress_env.engine.state import Game as EngineGame
+from island_fortress_env.engine.game import Game as EngineGame
 from island_fortress_env.engine.state import State
 
 __all__ = ["BACKENDS", "Game", "default_backend", "resolve_backend", "shared_game"]

@@ -1,4 +1,5 @@
-"""``CoreState``: a game state held by the C++ core, with the public API of ``engine.State``.
+"""``CoreState``: a game state held by the C++ core, with the public API of ``engine.State``
+(``engine.protocol.StateProtocol``, the API both backends implement).
 
 Everything the engine's consumers read off a state (the observation encoder, the global state,
 the heuristic agent, the text and picture views) is here as a read-only property that reads the
@@ -25,7 +26,7 @@ from __future__ import annotations
 import operator
 import weakref
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,7 +38,9 @@ from island_fortress_env.engine import rng
 from island_fortress_env.engine.config import INCENTIVES, ConfigError
 from island_fortress_env.engine.decisions import DECISION_NAMES, Decision
 from island_fortress_env.engine.favors import REWARD_KINDS
-from island_fortress_env.engine.state import GOVERNOR_OWNER, Game, IllegalActionError, action_id
+from island_fortress_env.engine.game import Game
+from island_fortress_env.engine.protocol import StateProtocol
+from island_fortress_env.engine.state import GOVERNOR_OWNER, IllegalActionError, action_id
 
 if _package._core is None:  # the package imports without the extension; this module needs it
     raise ImportError(
@@ -215,7 +218,7 @@ class CoreState:
     def action_to_string(self, action: int) -> str:
         from island_fortress_env.engine.describe import action_to_string
 
-        return action_to_string(self, action)  # type: ignore[arg-type]
+        return action_to_string(self, action)
 
     def decision_name(self) -> str:
         return DECISION_NAMES[self._s.decision]
@@ -430,6 +433,9 @@ class CoreState:
     winners = _field("winners")
     bid_digits_left = _field("bid_digits_left")
 
+
+if TYPE_CHECKING:  # the type checker holds CoreState to the state API both backends implement
+    _IMPLEMENTS: type[StateProtocol] = CoreState
 
 _WALL_BITS = 128  # no wall has a cell at bit 128 or above (the core's bit sets are 128 bits)
 

@@ -9,8 +9,9 @@ while not state.is_terminal():
 from .actions import ACTION_FAMILIES, NUM_ACTIONS
 from .config import ConfigError, GameConfig
 from .favors import DeckError, FavorCard, FavorDeck, load_deck
+from .game import Game
 from .rng import SeedError
-from .state import TERMINAL, Game, IllegalActionError, State, play_random_game
+from .state import TERMINAL, IllegalActionError, State, play_random_game
 
 __all__ = [
     "ACTION_FAMILIES",

@@ -1,18 +1,17 @@
-"""Text for actions and log events. Every string comes from the one action table."""
+"""Text for actions and log events. Every string comes from the one action table.
+
+A state here is either backend's (``protocol.StateProtocol``): both name their actions through
+``action_to_string``."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from . import actions as A
 from . import tables
 from .decisions import Decision
 from .events import Event, Petition, Role, Score, ScoreReason
+from .protocol import StateProtocol
 from .tables import MAX_REGIONS
 from .wall import STRIDE, WallGeometry, geometry
-
-if TYPE_CHECKING:
-    from .state import State
 
 _CELL_VERB = {
     Decision.REMOVE_REINFORCEMENT_CELL: "remove the reinforcement at",
@@ -43,13 +42,13 @@ def cell_workers(cell: int) -> int:
     return WallGeometry.workers_for(_WALL.cell_bits[cell])
 
 
-def cell_name(state: State, cell: int) -> str:
+def cell_name(state: StateProtocol, cell: int) -> str:
     if not 0 <= cell < len(state.geo.cell_bits):
         return f"cell {cell} (not on this wall)"
     return cell_label(cell)
 
 
-def action_to_string(state: State, action: int) -> str:
+def action_to_string(state: StateProtocol, action: int) -> str:
     fam = A.family_of(action)
     i = action - fam.start
     if fam.name in ("pass", "end_turn", "trade_jade", "trade_convict", "trade_done"):

@@ -17,7 +17,7 @@ from .wall import LEVELS, STRIDE, WallGeometry
 
 if TYPE_CHECKING:
     from .decisions import Decision
-    from .state import Game
+    from .game import Game
 
 _ROW, _ROW_AT_END = ScoreReason.ROW, ScoreReason.ROW_AT_END
 _LEVEL, _LEVEL_AT_END = ScoreReason.LEVEL, ScoreReason.LEVEL_AT_END

@@ -31,7 +31,9 @@ from . import actions as A
 from . import events as ev
 from . import visibility
 from .decisions import Decision
-from .state import Game, State
+from .game import Game
+from .protocol import StateProtocol
+from .state import State
 from .wall import iter_bits
 
 COUNT = 10**15  # the largest count a field may hold (the C++ core's bound, core.state.MAX_CORE_COUNT)
@@ -98,7 +100,7 @@ def _bits(value: int) -> list[int]:
     return list(iter_bits(int(value)))
 
 
-def _tells_action(state: Any) -> bool:
+def _tells_action(state: StateProtocol) -> bool:
     """Whether the seat to move is in a role action or ends the turn of one (the words of its
     choices then tell the action: ``views.narrate``'s pending text and buyback)."""
     return not state.is_terminal() and (
@@ -106,13 +108,13 @@ def _tells_action(state: Any) -> bool:
     )
 
 
-def action_log(state: Any) -> list[ev.Event]:
+def action_log(state: StateProtocol) -> list[ev.Event]:
     """The events of the role action under way: from the mover's last ``Role`` event on, while
     it acts or ends its turn (what ``views.narrate`` reads of the log); none otherwise."""
     if not _tells_action(state):
         return []
     log, mover = state.log, state.current_player()
-    starts = [i for i, e in enumerate(log) if e.kind is ev.EventKind.ROLE and e.player == mover]
+    starts = [i for i, e in enumerate(log) if isinstance(e, ev.Role) and e.player == mover]
     return log[starts[-1] :] if starts else []
 
 
@@ -120,7 +122,7 @@ def _event_json(event: tuple[Any, ...]) -> list[Any]:
     return [v.value if isinstance(v, Enum) else list(v) if isinstance(v, tuple) else v for v in event]
 
 
-def seat_fields(state: Any, seat: int) -> dict[str, Any]:
+def seat_fields(state: StateProtocol, seat: int) -> dict[str, Any]:
     """What ``seat`` may see of ``state`` (an engine ``State`` or a core ``CoreState``), field by
     field (the module doc), as JSON-ready data."""
     if not 0 <= seat < state.n:

@@ -10,10 +10,10 @@ Final scoring reads no hidden field, so what it returns is public. The state its
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from . import events as ev
 from .fields import StateFields
+from .protocol import StateProtocol
 from .state import State
 
 _NOT_COPIED = ("_log", "_legal")
@@ -28,7 +28,7 @@ class EndNow:
     winners: tuple[int, ...]
 
 
-def final_scoring_now(state: Any) -> EndNow:
+def final_scoring_now(state: StateProtocol) -> EndNow:
     """The final scoring if the game ended now (module doc)."""
     copy: State = object.__new__(State)
     for name in StateFields.__slots__:

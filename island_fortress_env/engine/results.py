@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import scoring, tables
 from .events import Bought, Build, Buyback, Event, Petition, Recruited, Role, Score
-from .state import State
+from .protocol import StateProtocol
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def jade_spent(log: Sequence[Event], num_players: int) -> list[int]:
     return spent
 
 
-def game_result(state: State, seed: int, length: int) -> GameResult:
+def game_result(state: StateProtocol, seed: int, length: int) -> GameResult:
     """The record of the finished game ``state``, dealt from ``seed`` and ``length`` decisions long
     (neither is kept in a state); ``ValueError`` if the game is not over."""
     if not state.is_terminal():

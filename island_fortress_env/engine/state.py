@@ -1,4 +1,4 @@
-"""Game and State: the complete rules of Island Fortress as a phase machine.
+"""State: the complete rules of Island Fortress as a phase machine.
 
 The state always waits on one *decision* of one player (``current_player()``). A role action
 with several choices is a short stack of decisions (``decision`` plus a little context such as
@@ -11,8 +11,11 @@ words): ``phases/setup.py`` (the deal and the keep), ``phases/petition.py`` (inc
 sealed bids), ``phases/action.py`` (turns, the role choice and Taskmaster B's repeat, buyback,
 the Governor block), ``phases/end.py`` (wall completion, Favor Trade-in, final scoring) and
 ``roles/`` (one module per role card: each action's start, legal choices and effect). This
-module holds the public API, the dispatch by decision and the moves of components (supplies,
-prisons, blocks on the wall and what they score). Rulings are cited by their docs/RULES.md ids.
+module holds the public API and the dispatch by decision; the fields and the moves of components
+(supplies, prisons, blocks on the wall and what they score) are ``fields.py``'s, and the checks the
+role choice makes are ``checks.py``'s. Rulings are cited by their docs/RULES.md ids.
+The game a state plays (its configuration, deck and wall) is ``Game`` (``game.py``), named here
+too; this module tells it that its states are ``State``.
 
 No RL imports here: the PettingZoo environment and the observation encoder read this state.
 """
@@ -25,24 +28,24 @@ from typing import Any
 
 from . import actions as A
 from . import events as ev
-from . import rng, scoring, tables
-from .config import ConfigError, GameConfig
+from . import rng, scoring
 from .decisions import ACTION_PHASE_DECISIONS, DECISION_NAMES, NUM_DECISIONS, TERMINAL, Decision
 from .events import K_PASS
-from .favors import FavorDeck, load_deck
 from .fields import StateFields
+from .game import UNLIMITED, Game
 from .phases.action import ActionPhase
 from .phases.end import GameEnd
 from .phases.petition import PetitionPhase
 from .phases.setup import SetupPhase
+from .protocol import StateProtocol
 from .roles.builder import Builder
 from .roles.planner import Planner
 from .roles.recruiter import Recruiter
 from .roles.taskmaster import Taskmaster
 from .roles.treasurer import Treasurer
-from .wall import WallGeometry, geometry, iter_bits
 
-# The decisions are defined in decisions.py; re-exported here for callers of the state.
+# The decisions are defined in decisions.py and the game in game.py; re-exported here for
+# callers of the state.
 __all__ = [
     "ACTION_PHASE_DECISIONS",
     "DECISION_NAMES",
@@ -56,8 +59,6 @@ __all__ = [
     "State",
     "play_random_game",
 ]
-
-UNLIMITED = 10**9  # where the ledger of an unlimited supply starts (docs/RULES.md C7)
 
 _PASS_ONLY = (A.PASS,)
 GOVERNOR_OWNER = -1  # owner id of a Governor block in ``owner_at``
@@ -78,65 +79,6 @@ def action_id(action: Any) -> int:
         raise IllegalActionError(
             f"illegal action {action!r}: actions are integers 0..{A.NUM_ACTIONS - 1}"
         ) from None
-
-
-class Game:
-    """A validated configuration plus the immutable things every state shares."""
-
-    def __init__(self, config: GameConfig | None = None, **options: Any) -> None:
-        if config is None:
-            config = GameConfig.from_dict(options)
-        elif options:
-            raise ConfigError("pass either a GameConfig or keyword options, not both")
-        self.config = config
-        self.num_players = config.num_players
-        self.deck: FavorDeck = load_deck(config.favor_deck)
-        need = tables.FAVOR_DEAL * config.num_players
-        if len(self.deck) < need:
-            raise ConfigError(
-                f"invalid game config: favor deck {self.deck.name!r} has {len(self.deck)} cards, "
-                f"but dealing {tables.FAVOR_DEAL} to {config.num_players} players needs {need}"
-            )
-        self.geometry: WallGeometry = geometry(config.num_regions)
-        limit = (lambda n: UNLIMITED) if config.unlimited_components else (lambda n: n)
-        comp = tables.COMPONENTS
-        self.totals = {
-            "jade": limit(comp["jade"]),
-            "treasure": limit(comp["treasure"]),
-            "buyback_chips": limit(comp["buyback_chips"]),
-            "reinforcements": limit(comp["reinforcements"]),
-            "laborers": limit(comp["laborers"]),
-            "convicts": limit(comp["convicts"]),
-            "blocks_per_player": comp["blocks_per_player"],
-            "governor_blocks": config.governor_blocks,
-            "favor_cards": len(self.deck),
-        }
-        self._playable: dict[tuple[int, int], int] = {}
-
-    def new_initial_state(self, seed: int | None = None) -> State:
-        return State(self, seed)
-
-    def playable_cards(self, hand: int, blocks: int) -> int:
-        """The cards of ``hand`` whose pattern is complete in ``blocks`` (a bit set of card ids).
-
-        Memoised: a hand and a player's unreinforced blocks change on few steps, while the
-        question is asked at every role choice and every observation.
-        """
-        key = (hand, blocks)
-        found = self._playable.get(key)
-        if found is None:
-            cards = self.deck.cards
-            found = 0
-            for i in iter_bits(hand):
-                if cards[i].matches(blocks):
-                    found |= 1 << i
-            if len(self._playable) >= 1 << 16:
-                self._playable.clear()
-            self._playable[key] = found
-        return found
-
-    def __repr__(self) -> str:
-        return f"Game({self.config!r})"
 
 
 class State(
@@ -423,6 +365,7 @@ def _compile_clone() -> Callable[[State], State]:
 
 
 _clone = _compile_clone()
+Game._state_type = State  # what ``Game.new_initial_state`` makes (game.py imports no state)
 
 
 def _action_to_string(state: State, action: int) -> str:
@@ -432,9 +375,10 @@ def _action_to_string(state: State, action: int) -> str:
     return action_to_string(state, action)
 
 
-def play_random_game(game: Game, seed: int) -> State:
+def play_random_game(game: Game, seed: int) -> StateProtocol:
     """Play one game with uniformly random legal actions (the engine's own RNG stream is
-    separate from the chooser's, so a seed fixes both)."""
+    separate from the chooser's, so a seed fixes both); the final state is the one ``game``
+    makes (an engine ``State``, or a core state from ``core.game.Game``)."""
     state = game.new_initial_state(seed)
     pick = rng.seed_state(seed ^ rng.CHOOSER_SALT)
     while not state.is_terminal():

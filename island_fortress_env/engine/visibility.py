@@ -8,27 +8,31 @@ petition. A spectator (``viewer=None``) sees every hand and every placed bid, ne
 order.
 
 Every view of a seat asks here (the observation, the pictures, ``island-fortress play``, the
-OpenSpiel adapter's resampling), so the rule is written once.
+OpenSpiel adapter's resampling), so the rule is written once. A state here is either backend's
+(``protocol.StateProtocol``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from . import rng, tables
 from .decisions import Decision
+from .protocol import StateProtocol
 from .wall import iter_bits
 
 if TYPE_CHECKING:
     from .state import State
 
+S = TypeVar("S", bound=StateProtocol)  # a state of either backend; its redeal is of its kind
 
-def bids_sealed(state: State) -> bool:
+
+def bids_sealed(state: StateProtocol) -> bool:
     """Whether this round's petition bids are being taken (sealed until all are in, C13)."""
     return state.decision == Decision.PETITION_BID
 
 
-def sealed_bidders(state: State) -> frozenset[int]:
+def sealed_bidders(state: StateProtocol) -> frozenset[int]:
     """The seats whose sealed bid for this round's petition is in: while bids are taken, the
     seats before the current bidder in the bidding order (E3); none otherwise, since the bids
     are revealed together when the last is in."""
@@ -37,7 +41,7 @@ def sealed_bidders(state: State) -> frozenset[int]:
     return frozenset(state.order[: state.order_pos])
 
 
-def has_sealed_bid(state: State, seat: int) -> bool:
+def has_sealed_bid(state: StateProtocol, seat: int) -> bool:
     """Whether ``seat``'s sealed bid for this round's petition is in (public: not its amount)."""
     return state.decision == Decision.PETITION_BID and seat in state.order[: state.order_pos]
 
@@ -48,7 +52,7 @@ def sees_private(viewer: int | None, owner: int) -> bool:
     return viewer is None or viewer == owner
 
 
-def sealed_bid(state: State, bidder: int, viewer: int | None) -> int | None:
+def sealed_bid(state: StateProtocol, bidder: int, viewer: int | None) -> int | None:
     """``bidder``'s sealed bid this round as ``viewer`` sees it: the Jade bid once the bid is in
     and ``viewer`` may see it (the bidder or a spectator); None otherwise."""
     if sees_private(viewer, bidder) and has_sealed_bid(state, bidder):
@@ -56,7 +60,7 @@ def sealed_bid(state: State, bidder: int, viewer: int | None) -> int | None:
     return None
 
 
-def own_bid(state: State, seat: int) -> int:
+def own_bid(state: StateProtocol, seat: int) -> int:
     """The Jade ``seat`` has bid in this round's petition, as ``seat`` itself sees it: its
     sealed bid, or the digits entered so far while it enters a bid of several base-101 digits
     (E3: the partial bid is seen by its bidder only); 0 while it has not bid or outside the
@@ -68,7 +72,7 @@ def own_bid(state: State, seat: int) -> int:
     return 0
 
 
-def favor_hand(state: State, owner: int, viewer: int | None) -> tuple[int, ...] | None:
+def favor_hand(state: StateProtocol, owner: int, viewer: int | None) -> tuple[int, ...] | None:
     """The card ids of ``owner``'s favor hand, lowest first, when ``viewer`` may see them;
     None when they are hidden (the count, ``state.favor_hand[owner].bit_count()``, is public)."""
     if not sees_private(viewer, owner):
@@ -76,7 +80,7 @@ def favor_hand(state: State, owner: int, viewer: int | None) -> tuple[int, ...] 
     return tuple(iter_bits(state.favor_hand[owner]))
 
 
-def choosing_from(state: State, owner: int, viewer: int | None) -> tuple[int, ...] | None:
+def choosing_from(state: StateProtocol, owner: int, viewer: int | None) -> tuple[int, ...] | None:
     """The card ids ``owner`` is choosing from (the setup deal or a draw), lowest first, when
     ``viewer`` may see them; None when they are hidden (their count is public)."""
     if not sees_private(viewer, owner):
@@ -84,7 +88,7 @@ def choosing_from(state: State, owner: int, viewer: int | None) -> tuple[int, ..
     return tuple(iter_bits(state.drawn[owner]))
 
 
-def unseen_cards(state: State, seat: int) -> list[int]:
+def unseen_cards(state: StateProtocol, seat: int) -> list[int]:
     """Every favor card ``seat`` cannot see, as sorted card ids: the deck and the other
     players' hands and cards being chosen from."""
     cards = list(state.deck)
@@ -95,7 +99,7 @@ def unseen_cards(state: State, seat: int) -> list[int]:
     return cards
 
 
-def redeal_unseen(state: State, seat: int, seed: int) -> State:
+def redeal_unseen(state: S, seat: int, seed: int) -> S:
     """A copy of ``state`` that ``seat`` cannot tell apart from it, everything ``seat`` cannot
     see drawn again from the engine's SplitMix64 generator seeded by ``seed``:
 
@@ -116,7 +120,7 @@ def redeal_unseen(state: State, seat: int, seed: int) -> State:
     own_redeal = getattr(state, "redeal_unseen", None)
     if own_redeal is not None:  # a state held outside this engine (the C++ core) redeals itself, alike
         return own_redeal(seat, gen)
-    other = state.clone()
+    other = cast("State", state.clone())  # an engine state: its fields are written below
     pool = unseen_cards(state, seat)  # sorted: the deal depends on which cards are unseen only
     gen = rng.shuffle(gen, pool)
     at = 0
@@ -141,4 +145,4 @@ def redeal_unseen(state: State, seat: int, seed: int) -> State:
             gen, other.bids[p] = rng.below(gen, state.jade[p] // place + 1)
     gen, other.rng = rng.next_u64(gen)
     other._legal = None  # the legal actions of another player's choice depend on the redealt cards
-    return other
+    return cast(S, other)

@@ -54,7 +54,8 @@ from starlette.routing import Route
 from island_fortress_env.engine import infoset
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.config import ConfigError, GameConfig
-from island_fortress_env.engine.state import Game, State
+from island_fortress_env.engine.game import Game
+from island_fortress_env.engine.state import State
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
 from island_fortress_env.env.records import printable
 from island_fortress_env.players import Agent, check_agent_spec, make_agent

@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 
 from .. import actions as A
 from .. import tables
+from ..checks import ALWAYS_FEASIBLE, ROLE_CHECKS
 from ..decisions import Decision
 from ..events import K_BUYBACK, K_GOVERNOR_LOST, K_ROLE
 from ..fields import StateFields
-from ..refusals import ALWAYS_FEASIBLE, ROLE_CHECKS
 from ..roles.builder import Builder
 from ..roles.planner import Planner
 from ..roles.recruiter import Recruiter
@@ -98,7 +98,7 @@ class ActionPhase(StateFields):
 
     def _feasible_ops(self, p: int, ops: int) -> int:
         """Which of the role actions in bit set ``ops`` can be carried out to the end: those
-        ``refusals.role_refusal`` finds nothing against (``ROLE_CHECKS``) (docs/RULES.md E6)."""
+        ``checks.role_refusal`` finds nothing against (``ROLE_CHECKS``) (docs/RULES.md E6)."""
         ok = ops & ALWAYS_FEASIBLE
         rest = ops & ~ALWAYS_FEASIBLE
         while rest:

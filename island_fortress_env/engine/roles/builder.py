@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from .. import actions as A
 from .. import tables
+from ..checks import cheapest_build, replace_targets, replace_workers
 from ..decisions import Decision
 from ..events import K_BUILD, K_FAVOR_PLAYED, K_REINFORCED, K_REPLACED, K_WORKERS, ScoreReason
 from ..fields import StateFields
-from ..refusals import cheapest_build, replace_targets, replace_workers
 from ..wall import WallGeometry, iter_bits
 
 _FAVOR_CARD = ScoreReason.FAVOR_CARD
