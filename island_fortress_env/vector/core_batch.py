@@ -18,7 +18,7 @@ import numpy as np
 from island_fortress_env.core.memory import check_memory
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import rng, scoring, tables
-from island_fortress_env.engine.state import Game
+from island_fortress_env.engine.game import Game
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.vector.common import (
     MAX_GAMES,

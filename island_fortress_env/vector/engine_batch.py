@@ -20,8 +20,9 @@ import numpy as np
 from island_fortress_env.baseline.heuristic import HeuristicAgent
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import rng, scoring, tables
+from island_fortress_env.engine.game import Game
 from island_fortress_env.engine.results import GameResult, game_result
-from island_fortress_env.engine.state import Game, State
+from island_fortress_env.engine.state import State
 from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder, action_mask
 from island_fortress_env.vector.common import MAX_GAMES, FinalResults, _count, _index, _player_counts
 
