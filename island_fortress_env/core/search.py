@@ -18,7 +18,11 @@ prior, the searching seat's bid drawn from its node's average strategy among the
 ``bid_threshold`` of it; a search at a bid after other seats sealed theirs starts at the beginning
 of that round's bidding); it is off by default, as at the budgets a decision gets it still plays
 weaker than PUCT (docs/STRENGTH.md). ``core._core.sealed_self_play`` plays the same rule on a
-matrix game.
+matrix game. With ``gumbel`` the root picks by Gumbel root selection instead (Danihelka et al.,
+ICLR 2022, as DeepMind's ``mctx`` plays it): ``considered`` actions drawn by Gumbel-top-k over the
+priors, the simulations shared among them by sequential halving, the move the halving's survivor
+and the policy the root's improved policy, softmax(logits + sigma(completed Q)); the other nodes
+pick the action that most lags that improved policy in visits.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from island_fortress_env.engine import actions as A
 C_PUCT = 1.5  # PUCT's exploration weight
 EXPLORATION = 0.1  # the share of a bidder's strategy spread evenly over its bids
 BID_THRESHOLD = 0.05  # the searching seat's bid is drawn among the bids of at least this share
+CONSIDERED = 16  # Gumbel root selection: the root actions sampled for the sequential halving
 
 Evaluate = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -60,6 +65,8 @@ class BatchedSearch:
         exploration: float = EXPLORATION,
         bid_threshold: float = BID_THRESHOLD,
         simultaneous_bids: bool = False,
+        gumbel: bool = False,
+        considered: int = CONSIDERED,
     ) -> None:
         if _core is None:
             raise RuntimeError("the batched search runs in the C++ core, which is not built")
@@ -67,7 +74,10 @@ class BatchedSearch:
             raise ValueError(f"a search needs at least 1 simulation, not {simulations!r}")
         self.evaluate = evaluate
         self.simulations = simulations
-        self._search = _core.Search(threads, c_puct, exploration, bid_threshold, bool(simultaneous_bids))
+        if gumbel and (not isinstance(considered, int) or considered < 1):
+            raise ValueError(f"Gumbel root selection considers at least 1 action, not {considered!r}")
+        rules = (c_puct, exploration, bid_threshold, bool(simultaneous_bids), bool(gumbel), int(considered))
+        self._search = _core.Search(threads, *rules)
         self._obs = np.zeros((0, A.NUM_ACTIONS), dtype=np.float32)
         self._mask = np.zeros((0, A.NUM_ACTIONS), dtype=np.uint8)
         self.rows = 0  # rows valued by the last run (every step's, summed)

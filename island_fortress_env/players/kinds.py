@@ -229,8 +229,12 @@ def _onnx_label(spec: AgentSpec) -> str:
 # --------------------------------------------------------------------------- the search players
 
 
+GUMBEL = AgentKind("gumbel")  # gumbel[:CHECKPOINT][:N], the search with Gumbel root selection
+
+
 def _parse_search(text: str) -> AgentSpec:
-    """``search``, ``search:N``, ``search:CHECKPOINT`` or ``search:CHECKPOINT:N``."""
+    """``search``, ``search:N``, ``search:CHECKPOINT`` or ``search:CHECKPOINT:N`` (``gumbel`` alike)."""
+    word = AgentKind(text.partition(":")[0])
     _, sep, argument = text.partition(":")
     path, simulations = SHIPPED_POLICY, ""
     if argument:
@@ -242,9 +246,9 @@ def _parse_search(text: str) -> AgentSpec:
         else:
             path = Path(argument)
     if sep and not argument:
-        raise AgentSpecError(f"agent {text!r}: expected search[:CHECKPOINT][:N]")
+        raise AgentSpecError(f"agent {text!r}: expected {word}[:CHECKPOINT][:N]")
     n = read_simulations(text, simulations, DEFAULT_SEARCH_SIMULATIONS)
-    return AgentSpec(AgentKind.SEARCH, text, path=path, simulations=n)
+    return AgentSpec(word, text, path=path, simulations=n)
 
 
 def _check_search(spec: AgentSpec) -> None:
@@ -265,13 +269,13 @@ def _check_search(spec: AgentSpec) -> None:
 
 def _make_search(spec: AgentSpec, seed: int | None) -> Agent:
     assert spec.path is not None and spec.simulations is not None
-    return SearchAgent(spec.path, spec.simulations, seed=seed)
+    return SearchAgent(spec.path, spec.simulations, seed=seed, gumbel=spec.kind is GUMBEL)
 
 
 def _search_seats(spec: AgentSpec, make: MakeAgent) -> SeatPolicy:
     """Every game it is to move in searched at once (the core's batched search)."""
     assert spec.path is not None and spec.simulations is not None
-    return SearchSeats(spec.path, spec.simulations, name=spec.label)
+    return SearchSeats(spec.path, spec.simulations, name=spec.label, gumbel=spec.kind is GUMBEL)
 
 
 def _parse_mcts(text: str) -> AgentSpec:
@@ -432,6 +436,16 @@ ROWS = (
     KindEntry(
         kind=AgentKind.SEARCH,
         syntax="search[:CHECKPOINT][:N]",
+        parse=_parse_search,
+        check=_check_search,
+        make=_make_search,
+        seats=_search_seats,
+        in_core=True,
+        league=False,
+    ),
+    KindEntry(
+        kind=GUMBEL,
+        syntax="gumbel[:CHECKPOINT][:N]",
         parse=_parse_search,
         check=_check_search,
         make=_make_search,

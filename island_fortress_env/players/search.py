@@ -3,13 +3,14 @@
 ``search[:N]`` searches with the shipped policy (``checkpoints/policy-2-4p-v3.zip``) and
 ``search:CHECKPOINT[:N]`` with any native checkpoint, or with an exported network (a file named
 ``*.onnx``, played by onnxruntime without torch), ``N`` simulations per decision (default
-``DEFAULT_SIMULATIONS``). The search is ``core.search.BatchedSearch`` (its doc: determinisations
-by the core's ``redeal_unseen``, PUCT, the sealed bids as a simultaneous decision searched by
-regret matching): ``SearchSeats`` searches every game of a batch it is to move in at once, one
-network call per simulation step; ``SearchAgent`` (one game, for the environment, the web app and
-the terminal) is a batch of one of the same code. A decision with one legal action is played
-without search. Every tree's draws come from the seat's seed for its game, so the same seeds give
-the same moves.
+``DEFAULT_SIMULATIONS``). The search is ``core.search.BatchedSearch`` (its doc: determinisations by
+the core's ``redeal_unseen``, PUCT, the sealed bids as a simultaneous decision searched by regret
+matching); ``gumbel[:CHECKPOINT][:N]`` is the same search with Gumbel root selection (sequential
+halving, the move the halving's survivor): ``SearchSeats`` searches every game of a batch it is to
+move in at once, one network call per simulation step; ``SearchAgent`` (one game, for the
+environment, the web app and the terminal) is a batch of one of the same code. A decision with one
+legal action is played without search. Every tree's draws come from the seat's seed for its game, so
+the same seeds give the same moves.
 
 A state of the Python engine (a game made with ``backend="python"``) has no C++ twin to search:
 ``SearchAgent`` plays it with ``players.search_reference``, the one-game Python tree (PUCT at every
@@ -84,10 +85,11 @@ class SearchSeats:
         path: str | Path = SHIPPED_POLICY,
         simulations: int = DEFAULT_SIMULATIONS,
         name: str | None = None,
+        gumbel: bool = False,
     ) -> None:
         self.evaluator = Evaluator(path)
-        self.search = BatchedSearch(self.evaluator, simulations, threads=2)
-        self.name = name or f"search:{Path(path).stem}:{simulations}"
+        self.search = BatchedSearch(self.evaluator, simulations, threads=2, gumbel=gumbel)
+        self.name = name or f"{'gumbel' if gumbel else 'search'}:{Path(path).stem}:{simulations}"
         self._seeds: dict[tuple[int, int], np.random.SeedSequence] = {}
         self._reference: dict[tuple[int, int], Any] = {}
 
@@ -133,12 +135,13 @@ class SearchAgent:
         simulations: int = DEFAULT_SIMULATIONS,
         seed: int | None = None,
         name: str | None = None,
+        gumbel: bool = False,
     ) -> None:
         self.path = path
         self.simulations = simulations
-        self.name = name or f"search:{Path(path).stem}:{simulations}"
+        self.name = name or f"{'gumbel' if gumbel else 'search'}:{Path(path).stem}:{simulations}"
         self.evaluator = Evaluator(path, threads=1)
-        self.search = BatchedSearch(self.evaluator, simulations, threads=1)
+        self.search = BatchedSearch(self.evaluator, simulations, threads=1, gumbel=gumbel)
         self._reference: Any = None
         self._seed = np.random.SeedSequence(seed)
 

@@ -477,9 +477,13 @@ NB_MODULE(_core, m) {
   // The batched search (search.h): begin, then leaves/expand until leaves returns -1, then result.
   nb::class_<Search>(m, "Search")
       .def("__init__", [](Search* self, int threads, double c_puct, double exploration, double bid_threshold,
-                          bool simultaneous_bids) {
-        new (self) Search(threads, SearchOptions{c_puct, exploration, bid_threshold, simultaneous_bids});
-      }, "threads"_a, "c_puct"_a, "exploration"_a, "bid_threshold"_a, "simultaneous_bids"_a)
+                          bool simultaneous_bids, bool gumbel, int considered) {
+        SearchOptions options{c_puct, exploration, bid_threshold, simultaneous_bids};
+        options.gumbel = gumbel;
+        options.considered = considered;
+        new (self) Search(threads, options);
+      }, "threads"_a, "c_puct"_a, "exploration"_a, "bid_threshold"_a, "simultaneous_bids"_a, "gumbel"_a = false,
+      "considered"_a = 16)
       .def_prop_ro("size", [](const Search& s) { CallLock<Search> lock(s); return s.size(); })
       .def_prop_ro("max_rows", [](const Search& s) { CallLock<Search> lock(s); return s.max_rows(); })
       .def("begin", [](Search& s, const std::vector<const State*>& roots, Buffer seeds, int simulations) {
@@ -516,6 +520,10 @@ NB_MODULE(_core, m) {
         if (i < 0 || i >= s.size()) throw std::out_of_range("no such tree");
         return s.nodes(i);
       }, "index"_a);
+  m.def("halving_schedule", [](int considered, int simulations) {
+    if (considered < 1 || simulations < 0) throw std::invalid_argument("considered >= 1, simulations >= 0");
+    return HalvingSchedule(considered, simulations);
+  }, "considered"_a, "simulations"_a, "Sequential halving's visits of the considered actions, by simulation.");
   m.def("sealed_self_play", [](const std::vector<std::vector<double>>& payoff, int iterations, double exploration,
                                uint64_t seed) {
     if (iterations < 0) throw std::invalid_argument("iterations must be >= 0");

@@ -42,6 +42,8 @@ Search::Search(int threads, const SearchOptions& options) : options_(options), p
   if (!(options.c_puct >= 0.0) || !(options.exploration > 0.0 && options.exploration <= 1.0) ||
       !(options.bid_threshold >= 0.0 && options.bid_threshold < 1.0))
     throw std::invalid_argument("search options: c_puct >= 0, exploration in (0, 1], bid_threshold in [0, 1)");
+  if (options.considered < 1 || !(options.value_scale >= 0.0) || !(options.maxvisit_init >= 0.0))
+    throw std::invalid_argument("search options: considered >= 1, value_scale >= 0, maxvisit_init >= 0");
 }
 
 void Search::Begin(const std::vector<const State*>& roots, const uint64_t* seeds, int simulations) {
@@ -74,6 +76,15 @@ void Search::Begin(const std::vector<const State*>& roots, const uint64_t* seeds
       t.root.emplace(s.BiddingStart());
     else
       t.root.emplace(s, State::kLookAhead);
+    if (options_.gumbel) {  // Gumbel(0, 1) noise per root action, and the halving's schedule
+      t.gumbel.clear();
+      for (size_t a = 0; a < legal.size(); ++a) {
+        const double u = std::max(Uniform(t.rng), 1e-300);
+        t.gumbel.push_back(-std::log(-std::log(u) + 1e-300));
+      }
+      const int considered = std::min(options_.considered, static_cast<int>(legal.size()));
+      t.halving = HalvingSchedule(considered, simulations);
+    }
     max_rows_ += LeafRows(s.n());
   }
 }
@@ -201,6 +212,7 @@ int Search::Select(Tree& t, int index, const State& world, std::vector<double>& 
       node.edges.insert(it, e);
     }
   }
+  if (options_.gumbel && !node.sealed) return SelectGumbel(t, index, legal);
   if (node.sealed) {
     SealedStrategy(node.edges, legal, options_.exploration, strategy);
     double x = Uniform(t.rng);
@@ -326,6 +338,7 @@ void Search::ExpandOne(Tree& t, const float* logits, const float* values) {
   for (const SearchEdge& e : node.edges) sum += std::exp(static_cast<double>(row[e.action]) - high);
   for (SearchEdge& e : node.edges) e.prior = static_cast<float>(std::exp(static_cast<double>(row[e.action]) - high) / sum);
   std::array<double, kMaxPlayers> value{};
+  node.raw_value = values[t.start + mover_row];
   if (t.rows == 1) {  // two players: the returns sum to zero (E23), so the other's is the negation
     value[static_cast<size_t>(node.player)] = values[t.start];
     value[static_cast<size_t>(1 - node.player)] = -values[t.start];
@@ -362,6 +375,7 @@ int64_t Search::Decide(Tree& t, float* policy) const {
     return pick;
   }
   const SearchNode& node = t.nodes[static_cast<size_t>(answer)];
+  if (GumbelRoot(t, answer)) return DecideGumbel(t, node, policy);
   if (node.sealed) {
     double total = 0.0;
     for (const SearchEdge& e : node.edges) total += e.strategy;

@@ -43,6 +43,18 @@ struct SearchOptions {
   double exploration = 0.1;     // the share of a bidder's strategy spread evenly over its bids
   double bid_threshold = 0.05;  // the searching seat's bid is drawn among bids of this average share
   bool simultaneous_bids = false;  // the sealed bids as one simultaneous node (else PUCT, as elsewhere)
+  // Gumbel root selection (Danihelka, Guez, Schrittwieser and Silver, ICLR 2022, as DeepMind's
+  // mctx plays it) instead of PUCT: the root samples `considered` actions without replacement by
+  // Gumbel-top-k over the priors and shares the simulations among them by sequential halving,
+  // the survivors ranked by gumbel + logit + sigma(completed Q); other nodes pick the action that
+  // most lags the improved policy softmax(logit + sigma(completed Q)) in visits; the move is the
+  // survivor of the halving and the policy the root's improved policy. sigma(q) = (maxvisit_init
+  // + the most visits of an edge) * value_scale * q, the completed Q-values min-max rescaled, an
+  // unvisited action's Q the node's value mixed with its visited actions' (mctx's defaults).
+  bool gumbel = false;
+  int considered = 16;
+  double value_scale = 0.1;
+  double maxvisit_init = 50.0;
 };
 
 // What one decision of a tree returns: its move, and the search's policy over the actions at
@@ -67,6 +79,7 @@ struct SealedKey {
 
 struct SearchNode {
   int player = 0;
+  double raw_value = 0.0;  // the network's value of the node's first position, for its player
   bool sealed = false;  // a sealed petition bid
   int group = -1;       // sealed: the node where this round's bidding began (it keeps `keyed`)
   int visits = 0;
@@ -129,6 +142,8 @@ class Search {
     std::optional<State> world;      // the leaf's position
     int rows = 0;                    // rows written for the leaf on the last Leaves call
     int start = 0;                   // its first row
+    std::vector<double> gumbel;      // Gumbel root selection: each of `legal`'s noise
+    std::vector<int> halving;        // its visits of the considered actions, by simulation
   };
 
   void Walk(Tree& t);
@@ -139,6 +154,12 @@ class Search {
   void Write(Tree& t, float* obs, uint8_t* mask) const;
   void ExpandOne(Tree& t, const float* logits, const float* values);
   int Answer(const Tree& t) const;
+  bool GumbelRoot(const Tree& t, int node) const;
+  void CompletedQ(const SearchNode& node, std::vector<double>& out) const;
+  double RootScore(const Tree& t, const SearchNode& node, size_t edge, const std::vector<double>& sigma_q,
+                   int considered_visits) const;
+  int SelectGumbel(const Tree& t, int index, const std::vector<int>& legal) const;
+  int64_t DecideGumbel(const Tree& t, const SearchNode& node, float* policy) const;
   int64_t Decide(Tree& t, float* policy) const;
 
   SearchOptions options_;
@@ -155,6 +176,9 @@ void SealedStrategy(const std::vector<SearchEdge>& edges, const std::vector<int>
                     std::vector<double>& out);
 void SealedUpdate(std::vector<SearchEdge>& edges, const std::vector<double>& sigma, int taken, double u,
                   double exploration);
+// Sequential halving's schedule (mctx's get_sequence_of_considered_visits): at simulation k the
+// root visits a considered action that has out[k] visits.
+std::vector<int> HalvingSchedule(int considered, int simulations);
 // The same rule played by both players of a two-player zero-sum matrix game (`payoff`: the row
 // player's), `iterations` simultaneous draws: the two average strategies (a test of the rule on a
 // game whose equilibrium is known).
