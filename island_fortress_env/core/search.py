@@ -22,7 +22,9 @@ matrix game. With ``gumbel`` the root picks by Gumbel root selection instead (Da
 ICLR 2022, as DeepMind's ``mctx`` plays it): ``considered`` actions drawn by Gumbel-top-k over the
 priors, the simulations shared among them by sequential halving, the move the halving's survivor
 and the policy the root's improved policy, softmax(logits + sigma(completed Q)); the other nodes
-pick the action that most lags that improved policy in visits.
+pick the action that most lags that improved policy in visits. With ``exact_bids`` a two-player
+sealed bid is not searched as a tree: ``core.search_bids.ExactBids`` solves the round's bidding as
+the matrix game it is (every joint bid valued on redeals of the seat's view, one network call).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from island_fortress_env.core.search_bids import ExactBids, is_exact_root
 from island_fortress_env.core.state import CoreState, _core
 from island_fortress_env.engine import actions as A
 
@@ -67,6 +70,7 @@ class BatchedSearch:
         simultaneous_bids: bool = False,
         gumbel: bool = False,
         considered: int = CONSIDERED,
+        exact_bids: bool = False,
     ) -> None:
         if _core is None:
             raise RuntimeError("the batched search runs in the C++ core, which is not built")
@@ -80,6 +84,7 @@ class BatchedSearch:
         self._search = _core.Search(threads, *rules)
         self._obs = np.zeros((0, A.NUM_ACTIONS), dtype=np.float32)
         self._mask = np.zeros((0, A.NUM_ACTIONS), dtype=np.uint8)
+        self.exact = ExactBids(evaluate, threshold=bid_threshold) if exact_bids else None
         self.rows = 0  # rows valued by the last run (every step's, summed)
         self.steps = 0  # network calls made by the last run
 
@@ -89,6 +94,24 @@ class BatchedSearch:
         seeds_ = np.ascontiguousarray(seeds, dtype=np.uint64)
         if seeds_.shape != (len(roots),):
             raise ValueError(f"one seed per state: {len(roots)} states, seeds of shape {seeds_.shape}")
+        exact = [k for k, state in enumerate(states) if self.exact is not None and is_exact_root(state)]
+        if not exact:
+            return self._search_trees(roots, seeds_)
+        assert self.exact is not None
+        moves, shares = self.exact.run([states[k] for k in exact], seeds_[exact].tolist())
+        rest = np.setdiff1d(np.arange(len(roots)), exact)
+        actions = np.zeros(len(roots), dtype=np.int64)
+        policy = np.zeros((len(roots), A.NUM_ACTIONS), dtype=np.float32)
+        actions[exact], policy[exact] = moves, shares
+        self.rows, self.steps = self.exact.rows, 1
+        if len(rest):
+            trees = self._search_trees([roots[k] for k in rest], seeds_[rest])
+            actions[rest], policy[rest] = trees.actions, trees.policy
+            self.rows, self.steps = self.rows + self.exact.rows, self.steps + 1
+        return SearchResult(actions, policy)
+
+    def _search_trees(self, roots: list[Any], seeds_: np.ndarray) -> SearchResult:
+        """The trees' moves and policies (module doc)."""
         search = self._search
         search.begin(roots, seeds_, self.simulations)
         rows = search.max_rows

@@ -86,9 +86,11 @@ class SearchSeats:
         simulations: int = DEFAULT_SIMULATIONS,
         name: str | None = None,
         gumbel: bool = False,
+        exact_bids: bool = False,
     ) -> None:
         self.evaluator = Evaluator(path)
-        self.search = BatchedSearch(self.evaluator, simulations, threads=2, gumbel=gumbel)
+        rules = {"gumbel": gumbel, "exact_bids": exact_bids}
+        self.search = BatchedSearch(self.evaluator, simulations, threads=2, **rules)
         self.name = name or f"{'gumbel' if gumbel else 'search'}:{Path(path).stem}:{simulations}"
         self._seeds: dict[tuple[int, int], np.random.SeedSequence] = {}
         self._reference: dict[tuple[int, int], Any] = {}
@@ -136,12 +138,14 @@ class SearchAgent:
         seed: int | None = None,
         name: str | None = None,
         gumbel: bool = False,
+        exact_bids: bool = False,
     ) -> None:
         self.path = path
         self.simulations = simulations
         self.name = name or f"{'gumbel' if gumbel else 'search'}:{Path(path).stem}:{simulations}"
         self.evaluator = Evaluator(path, threads=1)
-        self.search = BatchedSearch(self.evaluator, simulations, threads=1, gumbel=gumbel)
+        rules = {"gumbel": gumbel, "exact_bids": exact_bids}
+        self.search = BatchedSearch(self.evaluator, simulations, threads=1, **rules)
         self._reference: Any = None
         self._seed = np.random.SeedSequence(seed)
 

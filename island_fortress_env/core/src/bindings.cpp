@@ -246,6 +246,10 @@ NB_MODULE(_core, m) {
         return State::Replay(std::move(game), seed, HistoryFromBytes(history), logging);
       }, "game"_a, "seed"_a, "history"_a, "logging"_a,
       "The state `history` (as history() gives it) makes from the first state of `game` and `seed`.")
+      .def("bidding_start", [](const State& s) {
+        if (s.decision() != Decision::kPetitionBid) throw std::invalid_argument("no round's bidding under way");
+        return s.BiddingStart();
+      }, "A look-ahead copy at the round's first bid, the bids sealed since taken back.")
       .def("redeal_unseen", [](const State& s, int seat, uint64_t seed) {
         if (seat < 0 || seat >= s.n()) throw std::out_of_range("seat out of range");
         return s.RedealUnseen(seat, seed);
