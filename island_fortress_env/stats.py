@@ -3,6 +3,8 @@
 * ``wilson``: the 95% Wilson score interval of a proportion (a win rate: shared wins make
   fractional counts), ``(0, 1)`` when nothing was observed. An end of the interval at a rate of 0
   or 1 is exact.
+* ``t_interval``: the 95% t-interval of the mean of two or more proportions (the win rates of
+  several runs), clipped to [0, 1]; SciPy gives the t quantile.
 * ``rate_games``: OpenSkill ratings (Plackett-Luce, its default options) over finished games in
   the order given, each game's seats ranked by their finishing positions (1 best, ties share a
   rank); the ratings a game names as ``fixed`` (anchors) are used but never moved. The typed
@@ -10,12 +12,14 @@
   gives it. ``openskill`` is an optional dependency (the ``web``, ``train`` and ``onnx`` extras):
   it is imported only to rate, and ``OpenSkillMissing`` says so when it cannot be.
 
-The standard library only, besides ``openskill`` when rating: any layer may use this module.
+The standard library only, besides ``openskill`` when rating and ``scipy`` for a t quantile: any
+layer may use this module.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -43,6 +47,19 @@ def wilson(share: float, trials: int, z: float = Z95) -> Interval:
     low = 0.0 if share <= 0 else max(0.0, centre - half)
     high = 1.0 if share >= 1 else min(1.0, centre + half)
     return Interval(low, high)
+
+
+def t_interval(values: Sequence[float]) -> Interval:
+    """The 95% t-interval of the mean of ``values`` (two or more proportions), clipped to [0, 1]."""
+    if len(values) < 2:
+        raise ValueError(f"a t-interval needs two or more values, got {len(values)}")
+    from scipy import stats as scipy_stats
+
+    mean = statistics.fmean(values)
+    half = (
+        float(scipy_stats.t.ppf(0.975, len(values) - 1)) * statistics.stdev(values) / math.sqrt(len(values))
+    )
+    return Interval(max(0.0, mean - half), min(1.0, mean + half))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
+from island_fortress_env.cli import app as cli
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.seeds import (
     AGENT_STREAM,
@@ -96,7 +97,7 @@ def test_play_deals_a_game_without_a_seed_from_64_bits(tmp_path):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
     from rich.console import Console
 
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
 
     drawn = []
     for k in range(3):
@@ -221,7 +222,9 @@ def test_evaluate_and_tournament_deal_from_a_drawn_seed_when_a_remote_bot_plays(
     drawn = {run_seed(None, ["random", "remote:http://127.0.0.1:9/"]) for _ in range(3)}
     assert len(drawn) == 3 and all(was_drawn and seed >= 2**32 for seed, was_drawn in drawn)
     with seed_bot() as (url, seen):
-        assert ev.main(["random", f"remote:{url}", "--games", "2", "--json", "--no-progress"]) == 0
+        assert (
+            cli.main(["evaluate", "random", f"remote:{url}", "--games", "2", "--json", "--no-progress"]) == 0
+        )
     out, err = capsys.readouterr()
     seed = json.loads(out)["seed"]
     assert seed >= 2**32 and f"seed {seed} (drawn" in err and f"--seed {seed}" in err

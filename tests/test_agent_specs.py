@@ -12,9 +12,10 @@ from tiny_runs import SMALL, small_checkpoint
 
 from island_fortress_env.agents.checkpoint import CheckpointAgent
 from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.cli import app as cli
 from island_fortress_env.players import AgentSpecError, check_agent_spec, make_agent, parse_agent_spec
 from island_fortress_env.players.ismcts import DEFAULT_SIMULATIONS
-from island_fortress_env.tools import exploit
+from island_fortress_env.research import exploit
 from island_fortress_env.training import evaluate as evaluate_mod
 from island_fortress_env.training.config import NativeConfig, load_config
 from island_fortress_env.training.league import League
@@ -32,7 +33,7 @@ def test_simulations_parse():
 @pytest.mark.parametrize("spec", ["mcts:0", "mcts:x", "mcts:-3", "mcts:1.5"])
 def test_a_bad_mcts_spec_is_one_line_and_exit_2(spec, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        evaluate_mod.main([spec, "random", "--games", "2"])
+        cli.main(["evaluate", spec, "random", "--games", "2"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "positive whole number of simulations" in err[-1] and spec in err[-1]
@@ -44,7 +45,7 @@ def test_mcts_without_openspiel_says_what_to_install(monkeypatch, capsys):
         importlib.util, "find_spec", lambda name, *a: None if name == "pyspiel" else real(name, *a)
     )
     with pytest.raises(SystemExit) as exit_info:
-        evaluate_mod.main(["mcts:5", "random", "--games", "2"])
+        cli.main(["evaluate", "mcts:5", "random", "--games", "2"])
     assert exit_info.value.code == 2
     assert "[openspiel]" in capsys.readouterr().err.strip().splitlines()[-1]
 

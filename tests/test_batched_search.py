@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from test_hidden_information import interesting_states
 
+from island_fortress_env.cli import app as cli
 from island_fortress_env.core import Game, _core
 from island_fortress_env.core.search import BatchedSearch
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.players.search import Evaluator, SearchAgent, SearchSeats
 from island_fortress_env.players.specs import SHIPPED_POLICY
-from island_fortress_env.training import evaluate as evaluate_mod
 
 
 def _uniform(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -159,7 +159,7 @@ def test_evaluate_seats_the_search_in_the_core_batch(capsys):
     assert isinstance(seat_policy("search:2", make_agent), SearchSeats)
     runs = []
     for _ in range(2):
-        evaluate_mod.main(["search:2", "random", "--games", "4", "--seed", "1", "--json", "--no-progress"])
+        cli.main(["evaluate", "search:2", "random", "--games", "4", "--seed", "1", "--json", "--no-progress"])
         runs.append(json.loads(capsys.readouterr().out))
     assert runs[0] == runs[1], "the same seed gave other games"
     assert sum(agent["games"] for agent in runs[0]["agents"]) == 8

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from island_fortress_env import core
+from island_fortress_env.cli import app as cli
+from island_fortress_env.cli import bench, bench_play, bench_report
+from island_fortress_env.cli.bench_report import _rate as rate
 from island_fortress_env.players.specs import SHIPPED_POLICY
-from island_fortress_env.tools import bench, bench_play, bench_report, cli
-from island_fortress_env.tools.bench_report import _rate as rate
 
 PLAYERS = ("2", "3", "4")
 # What each anchor needs, written out here independently of bench.py's own bookkeeping.
@@ -35,7 +36,7 @@ ANCHOR_NEEDS = {
 def _run(argv: list[str]) -> tuple[dict, str]:
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
-        assert bench.main(argv) == 0
+        assert cli.main(["bench", *argv]) == 0
     out = argv[argv.index("--out") + 1]
     with open(out, encoding="utf-8") as f:
         return json.load(f), stdout.getvalue()
@@ -314,7 +315,7 @@ def test_cli_dispatches_bench(tmp_path):
 
 
 def test_profile_prints_the_top_functions_by_own_time(capsys):
-    assert bench.main(["--profile", "2", "--seconds", "0.2"]) == 0
+    assert cli.main(["bench", "--profile", "2", "--seconds", "0.2"]) == 0
     text = capsys.readouterr().out
     assert f"cProfile, AEC 2p random play ({core.default_backend()} backend)" in text
     assert "Ordered by: internal time" in text

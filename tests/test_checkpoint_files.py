@@ -299,7 +299,7 @@ def test_damaged_sb3_checkpoints_are_one_checkpoint_error(sb3_damaged, case):
 
 
 def _cli(argv: list[str], capsys) -> tuple[int, str]:
-    from island_fortress_env.tools import cli
+    from island_fortress_env.cli import app as cli
 
     try:
         code = cli.main(argv)

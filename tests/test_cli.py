@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from island_fortress_env.cli import app as cli
 from island_fortress_env.env import records
-from island_fortress_env.tools import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,14 +34,14 @@ def test_play_a_whole_game_in_a_terminal(tmp_path):
     other player's kept cards and bids stay hidden, and the game is saved and replays."""
     pexpect = pytest.importorskip("pexpect", reason="the terminal test needs pexpect")
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools.play import PROMPT
+    from island_fortress_env.cli.play import PROMPT
 
     out = tmp_path / "game.json"
     child = pexpect.spawn(
         sys.executable,
         [
             "-m",
-            "island_fortress_env.tools.cli",
+            "island_fortress_env.cli",
             "play",
             "--agents",
             "random",
@@ -103,7 +103,7 @@ def test_play_a_whole_game_in_a_terminal(tmp_path):
 
 def test_play_quit_saves_nothing(tmp_path):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
 
     entries = iter(["2", "quit"])
     console_out = io.StringIO()
@@ -122,7 +122,7 @@ def test_play_quit_saves_nothing(tmp_path):
 
 def test_parse_choice():
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools.play import parse_choice
+    from island_fortress_env.cli.play import parse_choice
 
     legal, labels = [5, 9, 11], ["bid 0 Jade", "bid 1 Jade", "bid 10 Jade"]
     assert parse_choice("2", legal, labels).action == 9
@@ -141,7 +141,7 @@ def test_play_with_the_window(tmp_path, monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     from rich.console import Console
 
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
     from island_fortress_env.views import picture
 
     shown = []
@@ -176,7 +176,7 @@ def test_replay_steps_in_a_terminal(tmp_path):
     env = dict(_env(), PROMPT_TOOLKIT_NO_CPR="1")  # pexpect does not answer cursor-position queries
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "island_fortress_env.tools.cli", "replay", str(path)],
+        ["-m", "island_fortress_env.cli", "replay", str(path)],
         env=env,
         encoding="utf-8",
         timeout=60,
@@ -215,7 +215,7 @@ def test_replay_without_a_terminal_prints_the_game(tmp_path):
     record, _final = play(seed=4)
     path = records.save(record, tmp_path / "g.json")
     done = subprocess.run(
-        [sys.executable, "-m", "island_fortress_env.tools.cli", "replay", str(path)],
+        [sys.executable, "-m", "island_fortress_env.cli", "replay", str(path)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -291,7 +291,7 @@ def test_user_error_as_a_real_process(bad_files):
         [
             sys.executable,
             "-m",
-            "island_fortress_env.tools.cli",
+            "island_fortress_env.cli",
             "train",
             "--config",
             str(bad_files / "binary.yaml"),
@@ -315,7 +315,7 @@ class NotInstalled:
         if name.split(".")[0] in sys.argv[1].split(","):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, NotInstalled())
-from island_fortress_env.tools import cli
+from island_fortress_env.cli import app as cli
 sys.exit(cli.main(sys.argv[2:]))
 """
 

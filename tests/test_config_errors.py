@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from island_fortress_env.agents.checkpoint import META_MEMBER, CheckpointError, read_metadata
-from island_fortress_env.tools.cli import main as cli_main
+from island_fortress_env.cli.app import main as cli_main
 from island_fortress_env.training.config import (
     MAX_CONFIG_BYTES,
     NativeConfig,

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from island_fortress_env.tools.doc_tables import action_table, observation_table
+from island_fortress_env.cli.doc_tables import action_table, observation_table
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,9 +9,9 @@ import pytest
 from gymnasium.utils import seeding
 
 from island_fortress_env import island_fortress_v0
+from island_fortress_env.cli import app as cli
 from island_fortress_env.core import Game
 from island_fortress_env.engine import SeedError
-from island_fortress_env.tools import cli
 
 INTEGER_SEEDS = [0, 1, 42, 2**31, 2**32 + 7, 2**63 - 1, 2**63, 2**64 - 1]
 

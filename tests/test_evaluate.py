@@ -9,13 +9,13 @@ import pytest
 
 from island_fortress_env import core
 from island_fortress_env.agents import RandomAgent
+from island_fortress_env.cli import app as cli
 from island_fortress_env.core import game as core_game
 from island_fortress_env.engine import Game, scoring
 from island_fortress_env.engine.results import game_result
 from island_fortress_env.engine.state import play_random_game
 from island_fortress_env.players import AgentSpecError, make_agent
 from island_fortress_env.stats import wilson
-from island_fortress_env.tools import cli
 from island_fortress_env.training import evaluate as ev
 
 
@@ -247,7 +247,7 @@ def test_openspiels_search_plays_through_the_python_engine_and_the_cores_in_the_
 
 
 def test_json_output_is_one_object_in_argument_order(capsys):
-    code = ev.main(["random", "heuristic", "random", "--games", "3", "--seed", "4", "--json"])
+    code = cli.main(["evaluate", "random", "heuristic", "random", "--games", "3", "--seed", "4", "--json"])
     assert code == 0
     out, err = capsys.readouterr()
     data = json.loads(out)  # exactly one JSON document on stdout
@@ -263,7 +263,7 @@ def test_json_output_is_one_object_in_argument_order(capsys):
 
 
 def test_table_output(capsys):
-    code = ev.main(["heuristic", "random", "--games", "2", "--seed", "1", "--no-progress"])
+    code = cli.main(["evaluate", "heuristic", "random", "--games", "2", "--seed", "1", "--no-progress"])
     assert code == 0
     out, err = capsys.readouterr()
     lines = out.strip().splitlines()
@@ -296,7 +296,7 @@ def test_cli_dispatches_to_evaluate(capsys):
 
 
 def test_games_not_a_multiple_of_players_warns(capsys):
-    assert ev.main(["random", "random", "random", "--games", "4", "--no-progress"]) == 0
+    assert cli.main(["evaluate", "random", "random", "random", "--games", "4", "--no-progress"]) == 0
     assert "not a multiple of 3" in capsys.readouterr().err
 
 
@@ -304,7 +304,7 @@ def test_bad_agent_spec_is_a_clear_error(capsys):
     with pytest.raises(AgentSpecError, match=r"unknown agent 'nonsense'.*random, heuristic"):
         ev.evaluate(["nonsense", "random"], games=2, seed=0)
     with pytest.raises(SystemExit) as exc:
-        ev.main(["random", "no/such/policy.zip", "--games", "2"])
+        cli.main(["evaluate", "random", "no/such/policy.zip", "--games", "2"])
     assert exc.value.code == 2
     assert "unknown agent 'no/such/policy.zip'" in capsys.readouterr().err
 
@@ -313,7 +313,7 @@ def test_bad_checkpoint_file_is_a_clear_error(tmp_path, capsys):
     bogus = tmp_path / "bogus.zip"
     bogus.write_text("not a checkpoint")
     with pytest.raises(SystemExit) as exc:
-        ev.main([str(bogus), "random", "--games", "2", "--no-progress"])
+        cli.main(["evaluate", str(bogus), "random", "--games", "2", "--no-progress"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "error" in err and "bogus.zip" in err
@@ -322,7 +322,7 @@ def test_bad_checkpoint_file_is_a_clear_error(tmp_path, capsys):
 @pytest.mark.parametrize("agents", [["random"], ["random"] * 5])
 def test_wrong_number_of_agents(agents, capsys):
     with pytest.raises(SystemExit) as exc:
-        ev.main([*agents, "--games", "2"])
+        cli.main(["evaluate", *agents, "--games", "2"])
     assert exc.value.code == 2
     assert "2-4 AGENTs" in capsys.readouterr().err
     with pytest.raises(ValueError, match="2-4 agents"):
@@ -330,12 +330,14 @@ def test_wrong_number_of_agents(agents, capsys):
 
 
 def test_rules_options_reach_the_environment(capsys):
-    assert ev.main(["random", "random", "--games", "2", "--json", "--rule", "no_replace=true"]) == 0
+    assert (
+        cli.main(["evaluate", "random", "random", "--games", "2", "--json", "--rule", "no_replace=true"]) == 0
+    )
     assert json.loads(capsys.readouterr().out)["players"] == 2
     # Three regions for two players is refused by the rules config: the option got there.
-    assert ev.main(["random", "random", "--games", "2", "--rule", "extra_region=true"]) == 2
+    assert cli.main(["evaluate", "random", "random", "--games", "2", "--rule", "extra_region=true"]) == 2
     assert "extra_region" in capsys.readouterr().err
-    assert ev.main(["random", "random", "--games", "2", "--rule", "bogus_option=1"]) == 2
+    assert cli.main(["evaluate", "random", "random", "--games", "2", "--rule", "bogus_option=1"]) == 2
     assert "bogus_option" in capsys.readouterr().err
 
 

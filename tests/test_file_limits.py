@@ -95,7 +95,7 @@ except RecordError as exc:
     print("RecordError:", exc)
 """
 
-CLI = "import sys; from island_fortress_env.tools.cli import main; sys.exit(main(sys.argv[1:]))"
+CLI = "import sys; from island_fortress_env.cli.app import main; sys.exit(main(sys.argv[1:]))"
 
 
 def assert_one_line_error(run: subprocess.CompletedProcess[str], pattern: str) -> None:
@@ -376,7 +376,7 @@ def _answers(keys: list[str]):
 
 
 def test_favor_names_in_a_replay_are_escaped(evil_game):
-    from island_fortress_env.tools.replay import run_replay
+    from island_fortress_env.cli.replay import run_replay
 
     path, _record = evil_game
     for interactive, keys in ((False, []), (True, ["n", "n", "e", "q"])):
@@ -389,7 +389,7 @@ def test_favor_names_in_a_replay_are_escaped(evil_game):
 
 
 def test_favor_names_in_replays_cli_output_are_escaped(evil_game, capsys):
-    from island_fortress_env.tools import cli
+    from island_fortress_env.cli import app as cli
 
     path, _record = evil_game
     assert cli.main(["replay", str(path)]) == 0
@@ -402,7 +402,7 @@ def test_favor_names_in_play_are_escaped(evil_game, tmp_path):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
     from rich.console import Console
 
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
 
     deck = tmp_path / "evil.json"
     answers = iter(["board", "1", "1", "1", "1", "1", "1", "quit"])
@@ -449,7 +449,7 @@ def test_the_text_view_escapes_favor_names(evil_game):
 
 def test_demo_escapes_agent_names(monkeypatch, capsys):
     """An agent's name can come from a file (a checkpoint's metadata)."""
-    from island_fortress_env.tools import demo
+    from island_fortress_env.cli import demo
 
     real = demo.make_agent
 

@@ -43,7 +43,7 @@ def game() -> GameRecord:
 @example(entry="[/bold]")
 def test_any_entry_is_a_legal_choice_or_an_explanation(entry):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools.play import parse_choice
+    from island_fortress_env.cli.play import parse_choice
 
     legal, labels = [5, 9, 11, 40], ["bid 0 Jade", "bid 1 Jade", "bid 10 Jade", "pass"]
     choice = parse_choice(entry, legal, labels)
@@ -58,7 +58,7 @@ def test_a_game_survives_any_entries(typed):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
     from rich.console import Console
 
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
 
     answers = iter([*typed, "quit"])
     out = io.StringIO()
@@ -80,7 +80,7 @@ def test_a_game_survives_any_entries(typed):
 @given(keys=st.lists(entries, max_size=8))
 @example(keys=["²", "9" * 5000, "٣", "-1"])
 def test_the_replay_viewer_survives_any_keys(game, keys):
-    from island_fortress_env.tools.replay import next_step
+    from island_fortress_env.cli.replay import next_step
 
     total = len(game.actions)
     i = 1
@@ -95,7 +95,7 @@ def test_the_replay_viewer_survives_any_keys(game, keys):
 
 @given(key=entries)
 def test_numbers_read_by_the_viewer_are_the_numbers_int_reads(key):
-    from island_fortress_env.tools.entries import read_number
+    from island_fortress_env.cli.entries import read_number
 
     number = read_number(key, 1, 500, "step")
     if number is None or number.value is None:
@@ -105,7 +105,7 @@ def test_numbers_read_by_the_viewer_are_the_numbers_int_reads(key):
 
 @given(n=st.integers(-(10**15), 10**15))
 def test_every_integer_in_range_is_read_and_every_other_explained(n):
-    from island_fortress_env.tools.entries import read_number
+    from island_fortress_env.cli.entries import read_number
 
     number = read_number(str(n), 1, 380, "action")
     assert number is not None
@@ -196,7 +196,7 @@ def test_any_bytes_in_a_file_are_a_record_or_a_record_error(raw):
 
 def test_the_fuzzing_alphabet_reaches_the_numeric_path():
     """The strategies above include numeric entries (not only letters)."""
-    from island_fortress_env.tools.entries import looks_numeric
+    from island_fortress_env.cli.entries import looks_numeric
 
     assert sum(looks_numeric(t) for t in TRICKY) >= 10
     assert not any(looks_numeric(c) for c in string.ascii_letters)

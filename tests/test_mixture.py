@@ -16,7 +16,7 @@ from island_fortress_env.agents.checkpoint import CheckpointError, load_policy
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.players import AgentSpecError, MixtureAgent, check_agent_spec, make_agent
 from island_fortress_env.players.mixture import Member, read_mixture
-from island_fortress_env.tools import exploit
+from island_fortress_env.research import exploit
 from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
 from island_fortress_env.training.evaluate import entry_names, evaluate, plays_in_core
 from island_fortress_env.training.league import OPPONENT_KINDS, GameKind, League, opponent_probabilities

@@ -27,6 +27,7 @@ from island_fortress_env.agents import onnx_agent  # noqa: E402
 from island_fortress_env.agents.checkpoint import CheckpointAgent, space_signature  # noqa: E402
 from island_fortress_env.agents.onnx_agent import OnnxAgent  # noqa: E402
 from island_fortress_env.agents.onnx_export import export_onnx, sample_positions  # noqa: E402
+from island_fortress_env.cli import app as cli  # noqa: E402
 from island_fortress_env.engine.actions import NUM_ACTIONS  # noqa: E402
 from island_fortress_env.env.observation import OBS_SIZE  # noqa: E402
 from island_fortress_env.env.records import load  # noqa: E402
@@ -34,7 +35,6 @@ from island_fortress_env.players import AgentKind, AgentSpecError, check_agent_s
 from island_fortress_env.players.search import SearchAgent  # noqa: E402
 from island_fortress_env.players.search_reference import ReferenceSearchAgent  # noqa: E402
 from island_fortress_env.players.specs import GREEDY, SAMPLED, PlayMode, parse_agent_spec  # noqa: E402
-from island_fortress_env.tools import cli  # noqa: E402
 from island_fortress_env.training.evaluate import evaluate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,7 +187,7 @@ def test_every_command_plays_it_without_importing_torch(exported, tmp_path):
     holding it, in a process where importing torch fails."""
     script = NO_TORCH + textwrap.dedent(f"""
         import importlib.util
-        from island_fortress_env.tools import cli
+        from island_fortress_env.cli import app as cli
         from island_fortress_env.players import make_agent
         spec = "onnx:{exported}"
         assert cli.main(["evaluate", spec, "heuristic", "random", "--games", "3", "--no-progress"]) == 0

@@ -20,10 +20,10 @@ from onnx import TensorProto, helper  # noqa: E402
 from island_fortress_env.agents import onnx_agent  # noqa: E402
 from island_fortress_env.agents.checkpoint_io import space_signature  # noqa: E402
 from island_fortress_env.agents.onnx_agent import OnnxModelError  # noqa: E402
+from island_fortress_env.cli import app as cli  # noqa: E402
 from island_fortress_env.engine.actions import NUM_ACTIONS  # noqa: E402
 from island_fortress_env.env.observation import OBS_SIZE  # noqa: E402
 from island_fortress_env.players import AgentSpecError, check_agent_spec, make_agent  # noqa: E402
-from island_fortress_env.tools import cli  # noqa: E402
 
 
 def _const(name: str, value: float) -> object:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from tiny_runs import run_command, run_json, small_checkpoint
 
-from island_fortress_env.tools import cli, psro
+from island_fortress_env.cli import app as cli
+from island_fortress_env.research import psro
 from island_fortress_env.training.plot_curves import read_scalars
 
 # One process, small rollouts, both for the best responses and for the policy's runs.

@@ -17,8 +17,8 @@ from test_psro import QUICK
 from tiny_runs import run_command, run_json, small_checkpoint
 
 from island_fortress_env.players.mixture import read_mixture
-from island_fortress_env.tools import psro
-from island_fortress_env.tools.tournament import HeadToHead, meta_nash, play_table
+from island_fortress_env.research import psro
+from island_fortress_env.research.tournament import HeadToHead, meta_nash, play_table
 
 
 def _argv(start: Path, out: Path, *more: str) -> list[str]:

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from island_fortress_env import core, island_fortress_v0
+from island_fortress_env.cli.replay import frame_states, run_replay
 from island_fortress_env.env import records
 from island_fortress_env.env.records import GameRecord, RecordError
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.seeds import Stream, stream_seed
-from island_fortress_env.tools.replay import frame_states, run_replay
 from island_fortress_env.training.evaluate import evaluate
 from island_fortress_env.views import narrate
 
@@ -231,7 +231,7 @@ def test_replay_writes_a_video(game, tmp_path, suffix):
     iio = pytest.importorskip("imageio.v3", reason="videos need the [render] extra (imageio)")
     if suffix == ".mp4":
         pytest.importorskip("imageio_ffmpeg", reason="mp4 needs the [render] extra (imageio-ffmpeg)")
-    from island_fortress_env.tools.replay import write_video
+    from island_fortress_env.cli.replay import write_video
 
     record, _ = game
     out = tmp_path / f"game{suffix}"

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from island_fortress_env.cli import app as cli
 from island_fortress_env.env import records
 from island_fortress_env.env.records import GameRecord, RecordError
 from island_fortress_env.players.seeds import Stream, stream_seed
-from island_fortress_env.tools import cli
 from island_fortress_env.training.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,7 +245,7 @@ def _console():
 
 def test_play_refuses_an_unwritable_save_path_before_the_first_decision(tmp_path, unwritable):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
 
     asked: list[str] = []
     (tmp_path / "taken.json").write_text("{}")
@@ -289,7 +289,7 @@ def _folder_goes_away(folder):
 def test_a_finished_game_is_never_lost_when_its_folder_goes_away(tmp_path, monkeypatch):
     """The save folder is removed during the game: the record goes to the temporary directory."""
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
 
     folder = tmp_path / "mine"
     folder.mkdir()
@@ -308,7 +308,7 @@ def test_a_finished_game_is_never_lost_when_its_folder_goes_away(tmp_path, monke
 
 def test_when_no_folder_can_take_the_record_it_is_printed(tmp_path, monkeypatch, unwritable):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools import play as play_module
+    from island_fortress_env.cli import play as play_module
 
     folder = tmp_path / "mine"
     folder.mkdir()
@@ -329,7 +329,7 @@ def test_when_no_folder_can_take_the_record_it_is_printed(tmp_path, monkeypatch,
 def test_video_into_an_unwritable_folder_is_refused_before_any_frame(
     game, tmp_path, unwritable, monkeypatch, capsys
 ):
-    from island_fortress_env.tools import replay
+    from island_fortress_env.cli import replay
 
     path = records.save(game, tmp_path / "game.json")
     drawn: list[int] = []
@@ -350,7 +350,7 @@ def test_a_video_that_fails_midway_leaves_no_partial_file(game, tmp_path, monkey
     pytest.importorskip("PIL", reason="videos need the [render] extra (Pillow)")
     from PIL import Image
 
-    from island_fortress_env.tools.replay import write_video
+    from island_fortress_env.cli.replay import write_video
 
     def fail_midway(self, fp, *args, **kwargs):
         Path(fp).write_bytes(b"GIF89a half a video")
@@ -364,7 +364,7 @@ def test_a_video_that_fails_midway_leaves_no_partial_file(game, tmp_path, monkey
 
 def test_a_video_replaces_an_earlier_one_whole(game, tmp_path):
     pytest.importorskip("PIL", reason="videos need the [render] extra (Pillow)")
-    from island_fortress_env.tools.replay import write_video
+    from island_fortress_env.cli.replay import write_video
 
     out = tmp_path / "game.gif"
     out.write_bytes(b"old")
@@ -491,7 +491,7 @@ def _keys(keys: list[str]):
 
 
 def test_agent_names_from_a_record_cannot_drive_the_terminal(game, tmp_path):
-    from island_fortress_env.tools.replay import run_replay
+    from island_fortress_env.cli.replay import run_replay
 
     data = game.to_dict()
     data["agents"] = [f"evil{ESCAPES}", "random"]
@@ -515,7 +515,7 @@ def test_error_lines_escape_control_characters(tmp_path, capsys):
 def test_play_shows_agent_names_and_entries_as_text_not_markup(tmp_path):
     """An entry or a checkpoint name with rich markup or escape codes is shown as typed."""
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
 
     entries = iter(["[/bold]", "[red]x", f"z{ESCAPES}", "quit"])
     console, buffer = _console()
@@ -540,7 +540,7 @@ def test_play_shows_agent_names_and_entries_as_text_not_markup(tmp_path):
 )
 def test_play_explains_numbers_it_cannot_use(entry, reply, tmp_path):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
 
     entries = iter([entry, "quit"])
     console, buffer = _console()
@@ -551,7 +551,7 @@ def test_play_explains_numbers_it_cannot_use(entry, reply, tmp_path):
 @pytest.mark.parametrize("entry", ["١", "１", "+1", "0_1", " 1 "])
 def test_play_reads_every_integer_int_reads(entry):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
-    from island_fortress_env.tools.play import parse_choice
+    from island_fortress_env.cli.play import parse_choice
 
     assert parse_choice(entry, [5, 9], ["bid 0 Jade", "bid 1 Jade"]).action == 5
 
@@ -560,7 +560,7 @@ def test_a_unicode_digit_typed_at_the_real_prompt_is_explained(tmp_path):
     pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     done = subprocess.run(
-        [sys.executable, "-m", "island_fortress_env.tools.cli", "play", "--agents", "random", "random",
+        [sys.executable, "-m", "island_fortress_env.cli", "play", "--agents", "random", "random",
          "--seed", "3", "--save", str(tmp_path / "g.json")],
         input="²\n" + "9" * 5000 + "\nquit\n", capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
@@ -571,7 +571,7 @@ def test_a_unicode_digit_typed_at_the_real_prompt_is_explained(tmp_path):
 
 
 def test_the_replay_viewer_explains_numbers_it_cannot_use(game, tmp_path):
-    from island_fortress_env.tools.replay import run_replay
+    from island_fortress_env.cli.replay import run_replay
 
     path = records.save(game, tmp_path / "g.json")
     keys = iter(["²", "9" * 5000, "99999", "-1", "٣", "q"])

@@ -36,6 +36,7 @@ pytest.importorskip("PIL", reason="a remote agent's view needs Pillow (the [web]
 from starlette.testclient import TestClient
 from test_hidden_information import hidden_from, interesting_states
 
+from island_fortress_env.cli import app as cli
 from island_fortress_env.engine import infoset, visibility
 from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.fields import StateFields
@@ -49,7 +50,6 @@ from island_fortress_env.players import (
     parse_agent_spec,
 )
 from island_fortress_env.players.remote import PROTOCOL, decision_request, seat_names
-from island_fortress_env.tools import cli
 from island_fortress_env.training.evaluate import TableGame, agent_seed, evaluate, play_table
 from island_fortress_env.views.seatview import seat_view
 from island_fortress_env.web.bots import MAX_REQUEST_BYTES, bot_server, create_bot_app
@@ -209,7 +209,7 @@ def test_remote_bots_play_the_local_agents_games(bots, sent_local_seeds):
 
 
 def test_a_tournament_rates_a_remote_bot_as_its_local_agent(bots, sent_local_seeds):
-    from island_fortress_env.tools.tournament import tournament
+    from island_fortress_env.research.tournament import tournament
 
     remote = tournament([f"remote:{bots['heuristic']}", "random"], (2,), games=2, seed=3)
     local = tournament(["heuristic", "random"], (2,), games=2, seed=3)
@@ -224,7 +224,7 @@ def test_play_and_the_browser_app_seat_remote_bots(bots, tmp_path):
 
     from rich.console import Console
 
-    from island_fortress_env.tools.play import play_game
+    from island_fortress_env.cli.play import play_game
     from island_fortress_env.web import create_app
 
     entries = iter(["quit"])
@@ -537,7 +537,7 @@ def test_the_server_refuses_other_bodies_and_pages(served):
 def test_bot_serve_on_the_command_line(tmp_path):
     """``island-fortress bot-serve`` prints its URL and answers there; a host that is not a
     loopback address needs --allow-remote (one line, exit 2)."""
-    command = [sys.executable, "-m", "island_fortress_env.tools.cli", "bot-serve"]
+    command = [sys.executable, "-m", "island_fortress_env.cli", "bot-serve"]
     refused = subprocess.run(
         [*command, "random", "--host", "0.0.0.0"], capture_output=True, text=True, timeout=120
     )

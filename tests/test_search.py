@@ -29,6 +29,7 @@ from test_hidden_information import interesting_states
 
 from island_fortress_env.agents.checkpoint import CheckpointAgent, save_policy
 from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.cli import app as cli
 from island_fortress_env.engine import Game, State
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.decisions import Decision
@@ -43,7 +44,6 @@ from island_fortress_env.players import (
     search_reference,
 )
 from island_fortress_env.players.search import DEFAULT_SIMULATIONS, SHIPPED_POLICY, SearchAgent
-from island_fortress_env.training import evaluate as evaluate_mod
 
 ROOT = Path(__file__).resolve().parents[1]
 SB3_CHECKPOINT = ROOT / "checkpoints" / "baseline-3p.zip"
@@ -126,7 +126,7 @@ def test_make_agent_builds_the_search_player_the_spec_names(tmp_path):
 @pytest.mark.parametrize("spec", ["search:0", "search:missing-file.zip:3"])
 def test_a_bad_search_spec_on_the_command_line_is_one_line_and_exit_2(spec, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        evaluate_mod.main([spec, "random", "--games", "2"])
+        cli.main(["evaluate", spec, "random", "--games", "2"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and spec in err[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from island_fortress_env.stats import Interval, RatedGame, Rating, rate_games, wilson
+from island_fortress_env.stats import Interval, RatedGame, Rating, rate_games, t_interval, wilson
 
 # (wins, games, low, high), as ``evaluate`` and ``tournament`` computed them from counts
 COUNTED = [
@@ -106,3 +106,12 @@ def test_a_moving_rating_sits_once_at_a_table():
         rate_games([RatedGame((0, 0), (1, 2))], [None])
     with pytest.raises(ValueError, match="ranks"):
         rate_games([RatedGame((0, 1), (1,))], [None, None])
+
+
+def test_the_t_interval_of_several_runs_is_what_the_exploit_report_computed():
+    """``t_interval`` gives the figures the exploit report's own numpy and scipy code gave."""
+    pytest.importorskip("scipy")
+    assert t_interval([0.5, 0.6, 0.7]) == pytest.approx((0.35158622882496704, 0.8484137711750329))
+    assert t_interval([0.9, 1.0]) == (pytest.approx(0.3146897631912654), 1.0)  # clipped to [0, 1]
+    with pytest.raises(ValueError, match="two or more"):
+        t_interval([0.5])

@@ -27,7 +27,7 @@ pytest.importorskip("rich", reason="play needs the [render] extra (rich)")
 
 from terminal_person import Person
 
-from island_fortress_env.tools.play import COMMANDS, parse_choice, play_game
+from island_fortress_env.cli.play import COMMANDS, parse_choice, play_game
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,7 @@ def test_a_bid_is_read_by_its_amount():
 def test_replay_tells_the_game_in_words(tmp_path):
     from test_records import play
 
-    from island_fortress_env.tools.replay import run_replay
+    from island_fortress_env.cli.replay import run_replay
 
     record, final = play(seed=8)
     path = records.save(record, tmp_path / "g.json")
@@ -158,7 +158,7 @@ def test_replay_tells_the_game_in_words(tmp_path):
 
 
 def test_demo_names_each_seat_one_way():
-    from island_fortress_env.tools.demo import run_demo
+    from island_fortress_env.cli.demo import run_demo
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -262,7 +262,7 @@ def test_at_how_many_laborers_typing_the_count_picks_that_count():
     """The bug of issue 58: the Governor cells were listed 1-10 and the counts after them, so
     typing 1 placed the Governor block. Now a count is listed (and typed) by itself and the
     Governor cells by g1, g2, ..."""
-    from island_fortress_env.tools.play import _ask_person, menu
+    from island_fortress_env.cli.play import _ask_person, menu
 
     state = _at_laborers_with_the_governor_block()
     assert A.ACTION_FAMILIES[13].name == "governor"
@@ -293,8 +293,8 @@ def test_at_how_many_laborers_typing_the_count_picks_that_count():
 
 def test_other_counts_are_typed_by_their_count():
     """Recruit, buy, build and draw counts are listed by the count itself."""
+    from island_fortress_env.cli.play import menu
     from island_fortress_env.engine.decisions import Decision
-    from island_fortress_env.tools.play import menu
 
     seen = set()
     for seed in range(30):

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from island_fortress_env.tools.tournament import format_ladder, main, meta_nash, tables_for, tournament
+from island_fortress_env.cli.app import main
+from island_fortress_env.research.tournament import format_ladder, meta_nash, tables_for, tournament
 
 
 def test_every_table_of_every_size_is_played_with_the_seats_rotated():
@@ -100,7 +101,7 @@ def test_the_ladder_is_the_same_on_any_number_of_processes_and_in_the_core_as_in
 def test_a_size_larger_than_the_field_is_skipped_and_said(capsys, tmp_path):
     out = tmp_path / "ladder.json"
     plot = tmp_path / "ladder.png"
-    assert main(["random", "heuristic", "--players", "2", "3", "--games", "2", "--no-progress",
+    assert main(["tournament", "random", "heuristic", "--players", "2", "3", "--games", "2", "--no-progress",
                  "--out", str(out), "--plot", str(plot)]) == 0  # fmt: skip
     text = capsys.readouterr().out
     assert "skipped table sizes (more seats than agents): [3]" in text
@@ -123,7 +124,7 @@ def test_a_size_larger_than_the_field_is_skipped_and_said(capsys, tmp_path):
 )
 def test_user_errors_are_one_line_and_exit_2(args, message):
     run = subprocess.run(
-        [sys.executable, "-m", "island_fortress_env.tools.cli", "tournament", *args],
+        [sys.executable, "-m", "island_fortress_env.cli", "tournament", *args],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert run.returncode == 2, run.stderr

@@ -27,7 +27,7 @@ def test_tournament_without_openskill_is_one_line_and_exit_2(tmp_path, hidden, n
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     done = subprocess.run(
-        [sys.executable, "-m", "island_fortress_env.tools.cli", "tournament", "random", "heuristic",
+        [sys.executable, "-m", "island_fortress_env.cli", "tournament", "random", "heuristic",
          "--games", "1", "--no-progress"],
         capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL,
     )  # fmt: skip

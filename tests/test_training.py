@@ -299,10 +299,10 @@ def test_a_renamed_sb3_key_is_refused_with_its_new_name(tmp_path):
 
 
 def test_cli_refuses_a_bad_override_with_a_clear_message(capsys):
-    from island_fortress_env.training.train import main
+    from island_fortress_env.cli.app import main
 
     with pytest.raises(SystemExit) as exc:
-        main(["--backend", "sb3", "--config", str(ROOT / "configs" / "sb3.yaml"), "ppo.gama=0.9"])
+        main(["train", "--backend", "sb3", "--config", str(ROOT / "configs" / "sb3.yaml"), "ppo.gama=0.9"])
     assert exc.value.code == 2
     assert "unknown key" in capsys.readouterr().err
 
@@ -417,10 +417,20 @@ def test_mismatched_checkpoint_is_refused_with_a_clear_error(tiny_run, tmp_path)
     with pytest.raises(CheckpointError, match=r"does not match this environment's spaces.*num_actions"):
         CheckpointAgent(bad)
 
-    from island_fortress_env.training.train import main
+    from island_fortress_env.cli.app import main
 
     with pytest.raises(SystemExit) as exc:  # resume is refused up front, before any work
-        main(["--backend", "sb3", "--config", str(ROOT / "configs" / "sb3.yaml"), "--resume", str(bad)])
+        main(
+            [
+                "train",
+                "--backend",
+                "sb3",
+                "--config",
+                str(ROOT / "configs" / "sb3.yaml"),
+                "--resume",
+                str(bad),
+            ]
+        )
     assert exc.value.code == 2
 
     no_meta = tmp_path / "plain_sb3.zip"

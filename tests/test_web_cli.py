@@ -14,7 +14,7 @@ pytest.importorskip("starlette", reason="the web app needs the [web] extra (star
 pytest.importorskip("uvicorn", reason="the web app needs the [web] extra (starlette, uvicorn)")
 
 import island_fortress_env.web as web
-from island_fortress_env.tools.cli import main
+from island_fortress_env.cli.app import main
 
 PACKAGE = Path(__file__).resolve().parent.parent / "island_fortress_env"
 
@@ -106,9 +106,10 @@ def imports_of(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "web").glob("*.py")), ids=lambda p: p.name)
-def test_the_web_layer_imports_neither_training_nor_tools(path):
+def test_the_web_layer_imports_neither_training_nor_the_layers_above(path):
+    above = ("island_fortress_env.training", "island_fortress_env.research", "island_fortress_env.cli")
     for module in imports_of(path):
-        assert not module.startswith(("island_fortress_env.training", "island_fortress_env.tools")), module
+        assert not module.startswith(above), module
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "views").glob("narrate*.py")), ids=lambda p: p.name)

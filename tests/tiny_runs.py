@@ -15,9 +15,9 @@ import torch
 
 from island_fortress_env.agents.checkpoint import save_policy
 from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.cli import app as cli
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
-from island_fortress_env.tools import cli
 from island_fortress_env.training.config import NativeConfig, load_config
 
 # A small network in checkpoint terms (network_kwargs'): what a trainer would record.

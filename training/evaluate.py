@@ -36,9 +36,7 @@ before the first game: created if missing, refused if it is a file, empty or not
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -53,24 +51,14 @@ from island_fortress_env.engine.rng import seed_state
 from island_fortress_env.engine.tables import MAX_PLAYERS, MIN_PLAYERS
 from island_fortress_env.env.records import GameRecord, check_output_dir, save_unique
 from island_fortress_env.players import (
-    AGENTS_HELP,
-    AgentSpecError,
     check_agent_spec,
     make_agent,
     parse_agent_spec,
     plays_in_core,
     spec_labels,
 )
-from island_fortress_env.players.arguments import (
-    CommandLineParser,
-    non_negative_int,
-    one_line,
-    positive_int,
-    record_dir,
-    rule_option,
-)
 from island_fortress_env.players.runner import Finished
-from island_fortress_env.players.seeds import Stream, agent_seed, run_seed, stream_seed
+from island_fortress_env.players.seeds import Stream, agent_seed, stream_seed
 from island_fortress_env.stats import RatedGame, rate_games, require_openskill, wilson
 
 
@@ -330,90 +318,3 @@ def evaluate_checkpoint(path: str | Path, cfg: Any) -> dict[str, Any]:
         print(format_table(result))
         results[opponent] = result
     return results
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = CommandLineParser(
-        prog="island-fortress evaluate",
-        description="Play agents against each other (seats rotated) and report win rates.",
-        epilog=f"AGENT: {AGENTS_HELP}. Example: "
-        "island-fortress evaluate heuristic random random --games 60 --seed 0",
-    )
-    parser.add_argument(
-        "agents",
-        nargs="+",
-        metavar="AGENT",
-        help=f"one per seat (2-4): {AGENTS_HELP}",
-    )
-    parser.add_argument(
-        "--games", type=positive_int, default=60,
-        help="games to play, at least 1 (default 60; use a multiple of the player count)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--seed", type=non_negative_int, default=None,
-        help="game g's deal is SEED's evaluation stream at g (default 0; drawn at random, and printed, "
-        "when a remote: bot is seated, so that it cannot know the deals)",
-    )  # fmt: skip
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    parser.add_argument(
-        "--save-games", default=None, type=record_dir, metavar="DIR",
-        help="write every game to DIR as a game record, RUN-game-NNNNN.json (replay with: "
-        "island-fortress replay FILE); files already there are kept",
-    )  # fmt: skip
-    parser.add_argument(
-        "--rule", action="append", default=[], type=rule_option, metavar="KEY=VALUE",
-        help="rules option / variant for the environment, e.g. --rule no_replace=true (repeatable)",
-    )  # fmt: skip
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    k = len(args.agents)
-    if not MIN_PLAYERS <= k <= MAX_PLAYERS:
-        parser.error(f"give {MIN_PLAYERS}-{MAX_PLAYERS} AGENTs (one per seat), got {k}")
-    for spec in args.agents:
-        try:
-            check_agent_spec(spec)
-        except AgentSpecError as exc:
-            parser.error(str(exc))
-    if args.games % k:
-        print(
-            f"warning: --games {args.games} is not a multiple of {k} players: "
-            "the agents will not sit in every seat equally often",
-            file=sys.stderr,
-        )
-    quiet = args.no_progress or (args.json and not (sys.stderr.isatty() and sys.stdout.isatty()))
-    seed, drawn = run_seed(args.seed, args.agents)
-    try:
-        result = evaluate(
-            args.agents,
-            args.games,
-            seed,
-            progress=not quiet,
-            env_options=dict(args.rule),
-            save_games=args.save_games,
-        )
-    except (ValueError, ImportError, OSError) as exc:
-        print(f"island-fortress evaluate: error: {one_line(exc)}", file=sys.stderr)
-        return 2
-    if drawn:
-        print(
-            f"seed {seed} (drawn, as a remote bot was seated; --seed {seed} replays the deals)",
-            file=sys.stderr,
-        )
-    if args.save_games is not None:
-        saved = result["saved_games"]
-        where = saved[0] if len(saved) == 1 else f"{saved[0]} ... {Path(saved[-1]).name}"
-        print(f"{len(saved)} game record{'s' * (len(saved) > 1)} saved: {where}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        print(format_table(result))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,7 @@
 """Multi-agent PPO on Ray RLlib (new API stack): every seat plays one shared, masked policy.
 
     island-fortress train --backend rllib --config configs/rllib.yaml [section.key=value ...]
-    python -m training.rllib_backend --config configs/rllib.yaml [--address HOST:PORT]
-        [--resume checkpoints/<run>/rllib] [--no-eval] [section.key=value ...]
+    island-fortress train --backend rllib --address HOST:PORT [--resume checkpoints/<run>/rllib]
 
 What happens, top to bottom:
   1. the YAML config is loaded and validated (any key can be overridden on the command line);
@@ -21,7 +20,6 @@ What happens, top to bottom:
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import math
@@ -29,8 +27,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from island_fortress_env.training import config
 from island_fortress_env.training.config import RLlibConfig, TrainConfigError, run_metadata
@@ -194,65 +190,3 @@ def train(cfg: RLlibConfig, address: str | None = None, resume: str | Path | Non
             algo.stop()
         ray.shutdown()
     return final
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from island_fortress_env.players.arguments import CommandLineParser
-
-    parser = CommandLineParser(
-        prog="island-fortress train --backend rllib",
-        description="Multi-agent PPO with one shared policy on Ray RLlib (see training/rllib_backend.py).",
-    )
-    parser.add_argument("--config", default=None, help="YAML config file (default: configs/rllib.yaml)")
-    parser.add_argument(
-        "--address", default=None, help="join a running Ray cluster (HOST:PORT or auto), not a local one"
-    )
-    parser.add_argument(
-        "--resume", default=None, help="continue from an RLlib checkpoint (the 'rllib' directory of a run)"
-    )
-    parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
-    parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="config overrides")
-    return parser
-
-
-def train_rllib(argv: Sequence[str] | None = None) -> int:
-    """``python -m training.rllib_backend``: the same flags as ``island-fortress train --backend rllib``."""
-    parser = build_parser()
-    return run(parser.parse_args(argv), parser)
-
-
-def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """Train from parsed ``island-fortress train`` arguments (``--address`` included)."""
-    overrides = list(args.overrides)
-    if args.address:  # quoted, so YAML keeps any address a string
-        overrides.append(f"ray.address={json.dumps(args.address)}")
-    try:
-        cfg = load_config(args.config or "configs/rllib.yaml", overrides)
-    except TrainConfigError as exc:
-        parser.error(str(exc))
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        parser.error("the rllib backend needs Ray RLlib: pip install 'island-fortress-env[rllib]'")
-    where = f"cluster at {cfg.ray.address}" if cfg.ray.address else f"local Ray, {cfg.ray.num_cpus} CPUs"
-    print(f"run {cfg.run_name!r}: {cfg.train.total_timesteps} steps, {cfg.env_runners.num_env_runners} env "
-          f"runners, {cfg.env.num_players} players, {where}")  # fmt: skip
-    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
-    try:
-        resume = check_resume(args.resume, cfg) if args.resume else None
-    except TrainConfigError as exc:
-        parser.error(str(exc))
-    try:
-        final = train(cfg, resume=resume)
-    except ClusterError as exc:
-        parser.exit(2, f"{parser.prog}: error: {exc}\n")
-    print(f"final checkpoint: {final}")
-    if not args.no_eval and cfg.eval.games > 0:
-        from island_fortress_env.training.evaluate import evaluate_checkpoint
-
-        evaluate_checkpoint(final, cfg)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(train_rllib())

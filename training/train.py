@@ -20,16 +20,12 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from island_fortress_env.players.seeds import Stream, stream_seed
-from island_fortress_env.training.config import TrainConfig, TrainConfigError, load_config, run_metadata
+from island_fortress_env.training.config import TrainConfig, run_metadata
 
 
 def make_env_factory(cfg: TrainConfig, rank: int, snapshot_paths: Sequence[str] = ()):
@@ -166,97 +162,3 @@ def train(cfg: TrainConfig, resume: str | None = None, extra_callbacks: Sequence
     final = save_checkpoint(model, ckpt_dir / "final.zip", metadata)
     save_checkpoint(model, ckpt_dir / "latest.zip", metadata)
     return final
-
-
-def run_sb3(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    try:
-        cfg = load_config(args.config or "configs/sb3.yaml", args.overrides)
-    except TrainConfigError as exc:
-        parser.error(str(exc))
-    print(f"run {cfg.run_name!r}: {cfg.train.total_timesteps} steps, {cfg.train.n_envs} envs, "
-          f"{cfg.env.num_players} players")  # fmt: skip
-    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
-    from island_fortress_env.agents.checkpoint import CheckpointError
-
-    try:
-        final = train(cfg, resume=args.resume)
-    except CheckpointError as exc:  # a --resume checkpoint that does not fit: a usage error
-        parser.error(str(exc))
-    print(f"\nsaved {final}")
-    if not args.no_eval and cfg.eval.games > 0:
-        from island_fortress_env.training.evaluate import evaluate_checkpoint
-
-        evaluate_checkpoint(final, cfg)
-    print(f"\nWatch the learning curves:  tensorboard --logdir {cfg.logging.runs_dir}")
-    return 0
-
-
-def run_native(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from island_fortress_env.agents.checkpoint import CheckpointError
-    from island_fortress_env.training.config import NativeConfig
-    from island_fortress_env.training.ppo import check_device, train_native, update_dtype
-
-    try:
-        cfg = load_config(args.config or "configs/default.yaml", args.overrides, schema=NativeConfig)
-        check_device(cfg.train.device)
-    except TrainConfigError as exc:
-        parser.error(str(exc))
-    if args.no_eval:
-        cfg.eval.final_games = 0
-    t = cfg.train
-    collectors = t.workers + (not t.pipelined)
-    print(f"run {cfg.run_name!r}: {t.total_decisions} decisions, {collectors} collector process(es) "
-          f"x {t.games_per_collector} games, tables {cfg.tables.weights()}, "
-          f"update in {update_dtype(cfg)}")  # fmt: skip
-    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
-    try:
-        final = train_native(cfg, resume=args.resume)
-    except CheckpointError as exc:
-        parser.error(str(exc))
-    print(f"\nsaved {final}")
-    print(f"\nWatch the learning curves:  tensorboard --logdir {cfg.logging.runs_dir}")
-    return 0
-
-
-def run_rllib(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from island_fortress_env.training.rllib_backend import run
-
-    return run(args, parser)
-
-
-# One entry per trainer: adding a backend is one line here.
-BACKENDS = {"native": run_native, "sb3": run_sb3, "rllib": run_rllib}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from island_fortress_env.players.arguments import CommandLineParser
-
-    parser = CommandLineParser(
-        prog="island-fortress train",
-        description="Self-play training: native multi-agent PPO (training/ppo.py), SB3 MaskablePPO, "
-        "or multi-agent PPO on Ray RLlib.",
-    )
-    parser.add_argument(
-        "--backend", choices=sorted(BACKENDS), default="native", help="trainer (default: native)"
-    )
-    parser.add_argument(
-        "--config",
-        default=None,
-        help="YAML config file (default: configs/default.yaml, configs/sb3.yaml or configs/rllib.yaml)",
-    )
-    parser.add_argument(
-        "--address",
-        default=None,
-        help="rllib: join a running Ray cluster (HOST:PORT or auto), not a local one",
-    )
-    parser.add_argument("--resume", default=None, help="continue from this checkpoint (.zip)")
-    parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
-    parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="config overrides")
-    args = parser.parse_args(argv)
-    if args.address and args.backend != "rllib":
-        parser.error("--address is for --backend rllib")
-    return BACKENDS[args.backend](args, parser)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -76,6 +76,17 @@ from island_fortress_env.env.record_files import temporary_path as temporary_pat
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
 
+def one_line(exc: BaseException) -> str:
+    """An error as one line of printable text (control characters escaped): a command's message."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{str(exc.filename)!r}: {exc.strerror or exc}"
+    elif isinstance(exc, UnicodeDecodeError):
+        text = f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    else:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+    return printable(text)
+
+
 FORMAT = "island-fortress-game-record"
 VERSION = 2  # the version written
 VERSIONS = (1, 2)  # the versions read

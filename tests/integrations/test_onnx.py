@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    script = "import sys; from island_fortress_env.tools import cli; code = cli.main(sys.argv[1:]); "
+    script = "import sys; from island_fortress_env.cli import app as cli; code = cli.main(sys.argv[1:]); "
     script += "print('torch imported:', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)"
     return subprocess.run(
         [sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=300,

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from island_fortress_env.cli.app import main as cli_main
 from island_fortress_env.training.config import TrainConfigError
-from island_fortress_env.training.rllib_backend import load_config, train_rllib
+from island_fortress_env.training.rllib_backend import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY_REASON = "Ray RLlib is not installed (pip install 'island-fortress-env[rllib]')"
@@ -75,7 +76,9 @@ def test_rllib_config_overrides_and_errors():
 
 def test_cli_refuses_a_bad_override_with_one_line(capsys):
     with pytest.raises(SystemExit) as exc:
-        train_rllib(["--config", str(ROOT / "configs" / "rllib.yaml"), "ppo.gama=0.9"])
+        cli_main(
+            ["train", "--backend", "rllib", "--config", str(ROOT / "configs" / "rllib.yaml"), "ppo.gama=0.9"]
+        )
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "unknown key" in err and "Traceback" not in err
@@ -314,7 +317,17 @@ def test_an_unreachable_cluster_is_one_line_and_exit_2(if_rllib, monkeypatch, ca
 
     monkeypatch.setattr(ray, "init", refuse)
     with pytest.raises(SystemExit) as exc:
-        train_rllib(["--config", str(ROOT / "configs" / "rllib.yaml"), "--address", "127.0.0.1:1"])
+        cli_main(
+            [
+                "train",
+                "--backend",
+                "rllib",
+                "--config",
+                str(ROOT / "configs" / "rllib.yaml"),
+                "--address",
+                "127.0.0.1:1",
+            ]
+        )
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot join the Ray cluster at '127.0.0.1:1'" in err
@@ -343,5 +356,15 @@ def test_resume_refuses_a_foreign_or_mismatched_checkpoint(tiny_run, tmp_path, c
     with pytest.raises(TrainConfigError, match="network is policy="):
         check_resume(rllib_dir, tiny_config(tmp_path, "policy.hidden=32"))
     with pytest.raises(SystemExit) as exc:
-        train_rllib(["--config", str(ROOT / "configs" / "rllib.yaml"), "--resume", str(tmp_path)])
+        cli_main(
+            [
+                "train",
+                "--backend",
+                "rllib",
+                "--config",
+                str(ROOT / "configs" / "rllib.yaml"),
+                "--resume",
+                str(tmp_path),
+            ]
+        )
     assert exc.value.code == 2 and "not an RLlib checkpoint" in capsys.readouterr().err

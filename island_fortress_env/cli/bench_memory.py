@@ -1,6 +1,6 @@
 """The memory item of ``island-fortress bench``: the resident memory that ``count`` made-and-reset
-environments add, measured in a fresh interpreter (``python -m island_fortress_env.tools.bench_memory
-KIND PLAYERS COUNT`` prints it as JSON), so that nothing the benchmark loaded before counts."""
+environments add, measured in a fresh interpreter (``memory_child`` there prints it as JSON), so
+that nothing the benchmark loaded before counts."""
 
 from __future__ import annotations
 
@@ -61,25 +61,20 @@ def memory_child(kind: str, num_players: int, count: int) -> dict:
     }
 
 
+# The fresh interpreter's program: KIND PLAYERS COUNT in, one JSON object out.
+CHILD = (
+    "import json, sys; from island_fortress_env.cli.bench_memory import memory_child; "
+    "print(json.dumps(memory_child(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))))"
+)
+
+
 def measure_memory(kind: str, num_players: int, count: int) -> dict:
     package_root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
-    cmd = [
-        sys.executable,
-        "-m",
-        "island_fortress_env.tools.bench_memory",
-        kind,
-        str(num_players),
-        str(count),
-    ]
+    cmd = [sys.executable, "-c", CHILD, kind, str(num_players), str(count)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"memory subprocess failed: {proc.stderr.strip().splitlines()[-1:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-if __name__ == "__main__":
-    kind, players, count = sys.argv[1:4]
-    print(json.dumps(memory_child(kind, int(players), int(count))))

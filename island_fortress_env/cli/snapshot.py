@@ -1,5 +1,8 @@
-"""Save a picture of a seeded game between heuristic players at a chosen moment (the README's
-``docs/table.png``)."""
+"""``island-fortress snapshot OUT.png``: a picture of a seeded game between heuristic players at a
+chosen moment (the README's ``docs/table.png``).
+
+    island-fortress snapshot OUT.png [--players 3] [--seed 3] [--round 5]
+"""
 
 from __future__ import annotations
 
@@ -13,11 +16,9 @@ from island_fortress_env.players.seeds import agent_seed
 from island_fortress_env.views.picture import render_image
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Save a picture of a seeded game between heuristic players (used for ``docs/table.png``):
-    ``python -m island_fortress_env.tools.snapshot OUT.png [--players 3] [--seed 3] [--round 5]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m island_fortress_env.tools.snapshot", description=main.__doc__
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Save a picture of a seeded game between heuristic players (used for docs/table.png)."
     )
     parser.add_argument("out")
     parser.add_argument("--players", type=int, default=3, choices=PLAYER_COUNTS)
@@ -26,7 +27,9 @@ def main(argv: list[str] | None = None) -> int:
         "--round", type=int, default=5, help="stop at this round's first Build Wall cell choice"
     )
     parser.add_argument("--seat", type=int, default=None, help="the viewing seat (default: spectator)")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     env = raw_env(num_players=args.players)
     env.reset(seed=args.seed)
     state = env.game_state
@@ -41,7 +44,3 @@ def main(argv: list[str] | None = None) -> int:
     render_image(state, args.seat).save(args.out)
     print(f"{args.out}: round {state.round}, {state.decision_name()}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
-"""The command line's shared pieces: a parser whose usage errors are one line (exit 2), and the
-argparse types of agent specs, counts and rules options. Used by ``island-fortress`` and by the
-trainers' and evaluation's own entry points."""
+"""The command line's shared pieces: a parser whose usage errors are one line (exit 2), the
+argparse types of agent specs, counts and rules options, and the one-line errors every command
+gives. Used by every command of ``island-fortress``."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from island_fortress_env.engine.rng import SeedError, seed_state
-from island_fortress_env.env.records import RecordError, check_output_dir, check_output_file, printable
+from island_fortress_env.env.records import RecordError, check_output_dir, check_output_file, one_line
 from island_fortress_env.players import AgentSpecError, check_agent_spec
+
+PROG = "island-fortress"
 
 
 class CommandLineParser(argparse.ArgumentParser):
@@ -23,14 +25,37 @@ class CommandLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
-    def require(self, extra: str, *modules: str) -> None:
-        """Exit with one line naming the first of ``modules`` that cannot be imported and the
-        extra that installs it (exit 2), before any work starts."""
-        for name in modules:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                self.exit(2, missing_library(self.prog, name, extra))
+
+class UsageError(Exception):
+    """A command's arguments do not fit together: its parser's one line (exit 2), with the hint
+    to see its ``--help``."""
+
+
+def fail(line: str) -> NoReturn:
+    """End a command with ``line`` (a whole line: ``PROG: error: ...``) on stderr, exit status 2."""
+    sys.stderr.write(line if line.endswith("\n") else line + "\n")
+    raise SystemExit(2)
+
+
+def require(prog: str, extra: str, *modules: str) -> None:
+    """Exit with one line naming the first of ``modules`` that cannot be imported and the extra
+    that installs it (exit 2), before any work starts."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            fail(missing_library(prog, name, extra))
+
+
+def import_optional(prog: str, extra: str, libraries: tuple[str, ...], module: str, name: str) -> Any:
+    """``module.name``; when one of ``libraries`` (those of ``extra``) is missing, one line
+    saying what to install (exit 2)."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError as exc:
+        if exc.name not in libraries:
+            raise
+        fail(missing_library(prog, str(exc.name), extra))
 
 
 def missing_library(prog: str, name: str, extra: str) -> str:
@@ -120,17 +145,6 @@ def output_path(check: Callable[[str], Any]) -> Callable[[str], str]:
 record_file = output_path(lambda text: check_output_file(text, "game record"))
 # evaluate --save-games: a writable (or creatable) folder
 record_dir = output_path(lambda text: check_output_dir(text, "game records directory"))
-
-
-def one_line(exc: BaseException) -> str:
-    """The error as one line of printable text (control characters escaped)."""
-    if isinstance(exc, OSError) and exc.filename is not None:
-        text = f"{str(exc.filename)!r}: {exc.strerror or exc}"
-    elif isinstance(exc, UnicodeDecodeError):
-        text = f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
-    else:
-        text = " ".join(str(exc).split()) or type(exc).__name__
-    return printable(text)
 
 
 def print_report(

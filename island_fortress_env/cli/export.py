@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
+from island_fortress_env.cli.arguments import non_negative_int, one_line
 from island_fortress_env.env.records import RecordError, check_output_file
-from island_fortress_env.players.arguments import CommandLineParser, non_negative_int, one_line
 
 PROG = "island-fortress export"
 
@@ -37,11 +36,10 @@ def onnx_file(text: str) -> str:
     return text
 
 
-def build_parser() -> CommandLineParser:
-    parser = CommandLineParser(
-        prog=PROG,
-        description="Export a native checkpoint's network as an ONNX model (masked log-probabilities "
-        "and value, a dynamic batch axis) that plays without torch as the agent onnx:OUT.onnx.",
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Export a native checkpoint's network as an ONNX model (masked log-probabilities "
+        "and value, a dynamic batch axis) that plays without torch as the agent onnx:OUT.onnx."
     )
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="a native checkpoint (.zip)")
     parser.add_argument("out", metavar="OUT.onnx", type=onnx_file, help="the model file to write")
@@ -49,13 +47,11 @@ def build_parser() -> CommandLineParser:
         "--positions", type=non_negative_int, default=512,
         help="positions of real games onnxruntime is compared with torch on (default 512; 0: none)",
     )  # fmt: skip
-    return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run(args: argparse.Namespace) -> int:
     from island_fortress_env.agents.checkpoint import CheckpointError
 
-    args = build_parser().parse_args(argv)
     try:
         from island_fortress_env.agents.onnx_export import export_onnx
 
@@ -70,7 +66,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(report.text())
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

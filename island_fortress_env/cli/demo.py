@@ -9,10 +9,14 @@ with its control characters escaped (``printable_lines``): an agent's name may c
 
 from __future__ import annotations
 
+import argparse
+
+from island_fortress_env.cli.arguments import UsageError, agent_spec, seed_value
 from island_fortress_env.engine.events import EventKind
+from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.aec import env as make_env
 from island_fortress_env.env.records import printable, printable_lines
-from island_fortress_env.players import make_agent
+from island_fortress_env.players import AGENTS_HELP, make_agent
 from island_fortress_env.players.seeds import agent_seed
 from island_fortress_env.views.narrate import Narrator, action_words, final_score_lines, seat_name
 from island_fortress_env.views.text import render_text
@@ -97,3 +101,22 @@ def run_demo(
     say("\n".join(final_score_lines(state, names)))
     env.close()
     return state.score
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--players", type=int, default=3, choices=PLAYER_COUNTS)
+    parser.add_argument("--seed", type=seed_value, default=7)
+    parser.add_argument(
+        "--agents", nargs="*", default=None, type=agent_spec,
+        help=f"one agent per seat: {AGENTS_HELP} (default: heuristic)",
+    )  # fmt: skip
+    parser.add_argument("--verbose", action="store_true", help="print every decision, not only rounds")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.agents and len(args.agents) != args.players:
+        raise UsageError(
+            f"--agents needs one agent per seat ({args.players} players), got {len(args.agents)}"
+        )
+    run_demo(players=args.players, seed=args.seed, agents=args.agents, verbose=args.verbose)
+    return 0

@@ -18,6 +18,7 @@ characters escaped (``records.printable``): a record cannot drive the terminal.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from island_fortress_env.cli.arguments import output_path, positive_float
+from island_fortress_env.cli.entries import read_number, shown
 from island_fortress_env.env.records import (
     GameRecord,
     RecordError,
@@ -35,7 +38,6 @@ from island_fortress_env.env.records import (
     states,
     temporary_path,
 )
-from island_fortress_env.tools.entries import read_number, shown
 from island_fortress_env.views.narrate import Narrator, action_words, final_score_lines, seat_name
 from island_fortress_env.views.text import render_text
 
@@ -267,3 +269,33 @@ def next_step(key: str, i: int, total: int) -> Move:
     if number is not None:
         return Move(i, number.message) if number.value is None else Move(number.value)
     return Move(i, f"'{shown(key.strip())}' is not a key here. {HELP}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Step through a game record (right arrow/n/Enter next, left arrow/b back, a number and "
+        "Enter to jump, e end, q quit); "
+        "prints the whole game when stdin is not a terminal. With --video, write it as .mp4 or .gif."
+    )
+    parser.add_argument("file", metavar="FILE", help="a game record (.json)")
+    parser.add_argument(
+        "--video", default=None, type=output_path(check_video_path), metavar="OUT",
+        help="write out.mp4 or out.gif instead",
+    )  # fmt: skip
+    parser.add_argument(
+        "--per", default="decision", choices=("decision", "turn"),
+        help="one frame per decision (default), or per turn: each time the player to move changes",
+    )  # fmt: skip
+    parser.add_argument("--fps", type=positive_float, default=None, help="frames per second (default 4 / 2)")
+    parser.add_argument(
+        "--scale", type=positive_float, default=None, help="picture scale (default 1 for mp4, 0.5 for gif)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.video is None:
+        run_replay(args.file)
+        return 0
+    frames = write_video(load(args.file), args.video, per=args.per, fps=args.fps, scale=args.scale)
+    print(f"{args.video}: {frames} frames, one per {args.per}")
+    return 0

@@ -1,10 +1,12 @@
 """Markdown tables for docs/SPACES.md, made from the action table and the observation layout,
 so the documentation cannot drift from the code (a test compares them with docs/SPACES.md).
 
-    python -m island_fortress_env.tools.doc_tables
+    island-fortress doc-tables
 """
 
 from __future__ import annotations
+
+import argparse
 
 from island_fortress_env.engine.actions import ACTION_FAMILIES, NUM_ACTIONS
 from island_fortress_env.env.observation import (
@@ -42,8 +44,13 @@ def observation_table() -> str:
     return "\n".join(rows)
 
 
-if __name__ == "__main__":
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Print the Markdown tables of docs/SPACES.md: the actions and the observation."
+
+
+def run(args: argparse.Namespace) -> int:
     print("## Actions\n")
     print(action_table())
     print("\n## Observation\n")
     print(observation_table())
+    return 0

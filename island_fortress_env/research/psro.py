@@ -40,30 +40,21 @@ one line on stderr and exit status 2, before any training.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.env.records import one_line
 from island_fortress_env.players import AgentKind, parse_agent_spec
-from island_fortress_env.players.arguments import (
-    CommandLineParser,
-    non_negative_int,
-    one_line,
-    positive_float,
-    positive_int,
-    print_report,
-)
 from island_fortress_env.players.seeds import Stream, stream_seed
-from island_fortress_env.tools import exploit
-from island_fortress_env.tools.exploit import MORE_THAN_FITS, ExploitError, exploit_config
-from island_fortress_env.tools.tournament import HeadToHead, TableJob, meta_game, play_tables
-from island_fortress_env.training.config import NativeConfig, TrainConfigError, load_config
+from island_fortress_env.research import exploit
+from island_fortress_env.research.exploit import MORE_THAN_FITS, exploit_config
+from island_fortress_env.research.tournament import HeadToHead, TableJob, meta_game, play_tables
+from island_fortress_env.training.config import NativeConfig, load_config
 from island_fortress_env.training.league import member_name
 
 DEFAULT_MINUTES = 15.0  # each best response's budget when neither minutes nor decisions is given
@@ -409,89 +400,3 @@ def label(spec: str) -> str:
     otherwise."""
     path = parse_agent_spec(spec).checkpoint
     return spec if path is None else spec.replace(str(path), member_name(str(path)))
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = CommandLineParser(
-        prog="island-fortress psro",
-        description="Rounds of PSRO from checkpoint START: best responses to the current policy "
-        "(island-fortress exploit), then the policy trained on against every policy and best "
-        "response so far (league.members); ends with best responses to the last policy.",
-        epilog="Example: island-fortress psro checkpoints/policy-2-4p.zip --rounds 3 --players 2 3 "
-        "--exploit-minutes 15 --train-minutes 55 tables.two=2.0",
-    )
-    parser.add_argument("start", metavar="START", help="the checkpoint of the first policy")
-    parser.add_argument("--rounds", type=positive_int, default=1, help="policy runs (default 1)")
-    parser.add_argument(
-        "--players", type=int, nargs="+", default=[2], choices=PLAYER_COUNTS,
-        help="table sizes of the best responses (default 2)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--answer", choices=ANSWERS, default=ANSWER_POLICY,
-        help="what each round's best response answers: the current policy, which is then trained on "
-        "against the population (policy, the default), or the Nash mixture of the population's "
-        "2-player meta-game, with no policy runs (nash: PSRO proper)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--pairing-games", type=positive_int, default=DEFAULT_PAIRING_GAMES,
-        help=f"--answer nash: games of each pairing of the meta-game (default {DEFAULT_PAIRING_GAMES})",
-    )  # fmt: skip
-    parser.add_argument(
-        "--workers", type=positive_int, default=1,
-        help="--answer nash: processes playing the meta-game's pairings at once (default 1)",
-    )  # fmt: skip
-    parser.add_argument("--config", default=None, help=f"the policy's runs (default {DEFAULT_CONFIG})")
-    budget = parser.add_mutually_exclusive_group()
-    budget.add_argument(
-        "--exploit-minutes", type=positive_float, default=None,
-        help=f"each best response's budget (default {DEFAULT_MINUTES:g} minutes)",
-    )  # fmt: skip
-    budget.add_argument("--exploit-decisions", type=positive_int, default=None, help="or decisions")
-    train = parser.add_mutually_exclusive_group()
-    train.add_argument("--train-minutes", type=positive_float, default=None,
-                       help="each policy run's budget (default: the config's)")  # fmt: skip
-    train.add_argument("--train-decisions", type=positive_int, default=None, help="or decisions")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed (default 0)")
-    parser.add_argument(
-        "--games", type=positive_int, default=None, help="each best response's evaluation games"
-    )
-    parser.add_argument(
-        "--exploit-set", action="append", default=[], metavar="section.key=value",
-        help="an override of the best responses' trainer (repeatable)",
-    )  # fmt: skip
-    parser.add_argument("--name", default="psro", help="run name: checkpoints/NAME/psro.json (default psro)")
-    parser.add_argument("--out", default=".", metavar="DIR", help="write DIR/runs/ and DIR/checkpoints/")
-    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    parser.add_argument(
-        "overrides", nargs="*", metavar="section.key=value", help="the policy runs' overrides"
-    )
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from island_fortress_env.agents.checkpoint import CheckpointError
-
-    parser = build_parser()
-    args = parser.parse_intermixed_args(argv)
-    settings = Settings(
-        args.start, args.rounds, list(args.players), args.config or DEFAULT_CONFIG, args.exploit_minutes,
-        args.exploit_decisions, args.train_minutes, args.train_decisions, args.seed, args.games,
-        list(args.overrides), list(args.exploit_set), args.answer, args.pairing_games,
-    )  # fmt: skip
-    try:
-        if args.answer == ANSWER_NASH and args.config is not None:
-            raise PsroError("--answer nash trains no policy between rounds: drop --config")
-        check(settings, args.name, Path(args.out))
-    except (PsroError, ExploitError, TrainConfigError, CheckpointError) as exc:
-        parser.error(one_line(exc))
-    return print_report(
-        "island-fortress psro",
-        lambda: psro(settings, args.name, args.out, args.workers),
-        format_report,
-        args.json,
-        (PsroError, ExploitError, TrainConfigError, CheckpointError, OSError),
-    )
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """Performance benchmark: both backends of the game and reference games, side by side.
 
     island-fortress bench                      # ~4 min: 3 s per item, median of 3 repeats
-    python -m island_fortress_env.tools.bench --quick --no-anchors
-    python -m island_fortress_env.tools.bench --profile 3   # cProfile of 3-player AEC play
+    island-fortress bench --quick --no-anchors
+    island-fortress bench --profile 3          # cProfile of 3-player AEC play
 
 Everything is measured in one process with one random-play loop (plus one fresh subprocess
 per memory figure), on each backend (``--backends``: the C++ core and the Python engine):
@@ -60,10 +60,8 @@ from typing import Any
 
 import numpy as np
 
-from island_fortress_env.engine.tables import PLAYER_COUNTS
-from island_fortress_env.players.seeds import Stream, agent_seed, stream_seed
-from island_fortress_env.tools.bench_memory import measure_memory
-from island_fortress_env.tools.bench_play import (
+from island_fortress_env.cli.bench_memory import measure_memory
+from island_fortress_env.cli.bench_play import (
     BATCH_GAMES,
     WARMUP_GAME,
     aec_game_player,
@@ -75,7 +73,7 @@ from island_fortress_env.tools.bench_play import (
     sample_states,
     time_per_call,
 )
-from island_fortress_env.tools.bench_report import (
+from island_fortress_env.cli.bench_report import (
     ANCHORS,
     BACKENDS,
     PETTINGZOO_ANCHORS,
@@ -84,6 +82,8 @@ from island_fortress_env.tools.bench_report import (
     format_report,
     machine_info,
 )
+from island_fortress_env.engine.tables import PLAYER_COUNTS
+from island_fortress_env.players.seeds import Stream, agent_seed, stream_seed
 
 DEFAULT_OUT = "bench-results/bench.json"
 DEFAULT_SECONDS = 3.0
@@ -310,12 +310,11 @@ def measure_anchor(name: str, seconds: float, repeats: int) -> dict:
     return {**status, **measure_interleaved({name: play}, seconds, repeats, tolerant=(name,))[name]}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="island-fortress bench",
-        description="Benchmark both backends (the C++ core and the Python engine): the game states, "
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Benchmark both backends (the C++ core and the Python engine): the game states, "
         "the AEC API, the batch, the heuristic, clone/observation/mask costs and memory, side by side "
-        "with PettingZoo and OpenSpiel reference games.",
+        "with PettingZoo and OpenSpiel reference games."
     )
     p.add_argument("--seconds", type=float, default=None,
                    help=f"wall time per item, split over the repeats (default {DEFAULT_SECONDS:g}; "
@@ -364,7 +363,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="instead: cProfile AEC random play (default 3 players, the default backend) for --seconds, "
         "print the top 20",
     )  # fmt: skip
-    return p
 
 
 def _backends(chosen: Sequence[str] | None, log: Callable[[str], None]) -> list[str]:
@@ -379,7 +377,7 @@ def _backends(chosen: Sequence[str] | None, log: Callable[[str], None]) -> list[
     return backends
 
 
-def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict:
+def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict:
     from pettingzoo.utils import wrappers
 
     from island_fortress_env import island_fortress_v0
@@ -528,8 +526,7 @@ def profile(num_players: int, seconds: float, seed: int, top: int = 20) -> str:
     return stream.getvalue()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     if args.profile is not None:
         seconds = (
             args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
@@ -540,14 +537,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    results = run(args, log)
+    results = measure(args, log)
     print(format_report(results))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"results written to {out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

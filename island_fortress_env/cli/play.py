@@ -30,6 +30,7 @@ the same game again (the command with its seed).
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import tempfile
 from collections.abc import Callable, Sequence
@@ -37,11 +38,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
+from island_fortress_env.cli.arguments import (
+    UsageError,
+    agent_spec,
+    non_negative_int,
+    record_file,
+    rule_option,
+    seed_value,
+)
+from island_fortress_env.cli.entries import read_number, shown
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine import visibility
 from island_fortress_env.engine.decisions import Decision
+from island_fortress_env.engine.tables import PLAYER_COUNTS
 from island_fortress_env.env.records import (
     GameRecord,
     RecordError,
@@ -52,9 +61,8 @@ from island_fortress_env.env.records import (
     save,
     save_unique,
 )
-from island_fortress_env.players import make_agent
+from island_fortress_env.players import AGENTS_HELP, make_agent
 from island_fortress_env.players.seeds import agent_seed, deal_seed
-from island_fortress_env.tools.entries import read_number, shown
 from island_fortress_env.views.narrate import (
     Line,
     Narrator,
@@ -70,6 +78,8 @@ from island_fortress_env.views.rules_summary import rules_summary
 from island_fortress_env.views.text import render_text
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from island_fortress_env.engine import State
     from island_fortress_env.engine.favors import FavorCard
 
@@ -257,6 +267,8 @@ def play_game(
     """Play one game: the person at ``seat``, ``agents`` (specs) at the other seats in order.
     Returns the saved record, or None when the person quits. Before the game starts, a
     ``save_path`` that cannot be written (or already exists) is a ``RecordError``."""
+    from rich.console import Console
+
     from island_fortress_env.env.aec import env as make_env
 
     console = console or Console(highlight=False, soft_wrap=True)
@@ -459,3 +471,42 @@ def _ask_person(
         if choice.action is not None:
             return choice.action
         say(console, choice.message, style="bold")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Play one seat against agents; the game is saved as a game record at the end."
+    parser.add_argument("--players", type=int, default=None, choices=PLAYER_COUNTS, help="default 3")
+    parser.add_argument(
+        "--agents", nargs="+", default=None, type=agent_spec, metavar="AGENT",
+        help=f"the other players in seat order: {AGENTS_HELP} (default: heuristic)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--seat", type=non_negative_int, default=0, help="your seat (0 plays first; default 0)"
+    )
+    parser.add_argument("--seed", type=seed_value, default=None, help="env.reset seed (default: random)")
+    parser.add_argument("--window", action="store_true", help="also show the table as a picture in a window")
+    parser.add_argument(
+        "--save", default=None, type=record_file, metavar="FILE",
+        help="game record path, a new file (default: a dated name here)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rule", action="append", default=[], type=rule_option, metavar="KEY=VALUE",
+        help="rules option / variant, e.g. --rule no_replace=true (repeatable)",
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    players = args.players if args.players is not None else (len(args.agents) + 1 if args.agents else 3)
+    agents = args.agents or ["heuristic"] * (players - 1)
+    if len(agents) != players - 1:
+        raise UsageError(
+            f"--agents names the {players - 1} other players of a {players}-player game, got {len(agents)}"
+        )
+    if not 2 <= players <= 4:
+        raise UsageError(f"give 1-3 --agents (a 2-4 player game), got {len(agents)}")
+    if args.seat >= players:
+        raise UsageError(f"--seat must be 0..{players - 1} in a {players}-player game, got {args.seat}")
+    play_game(
+        agents, seat=args.seat, seed=args.seed, window=args.window, save_path=args.save, rules=dict(args.rule)
+    )
+    return 0
