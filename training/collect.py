@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Game:
+class LeagueGame:
     """One game of a collector: who plays each seat, and how far it has got."""
 
     episode: int
@@ -182,7 +182,7 @@ class Collector:
         return self.runner.current(slot).tag.snapshot  # type: ignore[union-attr]
 
     @property
-    def games(self) -> list[Game]:
+    def games(self) -> list[LeagueGame]:
         """The games under way, one a slot of the batch."""
         return [self.runner.current(slot).tag for slot in range(self.tables.num_games)]  # type: ignore[union-attr]
 
@@ -207,16 +207,16 @@ class Collector:
             seeds = tuple(stream_seed(*key, seat) for seat in range(game.players))
         return Seating(game.players, None, policies, seeds, tag=game)  # type: ignore[arg-type]
 
-    def _seat(self, players: int) -> Game:
+    def _seat(self, players: int) -> LeagueGame:
         """Who plays a new game of ``players`` seats: every seat learns (self-play), or one
         learner faces frozen seats of one drawn kind (``league.py``)."""
         self._episodes += 1
         kind = draw_game_kind(self.rng, self.cfg.league.share, self.kind_p, bool(self.snapshot_p))
         if kind is GameKind.SELF_PLAY:
-            return Game(self._episodes, players, kind, tuple(range(players)))
+            return LeagueGame(self._episodes, players, kind, tuple(range(players)))
         learner = int(self.rng.integers(players))
         snapshot = draw_snapshot(self.rng, self.snapshot_p) if kind is GameKind.SNAPSHOT else None
-        return Game(self._episodes, players, kind, (learner,), snapshot)
+        return LeagueGame(self._episodes, players, kind, (learner,), snapshot)
 
     def _acted(
         self,
@@ -250,7 +250,7 @@ class Collector:
         self.book.reward_many(seats, rewards.ravel()[seats])
         self.book.end_many(np.flatnonzero(learning & done[:, None]))
 
-    def _record(self, game: Game, finished: Finished) -> None:
+    def _record(self, game: LeagueGame, finished: Finished) -> None:
         """Keep the figures of ``game``, which has ended (``finished``: its record)."""
         final = finished.final
         figures = result_figures(final, game.learners)
