@@ -76,6 +76,7 @@ from island_fortress_env.env.record_files import temporary_path as temporary_pat
 if TYPE_CHECKING:
     from island_fortress_env.engine import State
 
+
 def one_line(exc: BaseException) -> str:
     """An error as one line of printable text (control characters escaped): a command's message."""
     if isinstance(exc, OSError) and exc.filename is not None:
