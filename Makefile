@@ -50,16 +50,16 @@ lint: $(STAMP)
 	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml --cache-dir $(CURDIR)/.mypy_cache
 
 bench-training: $(STAMP)
-	$(BIN)/python -m island_fortress_env.training.bench_training --seconds 150
+	$(BIN)/island-fortress bench-training --seconds 150
 
 # The default on a CUDA GPU, alone: its decisions learned from per second (no GPU: one line, exit 2).
 bench-gpu: $(STAMP)
-	$(BIN)/python -m island_fortress_env.training.bench_training --seconds 150 --gpu
+	$(BIN)/island-fortress bench-training --seconds 150 --gpu
 
 # The learning race: the default and the previous default, 4 minutes of training each, then each
 # greedy policy against the heuristic at 2, 3 and 4 players on the same deals.
 bench-learning: $(STAMP)
-	$(BIN)/python -m island_fortress_env.training.bench_training --race 4 --games 96
+	$(BIN)/island-fortress bench-training --race 4 --games 96
 
 # The bench extra: the anchors, and onnx for the search player's ONNX side (torch stays pinned).
 bench: $(STAMP)

@@ -5,7 +5,7 @@ python examples/openenv_play.py --games 3 --players 3
 
 A scripted agent stands in for a language model (nothing is downloaded): it reads the seat's text
 and its numbered moves and answers "[k]". With --url it plays a server already running (e.g.
-``python -m island_fortress_env.adapters.openenv --port 8000``); without, it starts one on a free
+``island-fortress openenv-serve --port 8000``); without, it starts one on a free
 loopback port for the run.
 """
 

@@ -328,6 +328,9 @@ sys.exit(cli.main(sys.argv[2:]))
         ("openskill", ["tournament", "random", "heuristic"], "train"),
         ("scipy", ["tournament", "random", "heuristic"], "train"),
         ("matplotlib", ["tournament", "random", "heuristic", "--plot", "ladder.png"], "train"),
+        ("starlette", ["bench-web"], "web"),
+        ("fastapi,openenv", ["openenv-serve"], "openenv"),
+        ("ray", ["rllib-convert", "rllib-dir", "out.zip"], "rllib"),
     ],
 )
 def test_a_missing_optional_library_is_one_line_naming_it_and_its_extra(tmp_path, missing, argv, extra):
@@ -339,3 +342,18 @@ def test_a_missing_optional_library_is_one_line_naming_it_and_its_extra(tmp_path
     line = f"island-fortress {argv[0]}: error: {first} is missing: pip install 'island-fortress-env[{extra}]'"
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [line] and done.stdout == ""
+
+
+@pytest.mark.parametrize("name", sorted(cli.COMMANDS))
+def test_every_command_of_the_table_reads_its_arguments_with_its_own_parser(name, capsys):
+    """Each row of ``COMMANDS`` is a module with ``add_arguments`` and ``run``: its ``--help``
+    names it (or, without its extra, one line says what to install)."""
+    try:
+        parser, module = cli.command_parser(name)
+    except SystemExit as exc:  # an adapter's command without its library
+        assert exc.code == 2 and "is missing: pip install" in capsys.readouterr().err
+        return
+    assert parser.prog == f"island-fortress {name}" and callable(module.run)
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args(["--help"])
+    assert exc.value.code == 0 and f"usage: island-fortress {name}" in capsys.readouterr().out

@@ -14,6 +14,7 @@ import torch
 
 from island_fortress_env.agents.checkpoint import load_policy
 from island_fortress_env.agents.network import ActorCritic
+from island_fortress_env.cli import app as cli
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players.seat_policies import sample_actions
@@ -222,7 +223,7 @@ def test_the_throughput_benchmark_measures_the_trainers_asked_for_and_their_rati
                 "cores": 2}  # fmt: skip
 
     monkeypatch.setattr(bench_training, "measure", fake)
-    assert bench_training.main(["--trainers", "previous", "default", "--seconds", "1"]) == 0
+    assert cli.main(["bench-training", "--trainers", "previous", "default", "--seconds", "1"]) == 0
     assert [runner for runner, _ in ran] == ["native", "native"]
     out = capsys.readouterr().out
     assert "default / previous default: 10.0x" in out and "sb3" not in out
@@ -241,7 +242,7 @@ def test_the_busy_row_is_the_default_beside_one_busy_process_and_its_share_of_al
                 "cores": 2}  # fmt: skip
 
     monkeypatch.setattr(bench_training, "measure", fake)
-    assert bench_training.main(["--trainers", "default", "busy", "--seconds", "1"]) == 0
+    assert cli.main(["bench-training", "--trainers", "default", "busy", "--seconds", "1"]) == 0
     assert ran == [False, True]
     assert "default beside 1 busy process / alone: 60%" in capsys.readouterr().out
 
@@ -274,8 +275,7 @@ def test_one_busy_process_keeps_a_cpu_busy_while_the_block_runs_and_is_gone_afte
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA GPU is here: --gpu would run")
 def test_the_gpu_benchmark_without_a_gpu_is_one_line_and_exit_2(capsys):
-    from island_fortress_env.training import bench_training
 
-    assert bench_training.main(["--gpu", "--seconds", "1"]) == 2
+    assert cli.main(["bench-training", "--gpu", "--seconds", "1"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "train.device" in err and "no CUDA GPU" in err

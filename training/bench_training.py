@@ -1,8 +1,8 @@
 """Training throughput and a learning race: the native trainer's default against its previous
 default and against the SB3 path, on the same game.
 
-    python -m island_fortress_env.training.bench_training --seconds 150
-    python -m island_fortress_env.training.bench_training --race 4 --games 96
+    island-fortress bench-training --seconds 150
+    island-fortress bench-training --race 4 --games 96
 
 **Throughput** (``--seconds``): three trainers learn the 3-player game from scratch by self-play,
 without imitation or evaluation, each in its own process, one after the other, for ``--seconds``
@@ -33,9 +33,7 @@ repeat with ``--repeat``.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import multiprocessing as mp
 import os
 import subprocess
@@ -375,15 +373,24 @@ GPU = (
 )
 
 
-def throughput(args: argparse.Namespace) -> dict[str, Any]:
-    chosen = [trainer for key, trainer in THROUGHPUT.items() if key in args.trainers]
+def throughput(
+    trainers: Sequence[str],
+    seconds: float,
+    repeat: int = 1,
+    sb3: Sequence[str] = (),
+    native: Sequence[str] = (),
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Each of ``trainers`` (keys of ``THROUGHPUT``) for ``seconds`` of training, ``repeat`` times;
+    each run printed unless ``quiet``, then the ratios."""
+    chosen = [trainer for key, trainer in THROUGHPUT.items() if key in trainers]
     results = []
-    for _ in range(args.repeat):
+    for _ in range(repeat):
         for name, runner, overrides in chosen:
-            extra = args.sb3 if runner == "sb3" else args.native
-            r = {"name": name, **measure(runner, args.seconds, [*overrides, *extra], busy=name == BUSY)}
+            extra = sb3 if runner == "sb3" else native
+            r = {"name": name, **measure(runner, seconds, [*overrides, *extra], busy=name == BUSY)}
             results.append(r)
-            if not args.json:
+            if not quiet:
                 print(
                     f"{name:<26} {r['trainer']:<48} {r['decisions']:>9} decisions in {r['wall_s']:6.1f} s = "
                     f"{r['decisions_per_second']:7.0f} decisions/s, CPU {100 * r['cpu_utilisation']:5.1f}% "
@@ -401,89 +408,39 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
     }
     if "native, default" in rate and BUSY in rate:  # the share of its speed it keeps when not alone
         ratios["default beside 1 busy process / alone"] = rate[BUSY] / rate["native, default"]
-    if not args.json:
+    if not quiet:
         for key, value in ratios.items():
             shown = f"{100 * value:.0f}%" if key.startswith("default beside") else f"{value:.1f}x"
             print(f"decisions learned from per second, {key}: {shown}")
     return {"results": results, "ratios": ratios}
 
 
-def race(args: argparse.Namespace) -> dict[str, Any]:
+def race(
+    minutes: float,
+    games: int,
+    repeat: int = 1,
+    native: Sequence[str] = (),
+    curves: str | None = None,
+    curve_every: int = 250_000,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """The learning race: the default and ``PREVIOUS_DEFAULT`` for ``minutes`` each, ``repeat``
+    times, evaluated on ``games`` games a table size; the curves drawn to ``curves`` if given."""
     legs = []
-    for seed in range(args.repeat):
+    for seed in range(repeat):
         for name, overrides in (("previous default", PREVIOUS_DEFAULT), ("default", ())):
-            every = args.curve_every if args.curves else 0
-            leg = in_fresh_process("race", args.race, [*overrides, *args.native], args.games, seed, every)
+            every = curve_every if curves else 0
+            leg = in_fresh_process("race", minutes, [*overrides, *native], games, seed, every)
             legs.append({"name": name, "seed": seed, **leg})
-            if not args.json:
+            if not quiet:
                 rates = " / ".join(f"{100 * leg[f'win_rate_vs_heuristic_{n}p']:.1f}%" for n in (2, 3, 4))
                 print(
-                    f"{name:<17} seed {seed}: {leg['decisions']:>9} decisions in {args.race} min, "
+                    f"{name:<17} seed {seed}: {leg['decisions']:>9} decisions in {minutes} min, "
                     f"against the heuristic at 2 / 3 / 4 players {rates}",
                     flush=True,
                 )
-    if args.curves:
+    if curves:
         from island_fortress_env.training.plot_curves import plot_race
 
-        print(f"learning curves: {plot_race(legs, args.curves)}", flush=True)
+        print(f"learning curves: {plot_race(legs, curves)}", flush=True)
     return {"race": legs}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m island_fortress_env.training.bench_training", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--seconds", type=float, default=150.0, help="training wall time per trainer")
-    parser.add_argument(
-        "--race", type=float, default=0.0, metavar="MINUTES",
-        help="run the learning race instead: MINUTES of training per trainer, then an evaluation",
-    )  # fmt: skip
-    parser.add_argument("--games", type=int, default=96, help="race: evaluation games per table size")
-    parser.add_argument(
-        "--curves",
-        metavar="PNG",
-        help="race: also evaluate every --curve-every decisions and plot the curves here",
-    )
-    parser.add_argument(
-        "--curve-every",
-        type=int,
-        default=250_000,
-        metavar="DECISIONS",
-        help="race: decisions between curve points",
-    )
-    parser.add_argument("--repeat", type=int, default=1, help="measure each trainer this many times")
-    parser.add_argument(
-        "--trainers", nargs="+", choices=list(THROUGHPUT), default=list(THROUGHPUT),
-        help="throughput: the trainers to measure (default all four)",
-    )  # fmt: skip
-    parser.add_argument("--sb3", nargs="*", default=[], metavar="KEY=VALUE", help="SB3 config overrides")
-    parser.add_argument(
-        "--native", nargs="*", default=[], metavar="KEY=VALUE", help="native config overrides (both)"
-    )
-    parser.add_argument(
-        "--gpu", action="store_true",
-        help="throughput: the default alone, on a CUDA GPU with the settings of GPU (--native adds to them)",
-    )  # fmt: skip
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(argv)
-    if args.gpu:
-        args.trainers, args.native = ["default"], [*GPU, *args.native]
-    if args.seconds <= 0 or args.repeat < 1 or args.race < 0 or args.games < 1 or args.curve_every < 1:
-        parser.error("--seconds must be > 0, --race >= 0, --repeat, --games and --curve-every >= 1")
-    if args.native and (args.race or "default" in args.trainers or "previous" in args.trainers):
-        from island_fortress_env.training.config import TrainConfigError
-        from island_fortress_env.training.ppo import check_device
-
-        try:  # a bad override or a device that is not there: one line before any run
-            check_device(native_config(args.seconds, "/nonexistent", args.native).train.device)
-        except TrainConfigError as err:
-            print(f"{parser.prog}: error: {err}", file=sys.stderr)
-            return 2
-    out = race(args) if args.race else throughput(args)
-    if args.json:
-        print(json.dumps(out))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

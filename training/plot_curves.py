@@ -1,7 +1,7 @@
 """Plot learning curves from TensorBoard event files to a PNG (for the README).
 
-python -m training.plot_curves runs/baseline-3p_1 --out docs/learning_curve.png
-python -m training.plot_curves runs/policy-2-4p --out docs/learning_curve_2-4p.png
+    island-fortress plot-curves runs/baseline-3p_1 --out docs/learning_curve.png
+    island-fortress plot-curves runs/policy-2-4p --out docs/learning_curve_2-4p.png
 
 A native run (``training/ppo.py``) is recognised by its ``eval/`` curves and plotted as the greedy
 win rate against the heuristic per table size, against decisions learned from and wall-clock time.
@@ -9,8 +9,6 @@ win rate against the heuristic per table size, against decisions learned from an
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -134,20 +132,3 @@ def plot_race(legs: Sequence[dict], out: str | Path) -> Path:
     fig.savefig(out, dpi=90)
     plt.close(fig)
     return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run_dir", help="a TensorBoard run directory, e.g. runs/default-3p_1")
-    parser.add_argument("--out", default="docs/learning_curve.png")
-    parser.add_argument("--print", action="store_true", help="also print the last value of every tag")
-    args = parser.parse_args(argv)
-    if args.print:
-        for tag, series in sorted(read_scalars(args.run_dir).items()):
-            print(f"{tag:40s} step {series[-1][0]:>8d}  {series[-1][1]:.4f}  (n={len(series)})")
-    print(plot(args.run_dir, args.out))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

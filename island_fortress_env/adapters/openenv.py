@@ -3,7 +3,7 @@ game's text face (``views.prompt``).
 
 Serve it (OpenEnv's FastAPI app on uvicorn; one game per WebSocket session)::
 
-    python -m island_fortress_env.adapters.openenv --host 127.0.0.1 --port 8000
+    island-fortress openenv-serve --host 127.0.0.1 --port 8000
 
 and play it with OpenEnv's client (``EnvClient``; ``.sync()`` for a synchronous one)::
 
@@ -45,10 +45,8 @@ browser app and ``play`` do (``engine.rng.deal_seed``).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
-import sys
 import threading
 import time
 import uuid
@@ -365,29 +363,3 @@ def serving(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m island_fortress_env.adapters.openenv``: serve the game on uvicorn."""
-    parser = argparse.ArgumentParser(description="Serve Island Fortress as an OpenEnv environment.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--players", type=int, default=3, help="a reset's default table size (2-4)")
-    parser.add_argument("--backend", choices=("core", "python"), default=None)
-    parser.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS)
-    args = parser.parse_args(argv)
-    if args.max_sessions < 1:
-        parser.error("--max-sessions must be at least 1")
-    try:
-        app = make_app(args.players, args.backend, max_sessions=args.max_sessions)
-    except (ValueError, ConfigError) as error:
-        print(f"island_fortress_env.adapters.openenv: {error}", file=sys.stderr)
-        return 2
-    import uvicorn
-
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

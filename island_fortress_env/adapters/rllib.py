@@ -25,15 +25,13 @@
   parameters are a ``network.ActorCritic`` (``module.net``): illegal logits are set to the
   dtype's minimum, so sampling and argmax never pick them, and the weights convert one to one
   to the project's checkpoint (``export_native_checkpoint``; also
-  ``python -m island_fortress_env.integrations.rllib CHECKPOINT_DIR OUT.zip``).
+  ``island-fortress rllib-convert CHECKPOINT_DIR OUT.zip``).
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -264,25 +262,3 @@ def export_native_checkpoint(
         "exported": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     return save_policy(out, net, network_kwargs(module.model_config or {}), meta)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m island_fortress_env.integrations.rllib",
-        description="Convert an RLlib checkpoint directory to a native checkpoint (.zip) for evaluate.",
-    )
-    parser.add_argument("checkpoint_dir", help="directory written by Algorithm.save_to_path")
-    parser.add_argument("out", help="native checkpoint to write (.zip)")
-    parser.add_argument("--module-id", default=SHARED_POLICY, help=f"module to export ({SHARED_POLICY!r})")
-    args = parser.parse_args(argv)
-    try:
-        path = export_native_checkpoint(args.checkpoint_dir, args.out, args.module_id)
-    except CheckpointError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""How quickly the web app answers a move: ``python -m island_fortress_env.web.latency``.
+"""How quickly the web app answers a move: ``island-fortress bench-web``.
 
 Serves the app with uvicorn on 127.0.0.1 (a free port) and plays whole games through HTTP on
 one keep-alive connection, as the page does: the person (seeded random choices among those the
@@ -21,7 +21,6 @@ percentile. A measurement to read, not a test: the figures depend on the machine
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import random
@@ -176,25 +175,19 @@ def report(name: str, values: list[float], target: float | None = None) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def measure(
+    games: int = 3, players: int = 3, opponent: str = "heuristic", seed: int = 0, browser: int = 0
+) -> None:
+    """Play ``games`` games through HTTP (and ``browser`` more by clicking) and print the figures;
+    ``--browser`` without Selenium is an ``ImportError``."""
     import uvicorn
 
     from island_fortress_env.web import create_app
     from island_fortress_env.web.serving import server_config
 
-    parser = argparse.ArgumentParser(prog="python -m island_fortress_env.web.latency", description=__doc__)
-    parser.add_argument("--games", type=int, default=3)
-    parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4))
-    parser.add_argument("--opponent", default="heuristic", help="the bots' agent spec (default heuristic)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--browser", type=int, default=0, metavar="GAMES",
-        help="also play GAMES games by clicking in headless Chromium and time each click drawn",
-    )  # fmt: skip
-    args = parser.parse_args(argv)
-
-    with tempfile.TemporaryDirectory() as games:
-        app = create_app(["random", "heuristic", args.opponent], games)
+    n_games = games
+    with tempfile.TemporaryDirectory() as folder:
+        app = create_app(["random", "heuristic", opponent], folder)
         sock = socket.socket(
             socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
         )  # TCP: asyncio sets NODELAY
@@ -208,13 +201,13 @@ def main(argv: list[str] | None = None) -> int:
         conn = http.client.HTTPConnection("127.0.0.1", port)
         acts: list[float] = []
         replies: list[float] = []
-        deals = latency_deals(args.seed, args.games)
-        for g in range(args.games):
-            draw = random.Random(stream_seed(args.seed, Stream.LATENCY_CHOICES, g))
+        deals = latency_deals(seed, n_games)
+        for g in range(n_games):
+            draw = random.Random(stream_seed(seed, Stream.LATENCY_CHOICES, g))
             body = {
-                "players": args.players,
-                "seat": g % args.players,
-                "opponents": [args.opponent] * (args.players - 1),
+                "players": players,
+                "seat": g % players,
+                "opponents": [opponent] * (players - 1),
                 "seed": deals[g],
             }
             snap = _request(conn, "POST", "/api/play", body)
@@ -235,22 +228,14 @@ def main(argv: list[str] | None = None) -> int:
                 replies.append(time.perf_counter() - begin)
         clicks: list[float] = []
         doms: list[float] = []
-        if args.browser:
-            try:
-                clicks, doms = browser_clicks(
-                    f"http://127.0.0.1:{port}", args.browser, args.players, args.opponent, args.seed
-                )
-            except ImportError:
-                parser.exit(2, "--browser needs Selenium (pip install 'island-fortress-env[browser]')\n")
-        server.should_exit = True
-        thread.join(timeout=30)
+        try:
+            if browser:
+                clicks, doms = browser_clicks(f"http://127.0.0.1:{port}", browser, players, opponent, seed)
+        finally:
+            server.should_exit = True
+            thread.join(timeout=30)
     report("act", acts, 30)
     report("reply", replies)
-    if args.browser:
+    if browser:
         report("click", clicks, 100)
         report("dom", doms)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

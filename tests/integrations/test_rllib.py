@@ -217,7 +217,7 @@ def test_export_refuses_what_is_not_an_rllib_checkpoint(if_rllib, tmp_path, caps
         if_rllib.export_native_checkpoint(tmp_path / "missing", tmp_path / "out.zip")
     with pytest.raises(CheckpointError, match="no module 'shared'"):
         if_rllib.export_native_checkpoint(tmp_path, tmp_path / "out.zip")
-    assert if_rllib.main([str(tmp_path), str(tmp_path / "out.zip")]) == 2
+    assert cli_main(["rllib-convert", str(tmp_path), str(tmp_path / "out.zip")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no module 'shared'" in err
     assert not (tmp_path / "out.zip").exists()
@@ -294,7 +294,7 @@ def test_converted_checkpoint_acts_exactly_as_the_rllib_module(if_rllib, tiny_ru
     rllib_dir = tmp / "checkpoints" / "tiny" / "rllib"
     # the command-line converter gives the same weights as the end of the run
     out = tmp_path / "converted.zip"
-    assert if_rllib.main([str(rllib_dir), str(out)]) == 0
+    assert cli_main(["rllib-convert", str(rllib_dir), str(out)]) == 0
     module = RLModule.from_checkpoint(if_rllib.module_dir(rllib_dir))
     env = if_rllib.IslandFortressEnv({"num_players": 3})
     steps, _, _ = play_random_game(env, seed=2, rng=np.random.default_rng(3))
