@@ -225,7 +225,7 @@ def test_the_core_collector_draws_each_new_games_table_size():
     assert any(len(set(sizes)) == 2 for sizes in played.values())
     for slot, sizes in played.items():  # the batch's game is of the size drawn for it (the last
         # size drawn is the next game's, dealt when this one ends)
-        assert collector.tables.games[slot].num_players == sizes[-2] == runner.slots[slot].current.tag.players
+        assert collector.batch.games[slot].num_players == sizes[-2] == runner.slots[slot].current.tag.players
 
 
 @pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
@@ -237,7 +237,7 @@ def test_with_the_core_the_collectors_play_its_batch_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         collectors = collect.Collectors(tiny_config(Path("/nonexistent"), "c"), SeatTrajectories)
-    assert isinstance(collectors.local.tables, vector.VectorEnv)
+    assert isinstance(collectors.local.batch, vector.VectorEnv)
 
 
 def test_without_the_core_the_collectors_play_python_envs_and_say_so(monkeypatch):
@@ -247,4 +247,4 @@ def test_without_the_core_the_collectors_play_python_envs_and_say_so(monkeypatch
     monkeypatch.setattr(core, "available", lambda: False)
     with pytest.warns(RuntimeWarning, match="Python engine") as caught:
         collectors = collect.Collectors(cfg, SeatTrajectories)
-    assert collectors.local.tables.backend == "python" and len(caught) == 1
+    assert collectors.local.batch.backend == "python" and len(caught) == 1

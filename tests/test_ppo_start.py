@@ -89,7 +89,7 @@ def test_a_collectors_python_games_share_one_observation_encoder_per_table_size(
     cfg = tiny_config(Path("/nonexistent"), "c", "league.share=0.0", "train.games_per_collector=12")
     collector = Collector(cfg, 0, SeatTrajectories, backend="python")
     collector.collect(ActorCritic(cnn_channels=4, hidden=16), 3000)
-    encoders = collector.tables._encoders
+    encoders = collector.batch._encoders
     assert sorted(game.num_players for game in encoders) == [2, 3, 4]  # one per table size
 
 

@@ -36,7 +36,7 @@ class Recorder:
 
     def act(self, observations, masks, games: Games):
         assert len(observations) == len(masks) == len(games)
-        assert np.array_equal(games.seats, games.tables.player[games.slots])
+        assert np.array_equal(games.seats, games.batch.player[games.slots])
         self.asked.extend(zip(games.slots.tolist(), games.seats.tolist(), strict=True))
         return np.array([np.flatnonzero(m)[0] for m in masks], dtype=np.int64)
 

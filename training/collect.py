@@ -142,10 +142,10 @@ class Collector:
             self.snapshot_modes = dict(standing.modes)
             self.set_snapshots(standing.state_dicts, standing.probabilities)
         count, batch_seed = cfg.train.games_per_collector, int(self.rng.integers(2**63))
-        self.tables = vector.make(
+        self.batch = vector.make(
             count, seed=batch_seed, threads=cfg.train.core_threads, backend=backend, **cfg.env.options
         )
-        self._runner = GameRunner(self.tables, self._next_game)
+        self._runner = GameRunner(self.batch, self._next_game)
 
     def set_snapshots(self, state_dicts: Mapping[int, dict], probabilities: Mapping[int, float]) -> None:
         """Add new snapshots (id -> state dict); new games draw from ``probabilities``' ids. Each
@@ -184,7 +184,7 @@ class Collector:
     @property
     def games(self) -> list[LeagueGame]:
         """The games under way, one a slot of the batch."""
-        return [self.runner.current(slot).tag for slot in range(self.tables.num_games)]  # type: ignore[union-attr]
+        return [self.runner.current(slot).tag for slot in range(self.batch.num_games)]  # type: ignore[union-attr]
 
     def _draw_players(self) -> int:
         """A new game's table size, drawn by the ``tables`` weights."""

@@ -152,8 +152,8 @@ def play_table(
             )
         )
     slots = min(len(games), TABLE_SLOTS) if backend == "core" else 1
-    tables = vector.make(slots, num_players=k, backend=backend, **options)
-    return play_seatings(tables, seatings, keep_actions, on_finished)
+    batch = vector.make(slots, num_players=k, backend=backend, **options)
+    return play_seatings(batch, seatings, keep_actions, on_finished)
 
 
 def rule_options(env_options: Mapping[str, Any] | None) -> tuple[str | None, dict[str, Any]]:

@@ -80,9 +80,9 @@ def play_evaluation_table(
             seat = g % players
             policies = tuple(policy if s == seat else opponent for s in range(players))
             seatings.append(Seating(players, vector.batch_game_seed(batch_seed, g, 0), policies, tag=seat))
-        tables = vector.make(games, num_players=players, **dict(env_options))
+        batch = vector.make(games, num_players=players, **dict(env_options))
         wins, ranks = 0.0, []
-        for finished in play_seatings(tables, seatings):
+        for finished in play_seatings(batch, seatings):
             seat, final = finished.seating.tag, finished.final
             wins += float(final.win[seat])
             ranks.append([int(final.rank[(seat + i) % players]) for i in range(players)])

@@ -74,7 +74,7 @@ def collect_demonstrations(
     policy = BatchSeats("heuristic") if batched else seat_policy(teacher, make_agent)
     obs_rows, mask_rows = rows if rows is not None else demonstration_rows()
     slots = max(1, min(games, CORE_SLOTS)) if batched else 1
-    tables = vector.make(
+    batch = vector.make(
         slots,
         num_players=num_players,
         seed=seed,
@@ -93,7 +93,7 @@ def collect_demonstrations(
         seeds = tuple(agent_seed(seed, g, i) for i in range(num_players))
         return Seating(num_players, vector.batch_game_seed(seed, g, 0), (policy,) * num_players, seeds, tag=g)
 
-    runner = GameRunner(tables, next_seating, keep_actions=False)
+    runner = GameRunner(batch, next_seating, keep_actions=False)
     finals: dict[int, tuple[list[int], list[float]]] = {}
     while runner.playing:
         step = runner.step()

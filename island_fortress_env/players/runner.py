@@ -31,7 +31,7 @@ class Games:
     """The games a policy decides for in one call: their slots in the batch and the seat to move
     in each (``slots[k]``, ``seats[k]`` are row ``k`` of the observations and masks)."""
 
-    tables: Any
+    batch: Any
     slots: np.ndarray
     seats: np.ndarray
 
@@ -41,13 +41,13 @@ class Games:
     @property
     def which(self) -> np.ndarray:
         """The slots as a bool mask over the batch."""
-        which = np.zeros(self.tables.num_games, dtype=np.bool_)
+        which = np.zeros(self.batch.num_games, dtype=np.bool_)
         which[self.slots] = True
         return which
 
     def state(self, k: int) -> Any:
         """A copy of row ``k``'s game state (for players that read it)."""
-        return self.tables.state(int(self.slots[k]))
+        return self.batch.state(int(self.slots[k]))
 
 
 class SeatPolicy(Protocol):
@@ -140,19 +140,19 @@ class _Slot:
 
 
 class GameRunner:
-    """Plays the games ``next_seating`` deals on ``tables`` (a ``VectorEnv`` or its engine twin),
+    """Plays the games ``next_seating`` deals on ``batch`` (``vector.make``'s, of either backend),
     a game per slot at a time. ``next_seating(slot)`` is asked for a slot's next game when one
     begins (so that the batch deals it there as soon as the current one ends) and returns None
     when there are no more; a slot with none stays idle. ``step()`` moves every game one decision.
     """
 
     def __init__(
-        self, tables: Any, next_seating: Callable[[int], Seating | None], keep_actions: bool = False
+        self, batch: Any, next_seating: Callable[[int], Seating | None], keep_actions: bool = False
     ) -> None:
-        self.tables = tables
+        self.batch = batch
         self.next_seating = next_seating
         self.keep_actions = keep_actions
-        n = tables.num_games
+        n = batch.num_games
         self.slots = [_Slot() for _ in range(n)]
         self.policies: list[SeatPolicy] = []  # the policies seated, by index
         self._index: dict[int, int] = {}  # id(policy) -> its index
@@ -163,7 +163,7 @@ class GameRunner:
         self._tags = np.full(n, None, dtype=object)  # each slot's game's tag
         for slot in range(n):
             self._deal(slot, next_seating(slot))
-        tables.reset()
+        batch.reset()
         for slot in range(n):
             self._begin(slot)
 
@@ -171,9 +171,9 @@ class GameRunner:
         """``seating`` is the slot's next game: the batch deals it when the slot's game ends."""
         self.slots[slot].following = seating
         if seating is not None and seating.start is None:  # a start state is set when it begins
-            self.tables.set_players(slot, seating.players)
+            self.batch.set_players(slot, seating.players)
             if seating.seed is not None:
-                self.tables.set_seed(slot, seating.seed)
+                self.batch.set_seed(slot, seating.seed)
 
     def _begin(self, slot: int) -> None:
         """The slot's following game has just been dealt: seat it, and ask for the next one."""
@@ -190,8 +190,8 @@ class GameRunner:
                 raise ValueError(
                     f"a seating of {seating.players} players starts from a {seating.start.n}-player state"
                 )
-            seed = self.tables.game_seed(slot) if seating.seed is None else seating.seed
-            self.tables.set_state(slot, seating.start, seed)
+            seed = self.batch.game_seed(slot) if seating.seed is None else seating.seed
+            self.batch.set_state(slot, seating.start, seed)
         for seat, policy in enumerate(seating.policies):
             index = self._index.get(id(policy))
             if index is None:
@@ -238,31 +238,31 @@ class GameRunner:
     def step(self) -> Step:
         """Every game under way moves one decision: the ``Step`` record of what happened (the
         games that ended are in it, in slot order; their slots have begun their next games)."""
-        tables = self.tables
+        batch = self.batch
         active = np.flatnonzero(self.active)
-        movers = tables.player[active]
+        movers = batch.player[active]
         tags = tuple(self._tags[active].tolist())
-        observations, masks = tables.obs[active], tables.mask[active]
+        observations, masks = batch.obs[active], batch.mask[active]
         owner = self.seat_policy[active, movers]
         chosen = np.full(len(active), -1, dtype=np.int64)
         owners = np.unique(owner).tolist()
         for index in owners:
             rows = owner == index if len(owners) > 1 else slice(None)
-            games = Games(tables, active[rows], movers[rows])
+            games = Games(batch, active[rows], movers[rows])
             chosen[rows] = self.policies[index].act(observations[rows], masks[rows], games)
-        actions = np.full(tables.num_games, -1, dtype=np.int64)
+        actions = np.full(batch.num_games, -1, dtype=np.int64)
         actions[active] = chosen
-        tables.step(actions, self.active)
+        batch.step(actions, self.active)
         if self.keep_actions:
             for slot, action in zip(active.tolist(), chosen.tolist(), strict=True):
                 self.slots[slot].actions.append(action)
-        gains = tables.score_gains()
+        gains = batch.score_gains()
         finished = []
-        for slot in np.flatnonzero(tables.done).tolist():
+        for slot in np.flatnonzero(batch.done).tolist():
             state = self.slots[slot]
             assert state.current is not None
             kept = state.actions if self.keep_actions else None
-            finished.append(Finished(slot, state.current, result_at(tables.final, slot), kept))
+            finished.append(Finished(slot, state.current, result_at(batch.final, slot), kept))
             self._begin(slot)
         return Step(active, movers, tags, observations, masks, chosen, gains, tuple(finished))
 
@@ -280,12 +280,12 @@ class GameRunner:
 
 
 def play_seatings(
-    tables: Any,
+    batch: Any,
     seatings: Sequence[Seating],
     keep_actions: bool = False,
     on_finished: Callable[[Finished], None] | None = None,
 ) -> list[Finished]:
-    """Plays ``seatings`` on ``tables`` (as many at once as it has slots); the finished games in
+    """Plays ``seatings`` on ``batch`` (as many at once as it has slots); the finished games in
     the order of ``seatings`` (``on_finished`` sees each as it ends)."""
     queue = iter(range(len(seatings)))
 
@@ -294,5 +294,5 @@ def play_seatings(
         return None if number is None else seatings[number]
 
     order = {id(seating): k for k, seating in enumerate(seatings)}
-    finished = GameRunner(tables, next_seating, keep_actions).run(on_finished)
+    finished = GameRunner(batch, next_seating, keep_actions).run(on_finished)
     return sorted(finished, key=lambda game: order[id(game.seating)])

@@ -45,8 +45,8 @@ class BatchSeats:
         pass
 
     def act(self, observations: np.ndarray, masks: np.ndarray, games: Games) -> np.ndarray:
-        tables = games.tables
-        decide = tables.heuristic_actions if self.name == "heuristic" else tables.random_actions
+        batch = games.batch
+        decide = batch.heuristic_actions if self.name == "heuristic" else batch.random_actions
         return decide(games.which)[games.slots]
 
 
@@ -355,7 +355,7 @@ class MixtureSeats:
         out = np.empty(len(games), dtype=np.int64)
         for m in np.unique(member).tolist():
             rows = member == m
-            part = Games(games.tables, games.slots[rows], games.seats[rows])
+            part = Games(games.batch, games.slots[rows], games.seats[rows])
             out[rows] = self.members[m].act(observations[rows], masks[rows], part)
         return out
 
