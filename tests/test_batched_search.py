@@ -60,9 +60,9 @@ def test_every_move_is_legal_and_the_policy_sums_to_one_on_the_legal_actions(n, 
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_a_leaf_is_valued_by_one_row_per_seat_and_by_the_movers_alone_at_two_players(n):
-    """At two players the returns sum to zero, so the mover's value gives the other's: one row a
-    leaf, with the mover's legal actions; at more, one row per seat, the others' masks all ones."""
+def test_a_leaf_is_valued_by_one_row_per_seat(n):
+    """A network's values are each seat's own expected return (dense rewards included: they need
+    not sum to zero), so every seat of a leaf has its row; the others' masks are all ones."""
     calls = []
 
     def recording(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -75,11 +75,8 @@ def test_a_leaf_is_valued_by_one_row_per_seat_and_by_the_movers_alone_at_two_pla
     assert len(calls) == search.steps and sum(len(m) for m in calls) == search.rows
     for masks in calls:
         full = masks.all(axis=1)
-        assert len(masks) <= len(states) * (1 if n == 2 else n)
-        if n == 2:
-            assert not full.any()
-        else:
-            assert len(masks) % n == 0 and full.sum() == len(masks) // n * (n - 1)
+        assert len(masks) <= len(states) * n
+        assert len(masks) % n == 0 and full.sum() == len(masks) // n * (n - 1)
 
 
 def test_a_game_searched_in_a_batch_is_searched_as_alone():

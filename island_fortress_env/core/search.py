@@ -3,8 +3,9 @@ by a network the caller brings.
 
 One tree per game, every tree's simulations advanced in lockstep: each step walks every tree to
 a new leaf in C++ (on ``threads`` threads, the GIL released), writes the leaves' observation and
-mask rows into one array (one row per seat of each leaf; at two players the mover's alone, the
-other's value its negation, as the returns sum to zero: E23), and values them all with **one** call of
+mask rows into one array (one row per seat of each leaf: a network's values are each seat's own
+expected return, dense rewards included, so they need not sum to zero), and values them all with
+**one** call of
 ``evaluate(observations, masks) -> (logits, values)``, the shape of DeepMind's ``mctx`` (its
 ``recurrent_fn``) and pgx's AlphaZero. ``logits`` may be log-probabilities (the priors are a
 softmax over each leaf's legal actions); ``values[r]`` is row ``r``'s value for its own seat.

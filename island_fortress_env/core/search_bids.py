@@ -5,8 +5,10 @@ a bid from 0 to its Jade without seeing the other's. ``ExactBids`` plays it as s
 searching it as a tree: from the round's first bid (the bids already sealed taken back, as no seat
 sees them), on ``determinisations`` redeals of what the searching seat cannot see, it enumerates
 every joint bid, plays on to the next real decision, values every resulting position with **one**
-network call (the value of the seat to move there, the other's its negation: the returns sum to
-zero, E23), averages the payoff matrix over the redeals and solves it (``solve_zero_sum``: regret
+network call (both seats' rows: the first bidder's payoff is its value less the other's, a
+network's values being each seat's own expected return, dense rewards included, that need not sum
+to zero; a finished game's returns likewise), averages the payoff matrix over the redeals and
+solves it (``solve_zero_sum``: regret
 matching+ with full information and linear averaging, the equilibrium of a zero-sum matrix game
 to within ``1 / sqrt(iterations)`` or so). The bid played is drawn from the searching seat's
 equilibrium strategy among the bids of at least ``threshold`` of it; the policy is that strategy.
@@ -83,7 +85,7 @@ class ExactBids:
         self.determinisations = determinisations
         self.threshold = threshold
         self.iterations = iterations
-        self.rows = 0  # positions valued by the last run
+        self.rows = 0  # network rows valued by the last run
 
     def run(self, states: Sequence[CoreState], seeds: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Each state's bid and its policy (the searching seat's equilibrium strategy); state ``i``
@@ -105,7 +107,6 @@ class ExactBids:
             bids = plan["first"] if plan["seat"] == plan["first_seat"] else plan["second"]
             policy[k, bids] = mine
             actions[k] = self._draw(bids, mine, plan["draw"])
-        self.rows = len(positions)
         return actions, policy
 
     def _plan(self, state: CoreState, seed: int) -> dict[str, Any]:
@@ -135,24 +136,26 @@ class ExactBids:
                 "worlds": worlds, "draw": int(words[-1])}  # fmt: skip
 
     def _values(self, positions: list[Any]) -> np.ndarray:
-        """Each position's value for seat 0: its returns where the game is over, else from one
-        network call over the others (the mover's value, seat 1's negated)."""
+        """Each position's payoff to seat 0, its value less seat 1's: their returns where the game
+        is over, else from one network call over both seats' rows of the others."""
         values = np.zeros(len(positions), dtype=np.float64)
         live = [k for k, world in enumerate(positions) if not world.is_terminal()]
+        self.rows = 2 * len(live)
         for k, world in enumerate(positions):
             if world.is_terminal():
-                values[k] = world.returns()[0]
+                returns = world.returns()
+                values[k] = returns[0] - returns[1]
         if live:
-            obs = np.zeros((len(live), _core.TABLES["OBS_SIZE"]), dtype=np.float32)
-            mask = np.zeros((len(live), A.NUM_ACTIONS), dtype=np.uint8)
+            obs = np.zeros((2 * len(live), _core.TABLES["OBS_SIZE"]), dtype=np.float32)
+            mask = np.ones((2 * len(live), A.NUM_ACTIONS), dtype=np.uint8)
             for r, k in enumerate(live):
                 world = positions[k]
-                world.encode(world.current_player(), obs[r])
-                world.action_mask(mask[r])
+                for seat in (0, 1):
+                    world.encode(seat, obs[2 * r + seat])
+                world.action_mask(mask[2 * r + world.current_player()])
             _, out = self.evaluate(obs, mask.view(np.bool_))
-            for r, k in enumerate(live):
-                mover = positions[k].current_player()
-                values[k] = float(out[r]) if mover == 0 else -float(out[r])
+            pairs = np.asarray(out, dtype=np.float64).reshape(len(live), 2)
+            values[live] = pairs[:, 0] - pairs[:, 1]
         return values
 
     def _draw(self, bids: list[int], strategy: np.ndarray, seed: int) -> int:

@@ -85,7 +85,7 @@ void Search::Begin(const std::vector<const State*>& roots, const uint64_t* seeds
       const int considered = std::min(options_.considered, static_cast<int>(legal.size()));
       t.halving = HalvingSchedule(considered, simulations);
     }
-    max_rows_ += LeafRows(s.n());
+    max_rows_ += s.n();
   }
 }
 
@@ -133,7 +133,7 @@ void Search::Walk(Tree& t) {
     t.evaluated = true;
     t.leaf = NewNode(t, world, -1);
     t.world.emplace(std::move(world));
-    t.rows = LeafRows(t.world->n());
+    t.rows = t.world->n();
     return;
   }
   int node = 0;
@@ -151,7 +151,7 @@ void Search::Walk(Tree& t) {
     if (child < 0) {  // a new leaf: valued on Expand
       t.leaf = static_cast<int>(t.nodes.size()) - 1;
       t.world.emplace(std::move(world));
-      t.rows = LeafRows(t.world->n());
+      t.rows = t.world->n();
       return;
     }
     node = child;
@@ -315,9 +315,8 @@ void Search::Write(Tree& t, float* obs, uint8_t* mask) const {
   if (!t.rows) return;
   const State& world = *t.world;
   const int mover = world.CurrentPlayer();
-  for (int r = 0; r < t.rows; ++r) {
-    const int p = t.rows == 1 ? mover : r;  // one row: the mover's (LeafRows)
-    const auto row = static_cast<size_t>(t.start + r);
+  for (int p = 0; p < t.rows; ++p) {
+    const auto row = static_cast<size_t>(t.start + p);
     EncodeObservation(world, p, obs + row * kObsSize);
     if (p == mover)
       EncodeActionMask(world, mask + row * kNumActions);
@@ -330,21 +329,15 @@ void Search::ExpandOne(Tree& t, const float* logits, const float* values) {
   if (t.leaf < 0) return;
   SearchNode& node = t.nodes[static_cast<size_t>(t.leaf)];
   // The priors: a softmax of the mover's row over the node's legal actions.
-  const int mover_row = t.rows == 1 ? 0 : node.player;
-  const float* row = logits + static_cast<size_t>(t.start + mover_row) * kNumActions;
+  const float* row = logits + static_cast<size_t>(t.start + node.player) * kNumActions;
   double high = -std::numeric_limits<double>::infinity();
   for (const SearchEdge& e : node.edges) high = std::max(high, static_cast<double>(row[e.action]));
   double sum = 0.0;
   for (const SearchEdge& e : node.edges) sum += std::exp(static_cast<double>(row[e.action]) - high);
   for (SearchEdge& e : node.edges) e.prior = static_cast<float>(std::exp(static_cast<double>(row[e.action]) - high) / sum);
   std::array<double, kMaxPlayers> value{};
-  node.raw_value = values[t.start + mover_row];
-  if (t.rows == 1) {  // two players: the returns sum to zero (E23), so the other's is the negation
-    value[static_cast<size_t>(node.player)] = values[t.start];
-    value[static_cast<size_t>(1 - node.player)] = -values[t.start];
-  } else {
-    for (int p = 0; p < t.rows; ++p) value[static_cast<size_t>(p)] = values[t.start + p];
-  }
+  node.raw_value = values[t.start + node.player];
+  for (int p = 0; p < t.rows; ++p) value[static_cast<size_t>(p)] = values[t.start + p];
   Backup(t, value);
   t.leaf = -1;
   t.world.reset();

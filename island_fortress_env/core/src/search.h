@@ -99,16 +99,13 @@ class Search {
   // its draws from the SplitMix64 generator seeded by seeds[i]. A finished root is an error.
   void Begin(const std::vector<const State*>& roots, const uint64_t* seeds, int simulations);
   int size() const { return static_cast<int>(trees_.size()); }
-  // The rows a leaf of an n-player game is valued by: one per seat, each from its own view; at
-  // two players the mover's alone (the returns sum to zero, E23: the other's value is its
-  // negation), which halves the network's work there.
-  static int LeafRows(int n) { return n == 2 ? 1 : n; }
-  // The most rows one Leaves call writes: every tree's LeafRows.
+  // The most rows one Leaves call writes: every tree's table size (one row per seat of a leaf:
+  // the network's values are each seat's own expected return, which need not sum to zero).
   int max_rows() const { return max_rows_; }
   // Walks every tree that has simulations left to a new leaf (a walk that ends the game is backed
-  // up at once) and writes LeafRows rows of each leaf (one per seat, in seat order, or the
-  // mover's alone): obs[r][kObsSize], mask[r][kNumActions] (the player to move's legal actions in
-  // its own row, all ones in the others), and starts[i],
+  // up at once) and writes one row per seat of each leaf, in seat order: obs[r][kObsSize],
+  // mask[r][kNumActions] (the player to move's legal actions in its own row, all ones in the
+  // others), and starts[i],
   // tree i's first row (starts[N]: the row count). Returns the rows written, or -1 when every
   // tree is done. Expand must follow a call that wrote rows.
   int Leaves(float* obs, uint8_t* mask, int32_t* starts);
