@@ -26,12 +26,13 @@ from onnx import TensorProto, helper  # noqa: E402
 from island_fortress_env.agents import onnx_agent  # noqa: E402
 from island_fortress_env.agents.checkpoint import CheckpointAgent, space_signature  # noqa: E402
 from island_fortress_env.agents.onnx_agent import OnnxAgent  # noqa: E402
-from island_fortress_env.agents.onnx_export import export_onnx, sample_positions  # noqa: E402
+from island_fortress_env.agents.onnx_export import export_onnx  # noqa: E402
 from island_fortress_env.cli import app as cli  # noqa: E402
 from island_fortress_env.engine.actions import NUM_ACTIONS  # noqa: E402
 from island_fortress_env.env.observation import OBS_SIZE  # noqa: E402
 from island_fortress_env.env.records import load  # noqa: E402
 from island_fortress_env.players import AgentKind, AgentSpecError, check_agent_spec, make_agent  # noqa: E402
+from island_fortress_env.players.positions import sample_positions  # noqa: E402
 from island_fortress_env.players.search import SearchAgent  # noqa: E402
 from island_fortress_env.players.search_reference import ReferenceSearchAgent  # noqa: E402
 from island_fortress_env.players.specs import GREEDY, SAMPLED, PlayMode, parse_agent_spec  # noqa: E402
@@ -49,7 +50,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("onnx") / "policy-2-4p.onnx"
-    report = export_onnx(SHIPPED, out, positions=64)
+    report = export_onnx(SHIPPED, out, positions=sample_positions(64))
     assert report.path == out and report.same_greedy == 64 and report.log_prob_error < 1e-4
     return out
 
@@ -80,7 +81,7 @@ def test_the_export_is_a_checked_model_with_a_dynamic_batch(exported):
 
 
 def test_the_same_greedy_actions_as_the_checkpoint_on_1000_positions(exported):
-    obs, masks = sample_positions(1000, seed=100)  # the env's games, random and heuristic
+    obs, masks = sample_positions(1000, seed=100)  # the runner's games, random and heuristic
     torch_agent, exported_agent = CheckpointAgent(SHIPPED), OnnxAgent(exported)
     want, got = torch_agent.probabilities(obs, masks), exported_agent.probabilities(obs, masks)
     np.testing.assert_allclose(got, want, atol=1e-5)

@@ -9,7 +9,9 @@ import pytest
 
 from island_fortress_env import core, vector
 from island_fortress_env.engine import Game
+from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.engine.results import game_result
+from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.mixture import Member, MixtureAgent
 from island_fortress_env.players.runner import Games, Seating, play_seatings
@@ -313,3 +315,16 @@ def test_each_step_is_a_record_of_what_every_game_saw_chose_and_scored(backend):
     assert sorted(finals) == ["game 0", "game 1", "game 2"]
     for tag, final in finals.items():
         assert scores[tag][:3].tolist() == list(final.score)
+
+
+def test_sample_positions_are_decisions_of_whole_games_the_same_from_the_same_seed():
+    from island_fortress_env.players.positions import sample_positions
+
+    obs, masks = sample_positions(200, seed=3)
+    assert obs.shape == (200, OBS_SIZE) and obs.dtype == np.float32
+    assert masks.shape == (200, NUM_ACTIONS) and masks.dtype == np.bool_ and masks.any(axis=1).all()
+    again = sample_positions(200, seed=3)
+    assert np.array_equal(obs, again[0]) and np.array_equal(masks, again[1])
+    assert not np.array_equal(obs, sample_positions(200, seed=4)[0])
+    assert len(np.unique(obs, axis=0)) > 150  # spread over the games, not one position repeated
+    assert sample_positions(0)[0].shape == (0, OBS_SIZE)

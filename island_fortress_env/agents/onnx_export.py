@@ -2,7 +2,8 @@
 (``torch.onnx.export``, the ``torch.export`` route), the interface ``agents.onnx_agent`` plays
 (its module doc), checked three ways before the file is written: ``onnx.checker.check_model``
 (full check, shapes inferred), the player's own checks, and onnxruntime's log-probabilities and
-values against torch's on positions of real games.
+values against torch's on the positions given (observations and masks of real games:
+``players.positions.sample_positions``, which ``island-fortress export`` passes).
 
 Needs torch (the ``train`` extra) and the ``onnx`` extra (onnx, onnxruntime, onnxscript: torch's
 exporter builds the graph with onnxscript); playing the file needs the ``onnx`` extra only.
@@ -42,7 +43,6 @@ from island_fortress_env.agents.onnx_agent import (
 from island_fortress_env.engine.actions import NUM_ACTIONS
 from island_fortress_env.env.observation import OBS_SIZE
 
-VERIFY_POSITIONS = 512  # positions onnxruntime is compared with torch on
 LOG_PROB_TOLERANCE = 1e-3  # the largest difference allowed in a legal action's log-probability
 VALUE_TOLERANCE = 1e-4
 DOC = (
@@ -101,35 +101,6 @@ def _quiet() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def sample_positions(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` (observation, mask) pairs spread over the decisions of whole games at 2, 3 and 4
-    players (the env's, dealt from ``seed``, ``seed + 1``...), the random player at every seat of
-    half of them and the heuristic one in the others."""
-    from island_fortress_env import island_fortress_v0
-    from island_fortress_env.agents.base import RandomAgent
-    from island_fortress_env.baseline.heuristic import HeuristicAgent
-
-    obs: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
-    game = seed
-    while len(obs) < 3 * count:
-        env = island_fortress_v0.env(num_players=2 + game % 3)
-        env.reset(seed=game)
-        player = RandomAgent(seed=game) if game % 2 else HeuristicAgent(seed=game)
-        for _agent in env.agent_iter():
-            observation, _, termination, truncation, _ = env.last()
-            if termination or truncation:
-                env.step(None)
-                continue
-            obs.append(observation["observation"])
-            masks.append(observation["action_mask"].astype(bool))
-            state = env.unwrapped.game_state
-            env.step(player.act(observation["observation"], observation["action_mask"], state))
-        game += 1
-    pick = np.linspace(0, len(obs) - 1, count).astype(int)  # every game's opening, middle and end
-    return np.stack(obs)[pick], np.stack(masks)[pick]
-
-
 def _program(net: torch.nn.Module) -> Any:
     """The ONNX model (``onnx.ModelProto``) of ``net`` with a dynamic batch axis."""
     policy = _Policy(net).eval()
@@ -151,10 +122,11 @@ def _program(net: torch.nn.Module) -> Any:
 
 
 def export_onnx(
-    checkpoint: str | Path, out: str | Path, positions: int = VERIFY_POSITIONS, seed: int = 0
+    checkpoint: str | Path, out: str | Path, positions: tuple[np.ndarray, np.ndarray] | None = None
 ) -> ExportReport:
-    """Write native ``checkpoint``'s network to ``out`` as ONNX (module doc), after checking it;
-    a ``CheckpointError`` for a checkpoint that cannot be exported or a model that fails a check."""
+    """Write native ``checkpoint``'s network to ``out`` as ONNX (module doc), after checking it,
+    onnxruntime against torch on ``positions`` (observations, masks) where given; a
+    ``CheckpointError`` for a checkpoint that cannot be exported or a model that fails a check."""
     try:
         import onnx
     except ImportError:
@@ -182,7 +154,7 @@ def export_onnx(
     onnx.checker.check_model(model, full_check=True)
     data = model.SerializeToString()
     agent = OnnxAgent(check_onnx_bytes(data, out))
-    report = _compare(net, agent, positions, seed)
+    report = _compare(net, agent, positions)
     out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_bytes(data)
@@ -191,11 +163,12 @@ def export_onnx(
     return ExportReport(out, len(data), opset, **report)
 
 
-def _compare(net: torch.nn.Module, agent: OnnxAgent, positions: int, seed: int) -> dict[str, Any]:
-    """onnxruntime's outputs against torch's; a ``CheckpointError`` where they differ."""
-    if positions <= 0:
+def _compare(net: torch.nn.Module, agent: OnnxAgent, positions: tuple[np.ndarray, np.ndarray] | None) -> dict:
+    """onnxruntime's outputs against torch's on ``positions``; a ``CheckpointError`` where they
+    differ."""
+    if positions is None or not len(positions[0]):
         return {"positions": 0, "log_prob_error": 0.0, "value_error": 0.0, "same_greedy": 0}
-    obs, mask = sample_positions(positions, seed)
+    obs, mask = positions
     with torch.no_grad():
         logits, values = net(torch.from_numpy(obs), torch.from_numpy(mask))
         torch_logp = torch.log_softmax(logits, dim=-1).numpy()

@@ -204,11 +204,13 @@ def measure_search(
             }
         else:
             from island_fortress_env.agents.onnx_export import export_onnx
+            from island_fortress_env.players.positions import sample_positions
 
             if log is not None:
                 log(f"search: exporting {SHIPPED_POLICY.name} to ONNX ...")
             start = time.perf_counter()
-            report = export_onnx(SHIPPED_POLICY, Path(folder) / "policy.onnx", positions=SEARCH_EXPORT_CHECKS)
+            checks = sample_positions(SEARCH_EXPORT_CHECKS)
+            report = export_onnx(SHIPPED_POLICY, Path(folder) / "policy.onnx", positions=checks)
             out["export_seconds"] = time.perf_counter() - start
             agents["onnx"] = SearchAgent(report.path, simulations, seed=seed)  # reads the model now
     positions = search_positions(decisions, seed)

@@ -54,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         from island_fortress_env.agents.onnx_export import export_onnx
+        from island_fortress_env.players.positions import sample_positions
 
-        report = export_onnx(args.checkpoint, args.out, positions=args.positions)
+        report = export_onnx(args.checkpoint, args.out, positions=sample_positions(args.positions))
     except ImportError as exc:
         if exc.name != "torch":
             raise
