@@ -133,3 +133,14 @@ def test_the_gumbel_spec_is_the_search_with_gumbel_root_selection_in_every_batch
     runs = [evaluate(["gumbel:2", "random"], games=4, seed=1) for _ in range(2)]
     assert runs[0]["agents"] == runs[1]["agents"], "the same seed gave other games"
     assert [agent["name"] for agent in runs[0]["agents"]] == ["gumbel:2", "random"]
+
+
+def test_without_noise_one_simulation_plays_the_priors_top_action():
+    states = [s for s in _positions(3, 8) if len(s.legal_actions()) >= 3][:6]
+    favoured = {s.encode(s.current_player()).tobytes(): s.legal_actions()[1] for s in states}
+    result = BatchedSearch(_favouring(favoured, 0.5), 1, gumbel=True, gumbel_scale=0.0).run(
+        states, np.arange(6)
+    )
+    assert [int(a) for a in result.actions] == [s.legal_actions()[1] for s in states]
+    with pytest.raises(ValueError, match="gumbel_scale"):
+        BatchedSearch(_uniform, 2, gumbel=True, gumbel_scale=-1.0)

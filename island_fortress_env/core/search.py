@@ -11,22 +11,22 @@ expected return, dense rewards included, so they need not sum to zero), and valu
 softmax over each leaf's legal actions); ``values[r]`` is row ``r``'s value for its own seat.
 
 What the trees do (``core/src/search.h``): a determinisation of the root per simulation, drawn by
-the core's ``redeal_unseen`` (the search reads only what its seat can see); PUCT from the player
-to move's point of view, the move played the root's most visited action. With
-``simultaneous_bids`` the sealed petition bids are searched as the simultaneous decision they are
-(each bidder's node keyed by what it knows, regret matching+ with exploration from the policy's
-prior, the searching seat's bid drawn from its node's average strategy among the bids of at least
-``bid_threshold`` of it; a search at a bid after other seats sealed theirs starts at the beginning
-of that round's bidding); it is off by default, as at the budgets a decision gets it still plays
-weaker than PUCT (docs/STRENGTH.md). ``core._core.sealed_self_play`` plays the same rule on a
-matrix game. With ``gumbel`` the root picks by Gumbel root selection instead (Danihelka et al.,
-ICLR 2022, as DeepMind's ``mctx`` plays it): ``considered`` actions drawn by Gumbel-top-k over the
-priors, the simulations shared among them by sequential halving, the move the halving's survivor
-and the policy the root's improved policy, softmax(logits + sigma(completed Q)); the other nodes
-pick the action that most lags that improved policy in visits. With ``exact_bids`` a two-player
-sealed bid is not searched as a tree: ``core.search_bids.ExactBids`` solves the round's bidding as
-the matrix game it is (every joint bid valued on redeals of the seat's view, one network call).
-"""
+the core's ``redeal_unseen`` (the search reads only what its seat can see); PUCT from the player to
+move's point of view, the move played the root's most visited action. With ``simultaneous_bids`` the
+sealed petition bids are searched as the simultaneous decision they are (each bidder's node keyed by
+what it knows, regret matching+ with exploration from the policy's prior, the searching seat's bid
+drawn from its node's average strategy among the bids of at least ``bid_threshold`` of it; a search
+at a bid after other seats sealed theirs starts at the beginning of that round's bidding); it is off
+by default, as at the budgets a decision gets it still plays weaker than PUCT (docs/STRENGTH.md).
+``core._core.sealed_self_play`` plays the same rule on a matrix game. With ``gumbel`` the root picks
+by Gumbel root selection instead (Danihelka et al., ICLR 2022, as DeepMind's ``mctx`` plays it):
+``considered`` actions drawn by Gumbel-top-k over the priors (the noise scaled by ``gumbel_scale``:
+0 takes the policy's top actions), the simulations shared among them by sequential halving, the move
+the halving's survivor and the policy the root's improved policy, softmax(logits + sigma(completed
+Q)); the other nodes pick the action that most lags that improved policy in visits. With
+``exact_bids`` a two-player sealed bid is not searched as a tree: ``core.search_bids.ExactBids``
+solves the round's bidding as the matrix game it is (every joint bid valued on redeals of the seat's
+view, one network call)."""
 
 from __future__ import annotations
 
@@ -72,6 +72,7 @@ class BatchedSearch:
         gumbel: bool = False,
         considered: int = CONSIDERED,
         exact_bids: bool = False,
+        gumbel_scale: float = 1.0,
     ) -> None:
         if _core is None:
             raise RuntimeError("the batched search runs in the C++ core, which is not built")
@@ -82,6 +83,7 @@ class BatchedSearch:
         if gumbel and (not isinstance(considered, int) or considered < 1):
             raise ValueError(f"Gumbel root selection considers at least 1 action, not {considered!r}")
         rules = (c_puct, exploration, bid_threshold, bool(simultaneous_bids), bool(gumbel), int(considered))
+        rules += (float(gumbel_scale),)
         self._search = _core.Search(threads, *rules)
         self._obs = np.zeros((0, A.NUM_ACTIONS), dtype=np.float32)
         self._mask = np.zeros((0, A.NUM_ACTIONS), dtype=np.uint8)

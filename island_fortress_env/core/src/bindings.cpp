@@ -481,13 +481,14 @@ NB_MODULE(_core, m) {
   // The batched search (search.h): begin, then leaves/expand until leaves returns -1, then result.
   nb::class_<Search>(m, "Search")
       .def("__init__", [](Search* self, int threads, double c_puct, double exploration, double bid_threshold,
-                          bool simultaneous_bids, bool gumbel, int considered) {
+                          bool simultaneous_bids, bool gumbel, int considered, double gumbel_scale) {
         SearchOptions options{c_puct, exploration, bid_threshold, simultaneous_bids};
         options.gumbel = gumbel;
         options.considered = considered;
+        options.gumbel_scale = gumbel_scale;
         new (self) Search(threads, options);
       }, "threads"_a, "c_puct"_a, "exploration"_a, "bid_threshold"_a, "simultaneous_bids"_a, "gumbel"_a = false,
-      "considered"_a = 16)
+      "considered"_a = 16, "gumbel_scale"_a = 1.0)
       .def_prop_ro("size", [](const Search& s) { CallLock<Search> lock(s); return s.size(); })
       .def_prop_ro("max_rows", [](const Search& s) { CallLock<Search> lock(s); return s.max_rows(); })
       .def("begin", [](Search& s, const std::vector<const State*>& roots, Buffer seeds, int simulations) {

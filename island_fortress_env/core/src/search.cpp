@@ -42,8 +42,10 @@ Search::Search(int threads, const SearchOptions& options) : options_(options), p
   if (!(options.c_puct >= 0.0) || !(options.exploration > 0.0 && options.exploration <= 1.0) ||
       !(options.bid_threshold >= 0.0 && options.bid_threshold < 1.0))
     throw std::invalid_argument("search options: c_puct >= 0, exploration in (0, 1], bid_threshold in [0, 1)");
-  if (options.considered < 1 || !(options.value_scale >= 0.0) || !(options.maxvisit_init >= 0.0))
-    throw std::invalid_argument("search options: considered >= 1, value_scale >= 0, maxvisit_init >= 0");
+  if (options.considered < 1 || !(options.value_scale >= 0.0) || !(options.maxvisit_init >= 0.0) ||
+      !(options.gumbel_scale >= 0.0))
+    throw std::invalid_argument(
+        "search options: considered >= 1, value_scale >= 0, maxvisit_init >= 0, gumbel_scale >= 0");
 }
 
 void Search::Begin(const std::vector<const State*>& roots, const uint64_t* seeds, int simulations) {
@@ -80,7 +82,7 @@ void Search::Begin(const std::vector<const State*>& roots, const uint64_t* seeds
       t.gumbel.clear();
       for (size_t a = 0; a < legal.size(); ++a) {
         const double u = std::max(Uniform(t.rng), 1e-300);
-        t.gumbel.push_back(-std::log(-std::log(u) + 1e-300));
+        t.gumbel.push_back(options_.gumbel_scale * -std::log(-std::log(u) + 1e-300));
       }
       const int considered = std::min(options_.considered, static_cast<int>(legal.size()));
       t.halving = HalvingSchedule(considered, simulations);

@@ -53,6 +53,7 @@ struct SearchOptions {
   // unvisited action's Q the node's value mixed with its visited actions' (mctx's defaults).
   bool gumbel = false;
   int considered = 16;
+  double gumbel_scale = 1.0;  // the noise's scale: 1 samples as mctx does, 0 ranks by the policy alone
   double value_scale = 0.1;
   double maxvisit_init = 50.0;
 };
