@@ -1,5 +1,5 @@
-"""``set_state``: a game of a batch continues from a copy of a game under way, on either backend,
-and the runner plays a ``Seating`` that starts from one (the web app's win chances do)."""
+"""``set_state``: a game of a batch continues from a copy of a game under way, on either backend
+(the runner's seatings that start from a state: tests/test_runner.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,21 @@ import pytest
 
 from island_fortress_env import core, vector
 from island_fortress_env.engine import Game
-from island_fortress_env.engine.results import game_result
+from island_fortress_env.engine.results import GameResult, game_result
 from island_fortress_env.env.observation import ObservationEncoder, action_mask
-from island_fortress_env.players.runner import GameRunner, Seating, result_at
-from island_fortress_env.players.seat_policies import BatchSeats
 
 pytestmark = pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
+
+
+def result_at(final, slot: int) -> GameResult:
+    """Row ``slot`` of a batch's final results as the engine's record (``players.runner.result_at``,
+    which this layer's sanitizer runs cannot import)."""
+    n = int(final.players[slot])
+    seats = {name: tuple(getattr(final, name)[slot, :n].tolist()) for name in
+             ("score", "rank", "win", "blocks_built", "favors_played", "jade_spent")}  # fmt: skip
+    components = tuple(tuple(row) for row in final.components[slot, :n].tolist())
+    return GameResult(n, int(final.seed[slot]), int(final.length[slot]), int(final.rounds[slot]),
+                      components=components, **seats)  # fmt: skip
 
 
 def _position(backend: str, players: int, seed: int, moves: int, **options):
@@ -91,26 +100,3 @@ def test_set_state_refuses_what_it_cannot_continue_and_changes_nothing(backend):
     assert all(
         np.array_equal(a, b) for a, b in zip(before, (batch.obs, batch.mask, batch.player), strict=True)
     )
-
-
-def test_the_runner_plays_seatings_that_start_from_a_state_on_either_backend():
-    """Every seating continues its own state; both backends give the same finished games."""
-    records = {}
-    for backend in ("core", "python"):
-        starts = [_position(backend, 3, seed, 30 + seed) for seed in range(5)]
-        seatings = iter(
-            Seating(3, 7 + k, (BatchSeats("heuristic"),) * 3, tag=k, start=start)
-            for k, start in enumerate(starts)
-        )
-        runner = GameRunner(
-            vector.make(2, num_players=4, seed=3, backend=backend),
-            lambda _slot, queue=seatings: next(queue, None),
-        )
-        finished = runner.run()
-        assert sorted(game.seating.tag for game in finished) == list(range(5))
-        assert all(game.final.players == 3 and game.final.seed == 7 + game.seating.tag for game in finished)
-        records[backend] = sorted((game.seating.tag, game.final) for game in finished)
-    assert records["core"] == records["python"]
-    wrong = Seating(2, 1, (BatchSeats("random"),) * 2, start=_position("core", 3, 1, 5))
-    with pytest.raises(ValueError, match="2 players"):
-        GameRunner(vector.make(1, num_players=2, seed=3, backend="core"), lambda _slot: wrong)

@@ -14,7 +14,7 @@ from island_fortress_env.engine.results import game_result
 from island_fortress_env.env.observation import OBS_SIZE
 from island_fortress_env.players import make_agent
 from island_fortress_env.players.mixture import Member, MixtureAgent
-from island_fortress_env.players.runner import Games, Seating, play_seatings
+from island_fortress_env.players.runner import GameRunner, Games, Seating, play_seatings
 from island_fortress_env.players.seat_policies import AgentSeats, BatchSeats, MixtureSeats, seat_policy
 
 needs_core = pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
@@ -328,3 +328,36 @@ def test_sample_positions_are_decisions_of_whole_games_the_same_from_the_same_se
     assert not np.array_equal(obs, sample_positions(200, seed=4)[0])
     assert len(np.unique(obs, axis=0)) > 150  # spread over the games, not one position repeated
     assert sample_positions(0)[0].shape == (0, OBS_SIZE)
+
+
+def _under_way(backend: str, players: int, seed: int, moves: int):
+    """A game of ``players`` under way after ``moves`` first-legal moves, of ``backend``."""
+    game = Game(num_players=players)
+    state = core.new_initial_state(game, seed) if backend == "core" else game.new_initial_state(seed)
+    for _ in range(moves):
+        state.apply_action(state.legal_actions()[0])
+    return state
+
+
+@pytest.mark.skipif(not core.available(), reason="the C++ core is not built")
+def test_the_runner_plays_seatings_that_start_from_a_state_on_either_backend():
+    """Every seating continues its own state; both backends give the same finished games."""
+    records = {}
+    for backend in ("core", "python"):
+        starts = [_under_way(backend, 3, seed, 30 + seed) for seed in range(5)]
+        seatings = iter(
+            Seating(3, 7 + k, (BatchSeats("heuristic"),) * 3, tag=k, start=start)
+            for k, start in enumerate(starts)
+        )
+        runner = GameRunner(
+            vector.make(2, num_players=4, seed=3, backend=backend),
+            lambda _slot, queue=seatings: next(queue, None),
+        )
+        finished = runner.run()
+        assert sorted(game.seating.tag for game in finished) == list(range(5))
+        assert all(game.final.players == 3 and game.final.seed == 7 + game.seating.tag for game in finished)
+        records[backend] = sorted((game.seating.tag, game.final) for game in finished)
+    assert records["core"] == records["python"]
+    wrong = Seating(2, 1, (BatchSeats("random"),) * 2, start=_under_way("core", 3, 1, 5))
+    with pytest.raises(ValueError, match="2 players"):
+        GameRunner(vector.make(1, num_players=2, seed=3, backend="core"), lambda _slot: wrong)
