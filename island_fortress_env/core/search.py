@@ -82,9 +82,8 @@ class BatchedSearch:
         self.simulations = simulations
         if gumbel and (not isinstance(considered, int) or considered < 1):
             raise ValueError(f"Gumbel root selection considers at least 1 action, not {considered!r}")
-        rules = (c_puct, exploration, bid_threshold, bool(simultaneous_bids), bool(gumbel), int(considered))
-        rules += (float(gumbel_scale),)
-        self._search = _core.Search(threads, *rules)
+        sealed = (c_puct, exploration, bid_threshold, bool(simultaneous_bids))
+        self._search = _core.Search(threads, *sealed, bool(gumbel), int(considered), float(gumbel_scale))
         self._obs = np.zeros((0, A.NUM_ACTIONS), dtype=np.float32)
         self._mask = np.zeros((0, A.NUM_ACTIONS), dtype=np.uint8)
         self.exact = ExactBids(evaluate, threshold=bid_threshold) if exact_bids else None
