@@ -343,11 +343,12 @@ def test_resume_continues_the_learning_rate_schedule(tmp_path, monkeypatch):
 
 def test_resume_refuses_a_different_network_and_names_what_differs(tiny_native, tmp_path, capsys):
     _base, _cfg, final = tiny_native
-    from island_fortress_env.training.train import main
+    from island_fortress_env.cli.app import main
 
-    with pytest.raises(SystemExit) as exc:
-        main(
+    try:
+        code = main(
             [
+                "train",
                 "--config",
                 str(ROOT / "configs" / "default.yaml"),
                 "--resume",
@@ -357,7 +358,9 @@ def test_resume_refuses_a_different_network_and_names_what_differs(tiny_native, 
                 f"logging.checkpoints_dir={tmp_path}",
             ]
         )
-    assert exc.value.code == 2
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
     (line,) = capsys.readouterr().err.splitlines()  # one line, no traceback
     assert "cnn_channels 4 there, 0 in the config" in line and "hidden 16 there, 32 in the config" in line
     assert "head_activation" not in line  # the same on both sides
