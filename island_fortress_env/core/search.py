@@ -100,16 +100,16 @@ class BatchedSearch:
         if not exact:
             return self._search_trees(roots, seeds_)
         assert self.exact is not None
-        moves, shares = self.exact.run([states[k] for k in exact], seeds_[exact].tolist())
-        rest = np.setdiff1d(np.arange(len(roots)), exact)
         actions = np.zeros(len(roots), dtype=np.int64)
         policy = np.zeros((len(roots), A.NUM_ACTIONS), dtype=np.float32)
-        actions[exact], policy[exact] = moves, shares
-        self.rows, self.steps = self.exact.rows, 1
+        rest = np.setdiff1d(np.arange(len(roots)), exact)
+        tree_rows = tree_steps = 0
         if len(rest):
             trees = self._search_trees([roots[k] for k in rest], seeds_[rest])
             actions[rest], policy[rest] = trees.actions, trees.policy
-            self.rows, self.steps = self.rows + self.exact.rows, self.steps + 1
+            tree_rows, tree_steps = self.rows, self.steps
+        actions[exact], policy[exact] = self.exact.run([states[k] for k in exact], seeds_[exact].tolist())
+        self.rows, self.steps = tree_rows + self.exact.rows, tree_steps + 1
         return SearchResult(actions, policy)
 
     def _search_trees(self, roots: list[Any], seeds_: np.ndarray) -> SearchResult:

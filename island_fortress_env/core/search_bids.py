@@ -22,6 +22,7 @@ roots (``is_exact_root``): the tree searches them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,20 @@ SOLVE_ITERATIONS = 2000  # regret matching+ iterations of the matrix solve
 THRESHOLD = 0.05  # the bid is drawn among the bids of at least this equilibrium share
 _PETITION_BID = int(Decision.PETITION_BID)
 SEED_WORDS = DETERMINISATIONS + 1  # a redeal seed each, then the bid's draw
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One root's matrix to value: the searching seat, the first bidder and both bidders' bids,
+    the positions after every joint bid on every redeal (redeal, first bid, second bid, in that
+    order) and the seed of the bid's draw."""
+
+    seat: int
+    first_seat: int
+    first: list[int]
+    second: list[int]
+    worlds: list[Any]
+    draw: int
 
 
 def is_exact_root(state: CoreState) -> bool:
@@ -91,25 +106,24 @@ class ExactBids:
         """Each state's bid and its policy (the searching seat's equilibrium strategy); state ``i``
         draws its redeals and its bid from ``seeds[i]``."""
         plans = [self._plan(state, int(seed)) for state, seed in zip(states, seeds, strict=True)]
-        positions = [world for plan in plans for world in plan["worlds"]]
+        positions = [world for plan in plans for world in plan.worlds]
         values = self._values(positions)
         actions = np.zeros(len(states), dtype=np.int64)
         policy = np.zeros((len(states), A.NUM_ACTIONS), dtype=np.float32)
         at = 0
         for k, plan in enumerate(plans):
-            count = len(plan["worlds"])
-            shape = (self.determinisations, len(plan["first"]), -1)
+            count = len(plan.worlds)
+            shape = (self.determinisations, len(plan.first), len(plan.second))
             seat0 = values[at : at + count].reshape(shape).mean(axis=0)
-            matrix = seat0 if plan["first_seat"] == 0 else -seat0  # the first bidder's payoffs
+            matrix = seat0 if plan.first_seat == 0 else -seat0  # the first bidder's payoffs
             at += count
             row, col = solve_zero_sum(matrix, self.iterations)
-            mine = row if plan["seat"] == plan["first_seat"] else col
-            bids = plan["first"] if plan["seat"] == plan["first_seat"] else plan["second"]
+            mine, bids = (row, plan.first) if plan.seat == plan.first_seat else (col, plan.second)
             policy[k, bids] = mine
-            actions[k] = self._draw(bids, mine, plan["draw"])
+            actions[k] = self._draw(bids, mine, plan.draw)
         return actions, policy
 
-    def _plan(self, state: CoreState, seed: int) -> dict[str, Any]:
+    def _plan(self, state: CoreState, seed: int) -> _Plan:
         """The positions after every joint bid on every redeal, and who bids first."""
         if not is_exact_root(state):
             raise ValueError("the exact bids take two-player sealed bids of one decision a seat")
@@ -132,8 +146,7 @@ class ExactBids:
                     while not end.is_terminal() and len(end.legal_actions()) == 1:
                         end.apply(end.legal_actions()[0])
                     worlds.append(end)
-        return {"seat": seat, "first_seat": first_seat, "first": first, "second": second,
-                "worlds": worlds, "draw": int(words[-1])}  # fmt: skip
+        return _Plan(seat, first_seat, first, second, worlds, int(words[-1]))
 
     def _values(self, positions: list[Any]) -> np.ndarray:
         """Each position's payoff to seat 0, its value less seat 1's: their returns where the game

@@ -29,10 +29,10 @@ def sample_positions(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
     numbers = itertools.count()
     observations: list[np.ndarray] = []
     masks: list[np.ndarray] = []
-    played = [0]
+    played = 0
 
     def next_seating(_slot: int) -> Seating | None:
-        if played[0] >= DRAWN * count:
+        if played >= DRAWN * count:
             return None  # enough: the games under way play on to their end
         g = next(numbers)
         n = 2 + g % 3
@@ -43,7 +43,7 @@ def sample_positions(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
         step = runner.step()
         observations.append(step.observations)
         masks.append(step.masks)
-        played[0] += len(step.observations)
+        played += len(step.observations)
     obs, mask = np.concatenate(observations), np.concatenate(masks)
     pick = np.linspace(0, len(obs) - 1, count).astype(int)  # every game's opening, middle and end
     return obs[pick], mask[pick].astype(np.bool_)

@@ -90,3 +90,21 @@ def _player_counts(num_players: Any) -> tuple[int, ...]:
     if not counts or any(n not in tables.PLAYER_COUNTS for n in counts):
         raise ValueError(f"num_players must be one of {tables.PLAYER_COUNTS} or a sequence of them")
     return tuple(counts)
+
+
+def _continued_state(state: Any, kind: type[Any], kind_name: str) -> None:
+    """``set_state``'s checks of the state to continue, alike for both batches: of ``kind`` (else
+    ``TypeError``), a game under way (else ``ValueError``)."""
+    if not isinstance(state, kind):
+        raise TypeError(f"the batch continues a {kind_name}, not a {type(state).__name__}")
+    if state.is_terminal():
+        raise ValueError("the game is over: a batch continues a game under way")
+
+
+def _with_game(games: tuple[Any, ...], next_games: dict[int, Any], index: int, game: Any) -> tuple[Any, ...]:
+    """``games`` with game ``index`` playing ``game`` for the episode under way (a state
+    ``set_state`` continued); ``next_games`` keeps the slot's own table for the episodes after it."""
+    if game is games[index]:
+        return games
+    next_games.setdefault(index, games[index])
+    return (*games[:index], game, *games[index + 1 :])

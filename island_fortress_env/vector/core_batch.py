@@ -24,9 +24,11 @@ from island_fortress_env.vector.common import (
     MAX_GAMES,
     MAX_THREADS,
     FinalResults,
+    _continued_state,
     _count,
     _index,
     _player_counts,
+    _with_game,
 )
 
 __all__ = ["VectorEnv", "game_bytes", "heuristic_bytes"]
@@ -195,18 +197,11 @@ class VectorEnv:
         self._require_started()
         index = _index(index, self.num_games)
         seed = _count(seed, "seed", 0, 2**64 - 1)
-        if not isinstance(state, self._CoreState):
-            raise TypeError(f"the core's batch continues a CoreState, not a {type(state).__name__}")
-        if state.is_terminal():
-            raise ValueError("the game is over: a batch continues a game under way")
+        _continued_state(state, self._CoreState, "CoreState")
         with self._lock:
             outputs = (self.obs, self.mask, self.player, self.rewards, self.done)
             self._batch.set_state(index, state._s, seed, *outputs)
-            if state.game is not self.games[index]:
-                self._next_games.setdefault(index, self.games[index])  # the slot's own table after it
-                games = list(self.games)
-                games[index] = state.game
-                self.games = tuple(games)
+            self.games = _with_game(self.games, self._next_games, index, state.game)
 
     def _start_next_games(self, started: Any) -> None:
         """``games`` follows the games of ``started`` that began an episode of a table set by

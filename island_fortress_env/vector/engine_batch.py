@@ -24,7 +24,15 @@ from island_fortress_env.engine.game import Game
 from island_fortress_env.engine.results import GameResult, game_result
 from island_fortress_env.engine.state import State
 from island_fortress_env.env.observation import OBS_SIZE, ObservationEncoder, action_mask
-from island_fortress_env.vector.common import MAX_GAMES, FinalResults, _count, _index, _player_counts
+from island_fortress_env.vector.common import (
+    MAX_GAMES,
+    FinalResults,
+    _continued_state,
+    _count,
+    _index,
+    _player_counts,
+    _with_game,
+)
 
 CHOOSER_SALT = rng.CHOOSER_SALT  # the random chooser's seed: the deal's xor this (engine.rng)
 _MASK = (1 << 64) - 1
@@ -244,19 +252,12 @@ class EngineVectorEnv:
         self._require_started()
         index = _index(index, self.num_games)
         seed = _count(seed, "seed", 0, 2**64 - 1)
-        if not isinstance(state, State):
-            raise TypeError(f"the Python engine's batch continues a State, not a {type(state).__name__}")
-        if state.is_terminal():
-            raise ValueError("the game is over: a batch continues a game under way")
+        _continued_state(state, State, "State of the Python engine")
         slot = self._slots[index]
         slot.seed, slot.chooser, slot.length = seed, seed ^ CHOOSER_SALT, 0
         slot.heuristic = HeuristicAgent(seed=seed)
         slot.state = state.clone()
-        if state.game is not self.games[index]:
-            self._next_games.setdefault(index, self.games[index])  # the slot's own table after it
-            games = list(self.games)
-            games[index] = state.game
-            self.games = tuple(games)
+        self.games = _with_game(self.games, self._next_games, index, state.game)
         self._gains[index] = 0
         for name in self.final.__dataclass_fields__:
             getattr(self.final, name)[index] = 0
