@@ -268,6 +268,7 @@ ERRORS = [
     ),
     (["play", "--players", "3", "--agents", "random"], "names the 2 other players"),
     (["play", "--rule", "first_round_incentive=gold", "--seed", "1"], "first_round_incentive"),
+    (["snapshot", "{bad}/out.png", "--round", "99"], "--round 99: the game ended in round"),
     (["nonsense"], "invalid choice"),
 ]
 
@@ -284,6 +285,14 @@ def test_user_errors_are_one_line_and_exit_2(argv, message, bad_files, capsys):
     assert err.endswith("\n") and err.count("\n") == 1, f"not one line: {err!r}"
     assert "Traceback" not in err and err.startswith("island-fortress")
     assert re.search(message, err), err
+
+
+def test_snapshot_stops_at_the_rounds_first_build_cell_choice(tmp_path, capsys):
+    out = tmp_path / "table.png"
+    assert cli.main(["snapshot", str(out), "--players", "2", "--seed", "5", "--round", "3"]) == 0
+    assert out.read_bytes().startswith(b"\x89PNG")
+    said = re.fullmatch(rf"{re.escape(str(out))}: round (\d+), build where\n", capsys.readouterr().out)
+    assert said is not None and int(said.group(1)) >= 3
 
 
 def test_user_error_as_a_real_process(bad_files):

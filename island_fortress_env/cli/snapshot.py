@@ -1,5 +1,5 @@
 """``island-fortress snapshot OUT.png``: a picture of a seeded game between heuristic players at a
-chosen moment (the README's ``docs/table.png``).
+chosen moment (``docs/table.png``), played through the runner.
 
     island-fortress snapshot OUT.png [--players 3] [--seed 3] [--round 5]
 """
@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 
+from island_fortress_env import vector
+from island_fortress_env.cli.arguments import UsageError
 from island_fortress_env.engine.decisions import Decision
 from island_fortress_env.engine.tables import PLAYER_COUNTS
-from island_fortress_env.env.aec import raw_env
 from island_fortress_env.players import make_agent
+from island_fortress_env.players.runner import GameRunner, Seating
+from island_fortress_env.players.seat_policies import seat_policy
 from island_fortress_env.players.seeds import agent_seed
 from island_fortress_env.views.picture import render_image
 
@@ -30,17 +33,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    env = raw_env(num_players=args.players)
-    env.reset(seed=args.seed)
-    state = env.game_state
-    assert state is not None
-    agents = [make_agent("heuristic", seed=agent_seed(args.seed, 0, p)) for p in range(args.players)]
-    while not state.is_terminal() and not (
-        state.round >= args.round and state.decision == Decision.BUILD_CELL
-    ):
-        p = state.current_player()
-        obs = env.observe(env.possible_agents[p])
-        env.step(agents[p].act(obs["observation"], obs["action_mask"], state))
+    """Plays the game through the runner (a batch of one, the Python engine's: the picture draws
+    its state) until the chosen moment, then draws it."""
+    batch = vector.make(1, num_players=args.players, backend="python")
+    heuristic = seat_policy("heuristic", make_agent)
+    seeds = tuple(agent_seed(args.seed, 0, p) for p in range(args.players))
+    dealt = iter([Seating(args.players, args.seed, (heuristic,) * args.players, seeds)])
+    runner = GameRunner(batch, lambda _slot: next(dealt, None))
+    state = batch.state(0)
+    while not (state.round >= args.round and state.decision == Decision.BUILD_CELL):
+        if runner.step().finished:
+            raise UsageError(
+                f"--round {args.round}: the game ended in round {state.round}, before that round's "
+                "first Build Wall cell choice"
+            )
+        state = batch.state(0)
     render_image(state, args.seat).save(args.out)
     print(f"{args.out}: round {state.round}, {state.decision_name()}")
     return 0
