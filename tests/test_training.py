@@ -22,7 +22,7 @@ from island_fortress_env.agents.checkpoint import (
 from island_fortress_env.engine import actions as A
 from island_fortress_env.engine.events import EventKind, Score, ScoreReason
 from island_fortress_env.engine.results import jade_spent, points_by_component
-from island_fortress_env.engine.scoring import COMPONENTS
+from island_fortress_env.engine.scoring import COMPONENTS, win_loss_returns
 from island_fortress_env.players import make_agent
 from island_fortress_env.training.config import (
     NativeConfig,
@@ -64,17 +64,18 @@ def test_league_env_plays_only_legal_actions_and_reports_stats():
             action = int(rng.choice(np.flatnonzero(mask)))
             obs, reward, done, _truncated, info = env.step(action)
             assert env.observation_space.contains(obs)
+            assert done or int(env.batch.player[0]) == env.learner_seat  # the learner's turn again
             total += reward
-        stats = info["episode_stats"]
-        state = env.aec.game_state
-        seat = env.learner_seat
-        assert stats["score"] == state.score[seat]
-        assert sum(stats["components"].values()) == state.score[seat]
+        stats, result, seat = info["episode_stats"], env.result, env.learner_seat
+        assert result is not None and not env.action_masks().any()
+        assert stats["score"] == result.score[seat]
+        assert sum(stats["components"].values()) == result.score[seat]
         assert stats["opponent"] in ("random", "heuristic")
-        assert stats["win"] == (1 / len(state.winners) if seat in state.winners else 0.0)
+        winners = [s for s in range(3) if result.rank[s] == 1]
+        assert stats["win"] == (1 / len(winners) if seat in winners else 0.0)
         # reward = score / 50 (dense) + the zero-sum outcome
-        outcome = state.returns()[seat]
-        assert total == pytest.approx(state.score[seat] / 50 + outcome, abs=1e-6)
+        outcome = win_loss_returns(3, winners)[seat]
+        assert total == pytest.approx(result.score[seat] / 50 + outcome, abs=1e-6)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
@@ -88,9 +89,12 @@ def test_league_env_relative_score_reward_is_the_margin_over_the_others_mean(n):
     while not done:
         _obs, reward, done, _truncated, _info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
         total += reward
-    state, seat = env.aec.game_state, env.learner_seat
-    others = (sum(state.score) - state.score[seat]) / (n - 1)
-    assert total == pytest.approx(0.5 * (state.score[seat] - others) / 50 + state.returns()[seat], abs=1e-6)
+    result, seat = env.result, env.learner_seat
+    assert result is not None
+    others = (sum(result.score) - result.score[seat]) / (n - 1)
+    winners = [s for s in range(n) if result.rank[s] == 1]
+    outcome = win_loss_returns(n, winners)[seat]
+    assert total == pytest.approx(0.5 * (result.score[seat] - others) / 50 + outcome, abs=1e-6)
 
 
 def test_imitation_returns_use_the_relative_score_reward():
@@ -127,7 +131,6 @@ def test_core_demonstrations_are_heuristic_games_with_the_returns_that_followed(
     scored before) is its whole score reward plus its outcome."""
     from island_fortress_env.baseline.heuristic import HeuristicAgent
     from island_fortress_env.engine import Game
-    from island_fortress_env.engine.scoring import win_loss_returns
     from island_fortress_env.env.observation import ObservationEncoder, action_mask
     from island_fortress_env.training import pretrain
 
@@ -558,3 +561,27 @@ def test_the_native_warm_start_imitates_on_every_core_in_the_updates_dtype_then_
     finally:
         torch.set_num_threads(before)
     assert seen == {"threads": min(3, os.cpu_count() or 1), "bfloat16": bfloat16}
+
+
+def test_league_env_plays_a_snapshot_seeded_by_the_env():
+    """A snapshot opponent (a checkpoint's network, sampled) plays through the runner; the same
+    env seed gives the same games, the learner playing the same actions."""
+    shipped = str(Path(__file__).resolve().parents[1] / "checkpoints" / "policy-2-4p-v3.zip")
+
+    def play(seed: int) -> list[tuple[int, ...]]:
+        env = LeagueEnv(num_players=2, opponents={"snapshot": 1.0}, snapshot_paths=[shipped], seed=seed)
+        games = []
+        for _ in range(2):
+            env.reset()
+            assert env.opponent_kind == "snapshot"
+            done, seen = False, []
+            while not done:
+                action = int(np.flatnonzero(env.action_masks())[0])
+                obs, _reward, done, _truncated, info = env.step(action)
+                seen.append(int(obs.sum() * 1000))
+            assert info["episode_stats"]["opponent"] == "snapshot"
+            games.append(tuple(seen))
+        return games
+
+    first = play(11)
+    assert first == play(11) and first != play(12)

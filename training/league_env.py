@@ -9,6 +9,13 @@ seat. ``action_masks()`` is what sb3-contrib's MaskablePPO asks for.
 An action outside the mask forfeits the game (reward -1, ``info["illegal_action"]``), as
 PettingZoo's ``TerminateIllegalWrapper`` does; masked learners never do that.
 
+The games are played through the one game runner (``players.runner``) on a batch of one game
+(``vector.make``'s: the C++ core's where it is built, else the Python engine's; ``backend``): the
+learner's seat plays the action ``step`` is given, the other seats their policies' (the batch's
+own random and heuristic players, a snapshot's network), until the learner is to move again. The
+batch deals its next game as one ends, so the observation returned with ``terminated`` is the
+learner's last (a finished game's value is never bootstrapped from it).
+
 The episode's last ``info`` carries ``episode_stats``: the opponent kind, the win share,
 the final score and its components, the game length, Jade spent and favors played. The
 training callback turns those into TensorBoard curves.
@@ -23,15 +30,34 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from island_fortress_env.agents import RandomAgent
-from island_fortress_env.engine.results import GameResult, game_result
+from island_fortress_env import vector
+from island_fortress_env.engine import actions as A
+from island_fortress_env.engine.results import GameResult
 from island_fortress_env.engine.scoring import win_loss_returns
-from island_fortress_env.env.aec import raw_env
-from island_fortress_env.env.observation import action_mask
+from island_fortress_env.env.observation import OBS_HIGH, OBS_LOW, OBS_SIZE
+from island_fortress_env.players.runner import GameRunner, Games, Seating, SeatPolicy
+from island_fortress_env.players.seat_policies import BatchSeats, CheckpointSeats
 from island_fortress_env.training.figures import result_figures
-from island_fortress_env.training.shaping import score_gain_reward
+from island_fortress_env.training.shaping import gain_reward
 
 OPPONENT_KINDS = ("snapshot", "random", "heuristic")
+SNAPSHOTS_KEPT = 3  # snapshot networks held in memory, the most recently drawn
+SEED_BOUND = 2**31 - 1  # a game's deal and its seats' seeds are drawn below this
+
+
+class LearnerSeat:
+    """The learning seat in the runner: it plays the action ``LeagueEnv.step`` was given."""
+
+    name = "learner"
+
+    def __init__(self) -> None:
+        self.action = -1
+
+    def begin(self, slot: int, seat: int, seed: int | None) -> None:
+        pass
+
+    def act(self, observations: np.ndarray, masks: np.ndarray, games: Games) -> np.ndarray:
+        return np.full(len(games), self.action, dtype=np.int64)
 
 
 class LeagueEnv(gym.Env):
@@ -47,9 +73,10 @@ class LeagueEnv(gym.Env):
         reward_vp_relative: bool = False,
         snapshot_paths: Sequence[str] = (),
         seed: int | None = None,
+        backend: str = "auto",
     ) -> None:
         super().__init__()
-        self.aec = raw_env(num_players=num_players, **(env_options or {}))
+        self.batch = vector.make(1, num_players=num_players, backend=backend, **(env_options or {}))
         self.num_players = num_players
         weights = {k: float(v) for k, v in (opponents or {"random": 1.0}).items() if v > 0}
         unknown = set(weights) - set(OPPONENT_KINDS)
@@ -59,36 +86,36 @@ class LeagueEnv(gym.Env):
         self.reward_win = reward_win
         self.reward_vp = reward_vp
         self.reward_vp_relative = reward_vp_relative
-        # The spaces of the wrapped env (one seat's view), not a second copy of them.
-        seat_spaces = self.aec.observation_spaces[self.aec.possible_agents[0]]
-        self.observation_space = seat_spaces["observation"]
-        self.action_space = self.aec.action_space(self.aec.possible_agents[0])
+        self.observation_space = gym.spaces.Box(OBS_LOW, OBS_HIGH, (OBS_SIZE,), np.float32)
+        self.action_space = gym.spaces.Discrete(A.NUM_ACTIONS)
         self.snapshot_paths: list[str] = list(snapshot_paths)
-        self._snapshot_cache: OrderedDict[str, Any] = OrderedDict()
+        self._snapshots: OrderedDict[str, SeatPolicy] = OrderedDict()
+        self._batch_players = {kind: BatchSeats(kind) for kind in ("random", "heuristic")}
+        self._learner = LearnerSeat()
         self._episode = 0
-        self._seed = seed
         self.np_random, _ = gym.utils.seeding.np_random(seed)
         self.learner_seat = 0
         self.opponent_kind = "random"
-        self._opponents: dict[int, Any] = {}
-        self._random = RandomAgent(seed=seed)
-        self._heuristic: Any = None  # a HeuristicAgent, made on first use
+        self.runner: GameRunner | None = None
+        self.result: GameResult | None = None  # the last game's record, once it has ended
+        self._observation = np.zeros(OBS_SIZE, dtype=np.float32)
+        self._steps = 0
 
     # -- pool management (called in the worker process through VecEnv.env_method)
     def set_snapshot_pool(self, paths: Sequence[str]) -> None:
         self.snapshot_paths = list(paths)
 
-    def _snapshot_agent(self):
+    def _snapshot_policy(self) -> SeatPolicy:
         from island_fortress_env.agents.checkpoint import CheckpointAgent
 
         path = self.snapshot_paths[int(self.np_random.integers(len(self.snapshot_paths)))]
-        if path not in self._snapshot_cache:
-            self._snapshot_cache[path] = CheckpointAgent(
-                path, seed=int(self.np_random.integers(2**31 - 1)), deterministic=False, name="snapshot"
-            )
-            while len(self._snapshot_cache) > 3:
-                self._snapshot_cache.popitem(last=False)
-        return self._snapshot_cache[path]
+        if path not in self._snapshots:
+            agent = CheckpointAgent(path, deterministic=False, name="snapshot")
+            self._snapshots[path] = CheckpointSeats(agent)
+            while len(self._snapshots) > SNAPSHOTS_KEPT:
+                self._snapshots.popitem(last=False)
+        self._snapshots.move_to_end(path)
+        return self._snapshots[path]
 
     def _draw_opponent_kind(self) -> str:
         kinds = [k for k in self.opponent_weights if k != "snapshot" or self.snapshot_paths]
@@ -102,74 +129,71 @@ class LeagueEnv(gym.Env):
         super().reset(seed=seed)
         if seed is not None:  # a seeded reset restarts everything: seat rotation, opponents
             self._episode = 0
-            self._random.reset(seed)
-            if self._heuristic is not None:
-                self._heuristic.reset(seed)
-            for agent in self._snapshot_cache.values():
-                agent.reset(seed)
-        self.aec.reset(seed=int(self.np_random.integers(2**31 - 1)))
-        self.learner_seat = self._episode % self.num_players
+        n = self.num_players
+        self.learner_seat = self._episode % n
         self._episode += 1
         self.opponent_kind = self._draw_opponent_kind()
-        if self.opponent_kind == "snapshot":
-            agent = self._snapshot_agent()
-        elif self.opponent_kind == "heuristic":
-            if self._heuristic is None:
-                from island_fortress_env.baseline.heuristic import HeuristicAgent
-
-                self._heuristic = HeuristicAgent(seed=self._seed)
-            agent = self._heuristic
-        else:
-            agent = self._random
-        self._opponents = {s: agent for s in range(self.num_players) if s != self.learner_seat}
-        self._steps = 0
+        kind = self.opponent_kind
+        opponent = self._snapshot_policy() if kind == "snapshot" else self._batch_players[kind]
+        policies = tuple(self._learner if s == self.learner_seat else opponent for s in range(n))
+        deal, *seeds = (int(v) for v in self.np_random.integers(SEED_BOUND, size=n + 1))
+        dealt = iter([Seating(n, deal, policies, tuple(seeds))])
+        self.runner = GameRunner(self.batch, lambda _slot: next(dealt, None))
+        self.result, self._steps = None, 0
         self._play_opponents()
         return self._observe(), {}
 
     def step(self, action: int):
-        state = self.aec.game_state
-        seat = self.learner_seat
-        if int(action) not in state.legal_actions():
+        runner, seat = self.runner, self.learner_seat
+        if runner is None or self.result is not None:
+            raise RuntimeError("step() before reset() or after the game ended: call reset()")
+        action = int(action)
+        if not (0 <= action < A.NUM_ACTIONS and self.batch.mask[0, action]):
             # As PettingZoo's TerminateIllegalWrapper: the game is forfeited (-1). A masked
             # learner never gets here; unmasked samplers (env checkers) must not crash.
-            return self._observe(), -1.0, True, False, {"illegal_action": int(action)}
-        before = state.score[:]
-        self.aec.step(int(action))
+            return self._observe(), -1.0, True, False, {"illegal_action": action}
+        self._learner.action = action
+        gained = self._advance()
         self._steps += 1
-        self._play_opponents()
-        reward = self.reward_vp * score_gain_reward(before, state.score, seat, self.reward_vp_relative)
-        terminated = state.is_terminal()
+        gained += self._play_opponents()
+        reward = self.reward_vp * gain_reward(gained.tolist(), seat, self.reward_vp_relative)
         info: dict[str, Any] = {}
-        if terminated:
-            reward += self.reward_win * win_loss_returns(self.num_players, state.winners)[seat]
+        if self.result is not None:
+            winners = [s for s, win in enumerate(self.result.win) if win > 0]
+            reward += self.reward_win * win_loss_returns(self.num_players, winners)[seat]
             info["episode_stats"] = self._episode_stats()
-        return self._observe(), float(reward), terminated, False, info
+        return self._observe(), float(reward), self.result is not None, False, info
 
     def action_masks(self) -> np.ndarray:
-        return action_mask(self.aec.game_state).astype(bool)  # all False once the game is over
+        if self.result is not None:
+            return np.zeros(A.NUM_ACTIONS, dtype=bool)  # the game is over
+        return self.batch.mask[0].astype(bool)
 
     # -- internals
     def _observe(self) -> np.ndarray:
-        return self.aec.encoder.encode(self.aec.game_state, self.learner_seat)
+        """The learner's observation (module doc: its last one once the game has ended)."""
+        if self.result is None:
+            self._observation = self.batch.obs[0].astype(np.float32, copy=True)
+        return self._observation
 
-    def _play_opponents(self) -> None:
-        """Let the other seats move until the learner must decide or the game is over.
+    def _advance(self) -> np.ndarray:
+        """One decision of the game: the points every seat gained on it."""
+        assert self.runner is not None
+        step = self.runner.step()
+        if step.finished:
+            self.result = step.finished[0].final
+        return step.score_gains[0, : self.num_players].astype(np.int64)
 
-        The learner's own score can change on an opponent's move (a row it leads is
-        completed); ``step`` measures the score after this, so that reward is not lost.
-        """
-        aec = self.aec
-        state = aec.game_state
-        while not state.is_terminal() and state.current_player() != self.learner_seat:
-            seat = state.current_player()
-            obs = aec.observe(aec.agent_selection)
-            action = self._opponents[seat].act(obs["observation"], obs["action_mask"], state)
-            aec.step(action)
+    def _play_opponents(self) -> np.ndarray:
+        """Let the other seats move until the learner must decide or the game is over; the points
+        every seat gained meanwhile (the learner's own score can change on an opponent's move, when
+        a row it leads is completed: ``step`` counts those too)."""
+        gained = np.zeros(self.num_players, dtype=np.int64)
+        while self.result is None and int(self.batch.player[0]) != self.learner_seat:
+            gained += self._advance()
+        return gained
 
     def _episode_stats(self) -> dict[str, Any]:
+        assert self.result is not None
         return {"opponent": self.opponent_kind, "length": self._steps,
-                **result_figures(self._result(), [self.learner_seat])[0]}  # fmt: skip
-
-    def _result(self) -> GameResult:
-        """The finished game's record (its seed and length are not logged: zeros)."""
-        return game_result(self.aec.game_state, seed=0, length=0)
+                **result_figures(self.result, [self.learner_seat])[0]}  # fmt: skip
