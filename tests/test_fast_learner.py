@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -215,7 +216,7 @@ def test_the_throughput_benchmark_measures_the_trainers_asked_for_and_their_rati
 
     ran = []
 
-    def fake(runner, seconds, overrides=(), busy=False):
+    def fake(runner, seconds, overrides=(), busy=False, checkout=None):
         ran.append((runner, tuple(overrides)))
         rate = 100.0 if "policy.cnn_channels=32" in overrides else 1000.0
         return {"trainer": runner, "decisions": rate, "wall_s": 1.0, "cpu_s": 2.0, "run_s": 1.0,
@@ -234,7 +235,7 @@ def test_the_busy_row_is_the_default_beside_one_busy_process_and_its_share_of_al
 
     ran = []
 
-    def fake(runner, seconds, overrides=(), busy=False):
+    def fake(runner, seconds, overrides=(), busy=False, checkout=None):
         ran.append(busy)
         rate = 600.0 if busy else 1000.0
         return {"trainer": runner, "decisions": rate, "wall_s": 1.0, "cpu_s": 2.0, "run_s": 1.0,
@@ -245,6 +246,82 @@ def test_the_busy_row_is_the_default_beside_one_busy_process_and_its_share_of_al
     assert cli.main(["bench-training", "--trainers", "default", "busy", "--seconds", "1"]) == 0
     assert ran == [False, True]
     assert "default beside 1 busy process / alone: 60%" in capsys.readouterr().out
+
+
+def _checkout(root: Path) -> Path:
+    """A directory laid out as an installed checkout (what ``--against`` checks for)."""
+    (root / "training").mkdir(parents=True)
+    (root / "training" / "bench_training.py").write_text("")
+    (root / ".venv" / "bin").mkdir(parents=True)
+    (root / ".venv" / "bin" / "python").write_text("")
+    return root
+
+
+def test_against_another_checkout_adds_its_default_alone_and_busy_and_the_like_for_like_ratios(
+    monkeypatch, capsys, tmp_path
+):
+    from island_fortress_env.training import bench_training
+
+    other = _checkout(tmp_path / "old")
+    ran = []
+
+    def fake(runner, seconds, overrides=(), busy=False, checkout=None):
+        ran.append((busy, checkout))
+        rate = (250.0 if checkout else 1000.0) * (0.5 if busy else 1.0)
+        return {"trainer": runner, "decisions": rate, "wall_s": 1.0, "cpu_s": 2.0, "run_s": 1.0,
+                "decisions_per_second": rate, "cpu_utilisation": 1.0, "decisions_per_cpu_second": rate / 2,
+                "cores": 2}  # fmt: skip
+
+    monkeypatch.setattr(bench_training, "measure", fake)
+    argv = ["bench-training", "--trainers", "default", "busy", "--seconds", "1", "--against", str(other)]
+    assert cli.main(argv) == 0
+    assert ran == [(False, None), (True, None), (False, str(other)), (True, str(other))]
+    out = capsys.readouterr().out
+    name = "default at old"  # not a git checkout: named by its folder
+    assert f"native, {name}, 1 busy" in out
+    assert f"default / {name}: 4.0x" in out and f"default / {name}, each beside 1 busy process: 4.0x" in out
+    assert (
+        f"{name} beside 1 busy process / alone: 50%" in out
+        and "default beside 1 busy process / alone: 50%" in out
+    )
+
+
+@pytest.mark.parametrize("missing", ["training/bench_training.py", ".venv/bin/python"])
+def test_against_a_folder_that_is_no_installed_checkout_is_one_line_and_exit_2(tmp_path, capsys, missing):
+    other = _checkout(tmp_path / "old")
+    (other / missing).unlink()
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["bench-training", "--seconds", "1", "--against", str(other)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--against {other}: not" in err
+
+
+def test_another_checkouts_run_is_its_own_benchmarks_native_run_in_its_own_python(tmp_path):
+    """``run_other`` runs ``OTHER_RUN`` in the checkout's Python, in the checkout: here a stand-in
+    whose ``run_native`` returns what it was asked."""
+    from island_fortress_env.training.bench_training import run_other
+
+    other = _checkout(tmp_path / "old")
+    package = other / "island_fortress_env" / "training"
+    package.mkdir(parents=True)
+    (other / "island_fortress_env" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "bench_training.py").write_text(
+        "import os\n"
+        "def run_native(seconds, workdir, overrides):\n"
+        "    return {'seconds': seconds, 'overrides': overrides, 'cwd': os.getcwd()}\n"
+    )
+    python = other / ".venv" / "bin" / "python"
+    python.unlink()
+    python.symlink_to(sys.executable)
+    result = run_other(other, 2.5)
+    assert result == {"seconds": 2.5, "overrides": [], "cwd": str(other), "commit": "old"}
+    (package / "bench_training.py").write_text(
+        "def run_native(seconds, workdir, overrides):\n    raise OSError('disk full')\n"
+    )
+    with pytest.raises(RuntimeError, match=r"the trainer at .*old \(old\) failed: OSError: disk full"):
+        run_other(other, 2.5)
 
 
 def _children() -> set[int]:

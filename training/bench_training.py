@@ -19,6 +19,12 @@ pass"``, started a second before it), with the share of its speed alone that it 
 default fits its threads to the CPUs idle when it starts (``train.fit_threads``,
 ``training/cpus.py``).
 
+``--against DIR`` adds two rows for another version of this project, an installed checkout of it
+in ``DIR`` (``git worktree add DIR COMMIT && make -C DIR install``): its own default trainer, as its
+own benchmark ran it (its ``run_native``, in its own virtualenv ``DIR/.venv``), alone and beside
+one busy process, with the ratios of this version to it: the figures compare like with like, one
+run, one machine.
+
 ``--trainers`` measures some of them (``sb3``, ``previous``, ``default``, ``busy``), with the ratios among
 those measured. ``--gpu`` (``make bench-gpu``) measures the default alone on a CUDA GPU (``GPU``: its forward
 passes and update there, thousands of games stepped on every core between them).
@@ -34,6 +40,7 @@ repeat with ``--repeat``.
 from __future__ import annotations
 
 import contextlib
+import json
 import multiprocessing as mp
 import os
 import subprocess
@@ -341,11 +348,68 @@ def one_busy_process() -> Iterator[None]:
         busy.wait()
 
 
-def measure(name: str, seconds: float, overrides: Sequence[str] = (), busy: bool = False) -> dict[str, Any]:
-    """One trainer in a fresh process (beside one busy process with ``busy``); its figures,
-    with rate and utilisation added."""
+# What runs in another checkout's own Python (``--against``): its benchmark's native run, as JSON.
+OTHER_RUN = """
+import json, sys, tempfile
+from island_fortress_env.training.bench_training import run_native
+with tempfile.TemporaryDirectory() as workdir:
+    print(json.dumps(run_native(float(sys.argv[1]), workdir, [])))
+"""
+
+
+class OtherCheckoutError(ValueError):
+    """``--against DIR`` is not an installed checkout of this project."""
+
+
+def other_checkout(path: str | Path) -> tuple[Path, str]:
+    """The Python of the installed checkout at ``path`` and its commit (short), or one error saying
+    what is missing."""
+    root = Path(path).resolve()
+    python = root / ".venv" / "bin" / "python"
+    if not (root / "training" / "bench_training.py").is_file():
+        raise OtherCheckoutError(
+            f"--against {path}: not a checkout of this project (no training/bench_training.py)"
+        )
+    if not python.is_file():
+        raise OtherCheckoutError(
+            f"--against {path}: not installed (no .venv/bin/python: run make -C {path} install)"
+        )
+    done = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return python, done.stdout.strip() if done.returncode == 0 else root.name
+
+
+def run_other(checkout: str | Path, seconds: float) -> dict[str, Any]:
+    """The default trainer of the checkout at ``checkout`` for ``seconds``, in its own Python and
+    its own fresh process (``OTHER_RUN``); a run that fails is a ``RuntimeError`` naming it."""
+    python, commit = other_checkout(checkout)
+    done = subprocess.run(
+        [str(python), "-c", OTHER_RUN, str(seconds)], cwd=Path(checkout).resolve(), capture_output=True,
+        text=True, check=False,
+    )  # fmt: skip
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the trainer at {checkout} ({commit}) failed: {said}")
+    return {**json.loads(lines[-1]), "commit": commit}
+
+
+def measure(
+    name: str,
+    seconds: float,
+    overrides: Sequence[str] = (),
+    busy: bool = False,
+    checkout: str | Path | None = None,
+) -> dict[str, Any]:
+    """One trainer in a fresh process (beside one busy process with ``busy``; with ``checkout``
+    the default trainer of that other checkout, ``run_other``); its figures, with rate and
+    utilisation added."""
     with one_busy_process() if busy else contextlib.nullcontext():
-        result = in_fresh_process(name, seconds, list(overrides))
+        if checkout is not None:
+            result = run_other(checkout, seconds)
+        else:
+            result = in_fresh_process(name, seconds, list(overrides))
     cores = os.cpu_count() or 1
     result["decisions_per_second"] = result["decisions"] / result["wall_s"]
     result["cpu_utilisation"] = result["cpu_s"] / result["run_s"] / cores
@@ -380,37 +444,52 @@ def throughput(
     sb3: Sequence[str] = (),
     native: Sequence[str] = (),
     quiet: bool = False,
+    against: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Each of ``trainers`` (keys of ``THROUGHPUT``) for ``seconds`` of training, ``repeat`` times;
-    each run printed unless ``quiet``, then the ratios."""
-    chosen = [trainer for key, trainer in THROUGHPUT.items() if key in trainers]
+    """Each of ``trainers`` (keys of ``THROUGHPUT``) for ``seconds`` of training, ``repeat`` times,
+    and with ``against`` the default of that other checkout alone and beside one busy process
+    (module doc); each run printed unless ``quiet``, then the ratios."""
+    chosen = [(*trainer, None) for key, trainer in THROUGHPUT.items() if key in trainers]
+    default, busy_rows = "native, default", {BUSY: "native, default"}  # beside 1 busy: its row alone
+    other = None
+    if against is not None:
+        other = f"native, default at {other_checkout(against)[1]}"
+        busy_rows[f"{other}, 1 busy"] = other
+        chosen += [(other, "native", (), against), (f"{other}, 1 busy", "native", (), against)]
     results = []
     for _ in range(repeat):
-        for name, runner, overrides in chosen:
+        for name, runner, overrides, checkout in chosen:
             extra = sb3 if runner == "sb3" else native
-            r = {"name": name, **measure(runner, seconds, [*overrides, *extra], busy=name == BUSY)}
+            busy = name in busy_rows
+            r = {"name": name, **measure(runner, seconds, [*overrides, *extra], busy, checkout)}
             results.append(r)
             if not quiet:
                 print(
-                    f"{name:<26} {r['trainer']:<48} {r['decisions']:>9} decisions in {r['wall_s']:6.1f} s = "
+                    f"{name:<36} {r['trainer']:<48} {r['decisions']:>9} decisions in {r['wall_s']:6.1f} s = "
                     f"{r['decisions_per_second']:7.0f} decisions/s, CPU {100 * r['cpu_utilisation']:5.1f}% "
                     f"of {r['cores']} cores, {r['decisions_per_cpu_second']:6.0f} per CPU-second",
                     flush=True,
                 )
     rate = {
         name: float(np.mean([r["decisions_per_second"] for r in results if r["name"] == name]))
-        for name, _, _ in chosen
+        for name, *_ in chosen
     }
-    ratios = {  # of the default to each other trainer measured
-        f"default / {other.removeprefix('native, ')}": rate["native, default"] / rate[other]
-        for other in rate
-        if "native, default" in rate and other not in ("native, default", BUSY)
+    ratios = {  # of the default to each other trainer measured, each alone (or each beside 1 busy)
+        f"default / {name.removeprefix('native, ')}": rate[default] / rate[name]
+        for name in rate
+        if default in rate and name != default and name not in busy_rows
     }
-    if "native, default" in rate and BUSY in rate:  # the share of its speed it keeps when not alone
-        ratios["default beside 1 busy process / alone"] = rate[BUSY] / rate["native, default"]
+    if other is not None and BUSY in rate and f"{other}, 1 busy" in rate:
+        ratios[f"default / {other.removeprefix('native, ')}, each beside 1 busy process"] = (
+            rate[BUSY] / rate[f"{other}, 1 busy"]
+        )
+    for row, alone in busy_rows.items():  # the share of its speed a trainer keeps when not alone
+        if row in rate and alone in rate:
+            who = alone.removeprefix("native, ")
+            ratios[f"{who} beside 1 busy process / alone"] = rate[row] / rate[alone]
     if not quiet:
         for key, value in ratios.items():
-            shown = f"{100 * value:.0f}%" if key.startswith("default beside") else f"{value:.1f}x"
+            shown = f"{100 * value:.0f}%" if " / alone" in key else f"{value:.1f}x"
             print(f"decisions learned from per second, {key}: {shown}")
     return {"results": results, "ratios": ratios}
 

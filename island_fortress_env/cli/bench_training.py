@@ -12,7 +12,15 @@ import json
 import sys
 
 from island_fortress_env.cli.arguments import PROG, UsageError
-from island_fortress_env.training.bench_training import GPU, THROUGHPUT, native_config, race, throughput
+from island_fortress_env.training.bench_training import (
+    GPU,
+    THROUGHPUT,
+    OtherCheckoutError,
+    native_config,
+    other_checkout,
+    race,
+    throughput,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +59,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gpu", action="store_true",
         help="throughput: the default alone, on a CUDA GPU with the settings of GPU (--native adds to them)",
     )  # fmt: skip
+    parser.add_argument(
+        "--against", metavar="DIR",
+        help="throughput: also another version's default trainer, alone and beside 1 busy process: an "
+        "installed checkout of it (git worktree add DIR COMMIT && make -C DIR install)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -68,10 +81,17 @@ def run(args: argparse.Namespace) -> int:
         except TrainConfigError as err:
             print(f"{PROG} bench-training: error: {err}", file=sys.stderr)
             return 2
+    if args.against is not None:
+        try:  # not a checkout, or not installed: one line before any run
+            other_checkout(args.against)
+        except OtherCheckoutError as err:
+            raise UsageError(str(err)) from None
     if args.race:
         out = race(args.race, args.games, args.repeat, args.native, args.curves, args.curve_every, args.json)
     else:
-        out = throughput(args.trainers, args.seconds, args.repeat, args.sb3, args.native, args.json)
+        out = throughput(
+            args.trainers, args.seconds, args.repeat, args.sb3, args.native, args.json, args.against
+        )
     if args.json:
         print(json.dumps(out))
     return 0
