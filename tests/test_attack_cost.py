@@ -184,3 +184,10 @@ def test_the_report_gives_each_runs_cost_and_the_median_and_cheapest_over_the_se
         "seeds): 105k / - / - / -; cheapest 90k / 480k / - / -"
     ) in text
     assert WINDOW_TAG in text and "beyond training longer" not in text
+    alone = {
+        **report,
+        "runs": report["runs"][:1],
+        "attack_cost": {"window": 200, "runs": costs[:1], **ac.over_seeds(costs[:1])},
+    }
+    line = format_result(alone).splitlines()[-2]  # one run: its own costs, nothing cheaper to give
+    assert line.endswith("the last 200+ games; one run): 120k / 480k / - / -")
