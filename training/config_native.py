@@ -147,6 +147,13 @@ class LeagueSection(Section):
 
 
 class NativeTrainSection(Section):
+    algorithm: Literal["ppo", "search"] = Field(
+        "ppo",
+        description="ppo: masked PPO on the games' sampled moves (training/ppo.py); search: expert "
+        "iteration from the batched Gumbel search over the current network, its improved policy and "
+        "the games' returns learned by a supervised update (training/search_learning.py; the "
+        "search_learning section).",
+    )
     total_decisions: int = Field(
         2_000_000,
         ge=0,
@@ -289,6 +296,55 @@ class NativePPOSection(Section):
     )
 
 
+class SearchLearningSection(Section):
+    """Expert iteration from the batched search (``train.algorithm: search``;
+    ``training/search_learning.py``): every iteration plays ``games_per_iteration`` games in which
+    every learning seat's move is the Gumbel search's over the current network, then fits the
+    network's policy to the search's improved policies and its value to the returns that followed."""
+
+    simulations: int = Field(
+        16, ge=1, le=4096, description="Simulations of the search per decision of a learning seat."
+    )
+    considered: int = Field(
+        8,
+        ge=1,
+        description="Root actions drawn by Gumbel-top-k for the sequential halving (<= simulations: "
+        "each gets a visit). 8 of 16 simulations: three halvings, the last two actions visited 4 times.",
+    )
+    gumbel_scale: Float = Field(
+        1.0, ge=0, description="The root's Gumbel noise scale (1: mctx's; 0: the policy's top actions)."
+    )
+    games_per_iteration: int = Field(
+        64,
+        ge=1,
+        description="Games played (to their end) with the current network before each update, "
+        "train.games_per_collector of them at once.",
+    )
+    epochs: int = Field(2, ge=1, description="Passes over each iteration's decisions.")
+    minibatch_size: int = Field(256, ge=1, description="Decisions per gradient step.")
+    learning_rate: Float = Field(1.0e-4, gt=0, description="Adam's learning rate (constant).")
+    value_coef: Float = Field(
+        1.0, ge=0, description="Weight of the value loss, 0.5 x MSE to the returns (as the warm start's)."
+    )
+    prev_kl_coef: Float = Field(
+        0.0,
+        ge=0,
+        description="Weight of the trust region KL(the network before the update || the network), "
+        "exact over the legal actions. 0: off.",
+    )
+    max_grad_norm: Float = Field(0.5, gt=0, description="Global gradient-norm clip.")
+
+    @model_validator(mode="after")
+    def _considered(self) -> SearchLearningSection:
+        if self.considered > self.simulations:
+            fail(
+                "search_learning.considered",
+                f"must be <= search_learning.simulations ({self.simulations}), not {self.considered}: "
+                "every considered action needs a visit",
+            )
+        return self
+
+
 class NativeEvalSection(Section):
     every: int = Field(
         200_000, ge=0, description="Decisions learned from between greedy evaluations (0: only at the end)."
@@ -324,6 +380,7 @@ class NativeConfig(RunConfig):
     pretrain: PretrainSection = Field(default_factory=PretrainSection)
     train: NativeTrainSection = Field(default_factory=NativeTrainSection)
     ppo: NativePPOSection = Field(default_factory=NativePPOSection)
+    search_learning: SearchLearningSection = Field(default_factory=SearchLearningSection)
     policy: NativePolicySection = Field(default_factory=NativePolicySection)
     eval: NativeEvalSection = Field(default_factory=NativeEvalSection)
     logging: LoggingSection = Field(default_factory=LoggingSection)
@@ -337,7 +394,29 @@ class NativeConfig(RunConfig):
             fail("ppo.minibatch_size", f"must be <= train.rollout_decisions ({t.rollout_decisions})")
         if p.anneal_over == "minutes" and not t.max_minutes:
             fail("ppo.anneal_over", "'minutes' needs train.max_minutes > 0")
+        self._search_learning()
         played = {n for n, w in self.tables.weights().items() if w > 0}
         imitated = {n for n, w in self.pretrain.table_weights(self.tables).items() if w > 0}
         check_rules("env.options", sorted(played | imitated), self.env.options)
         return self
+
+    def _search_learning(self) -> None:
+        """``train.algorithm: search`` and what it reads (``search_learning``), or nothing of it."""
+        t, p = self.train, self.ppo
+        if t.algorithm != "search":
+            if self.search_learning != SearchLearningSection():
+                fail("search_learning", "is read only with train.algorithm: search")
+            return
+        if t.workers:
+            fail(
+                "train.workers",
+                f"must be 0 with train.algorithm: search, not {t.workers} (its games are searched in "
+                "the main process, every game's leaves in one network call)",
+            )
+        for key, value in (("magnet_coef", p.magnet_coef), ("prev_kl_coef", p.prev_kl_coef)):
+            if value:
+                fail(
+                    f"ppo.{key}",
+                    f"must be 0 with train.algorithm: search, not {value} (PPO's regularisation; the "
+                    "search's update has search_learning.prev_kl_coef)",
+                )

@@ -201,6 +201,7 @@ class Run:
     progress: Progress
     writer: Any  # torch.utils.tensorboard.SummaryWriter
     regulariser: Regulariser | None = None  # its magnet is saved with the optimizer state
+    trainer: str = "native-ppo"  # the checkpoints' ``trainer`` (search learning's: native-search)
 
     @property
     def directory(self) -> Path:
@@ -213,7 +214,7 @@ class Run:
             cfg,
             cfg.env.options,
             ("numpy",),
-            trainer="native-ppo",
+            trainer=self.trainer,
             num_timesteps=progress.decisions,  # decisions learned from
             updates=progress.updates,
             update_dtype=update_dtype(cfg),
@@ -307,6 +308,8 @@ def train_native(
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
+    if cfg.train.algorithm != "ppo":  # island-fortress train runs search_learning.train_search
+        raise ValueError(f"train_native trains train.algorithm=ppo, not {cfg.train.algorithm!r}")
     cfg = fitted_threads(cfg)
     t = cfg.train
     torch.manual_seed(stream_seed(cfg.seed, Stream.WEIGHTS))

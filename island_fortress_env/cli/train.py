@@ -105,12 +105,22 @@ def _native(args: argparse.Namespace) -> int:
         cfg.eval.final_games = 0
     t = cfg.train
     collectors = t.workers + (not t.pipelined)
-    print(f"run {cfg.run_name!r}: {t.total_decisions} decisions, {collectors} collector process(es) "
-          f"x {t.games_per_collector} games, tables {cfg.tables.weights()}, "
-          f"update in {update_dtype(cfg)}")  # fmt: skip
+    if t.algorithm == "search":
+        s = cfg.search_learning
+        print(f"run {cfg.run_name!r}: {t.total_decisions} decisions of search learning, "
+              f"{s.games_per_iteration} games an iteration ({s.simulations} simulations a decision), "
+              f"tables {cfg.tables.weights()}, update in {update_dtype(cfg)}")  # fmt: skip
+    else:
+        print(f"run {cfg.run_name!r}: {t.total_decisions} decisions, {collectors} collector process(es) "
+              f"x {t.games_per_collector} games, tables {cfg.tables.weights()}, "
+              f"update in {update_dtype(cfg)}")  # fmt: skip
     print(yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=None).rstrip())
+    if cfg.train.algorithm == "search":  # expert iteration from the batched search
+        from island_fortress_env.training.search_learning import train_search as trainer
+    else:
+        trainer = train_native
     try:
-        final = train_native(cfg, resume=args.resume)
+        final = trainer(cfg, resume=args.resume)
     except CheckpointError as exc:
         raise UsageError(str(exc)) from None
     print(f"\nsaved {final}")

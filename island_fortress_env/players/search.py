@@ -19,6 +19,7 @@ decision, the others' sealed bids drawn uniformly) kept as the readable referenc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ import numpy as np
 
 from island_fortress_env.agents.checkpoint import NATIVE_FORMAT, CheckpointError, load_policy, read_metadata
 from island_fortress_env.agents.onnx_agent import OnnxAgent, is_onnx_path
-from island_fortress_env.core.search import BatchedSearch
+from island_fortress_env.core.search import CONSIDERED, BatchedSearch, Evaluate, SearchResult
 from island_fortress_env.core.state import CoreState
 from island_fortress_env.players.runner import Games
 from island_fortress_env.players.specs import DEFAULT_SEARCH_SIMULATIONS, SHIPPED_POLICY
@@ -44,6 +45,15 @@ class Evaluator:
         self.onnx = OnnxAgent(path) if is_onnx_path(path) else None
         self.net: Any = None if self.onnx is not None else _native_network(path)
         self.threads = threads
+
+    @classmethod
+    def of_network(cls, net: Any, threads: int | None = None) -> Evaluator:
+        """A live network (an ``ActorCritic`` in memory, not a file) as the search's evaluator:
+        every call reads its weights as they are then, so a trainer that updates ``net`` in place
+        searches with the new weights from its next call on."""
+        evaluator = cls.__new__(cls)
+        evaluator.onnx, evaluator.net, evaluator.threads = None, net, threads
+        return evaluator
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self.onnx is not None:
@@ -76,9 +86,18 @@ def _tree_seed(sequence: np.random.SeedSequence) -> int:
     return int(sequence.spawn(1)[0].generate_state(SEED_WORDS, dtype=np.uint64)[0])
 
 
+Searched = Callable[[Games, np.ndarray, np.ndarray, SearchResult], None]
+"""``on_search(games, observations, masks, result)``: a batch of searched decisions, row by row."""
+
+
 class SearchSeats:
     """The search for every seat it plays (a seat policy of ``players.runner``): the games it is
-    to move in are searched together, each from its seat's seed for the game (``begin``)."""
+    to move in are searched together, each from its seat's seed for the game (``begin``).
+
+    ``evaluator`` (``Evaluator.of_network``: a trainer's live network) replaces the checkpoint
+    ``path``; ``considered`` and ``gumbel_scale`` are Gumbel root selection's (``BatchedSearch``);
+    ``threads`` the C++ walks'; ``on_search``, when given, sees every search's decisions and their
+    ``SearchResult`` (a trainer records the improved policies)."""
 
     def __init__(
         self,
@@ -87,11 +106,20 @@ class SearchSeats:
         name: str | None = None,
         gumbel: bool = False,
         exact_bids: bool = False,
+        evaluator: Evaluate | None = None,
+        considered: int = CONSIDERED,
+        gumbel_scale: float = 1.0,
+        threads: int = 2,
+        on_search: Searched | None = None,
     ) -> None:
-        self.evaluator = Evaluator(path)
-        rules = {"gumbel": gumbel, "exact_bids": exact_bids}
-        self.search = BatchedSearch(self.evaluator, simulations, threads=2, **rules)
-        self.name = name or f"{'gumbel' if gumbel else 'search'}:{Path(path).stem}:{simulations}"
+        self.evaluator = evaluator if evaluator is not None else Evaluator(path)
+        self.search = BatchedSearch(
+            self.evaluator, simulations, threads=threads, gumbel=gumbel, considered=considered,
+            exact_bids=exact_bids, gumbel_scale=gumbel_scale,
+        )  # fmt: skip
+        guide = "live" if evaluator is not None else Path(path).stem
+        self.name = name or f"{'gumbel' if gumbel else 'search'}:{guide}:{simulations}"
+        self.on_search = on_search
         self._seeds: dict[tuple[int, int], np.random.SeedSequence] = {}
         self._reference: dict[tuple[int, int], Any] = {}
 
@@ -107,7 +135,10 @@ class SearchSeats:
             _tree_seed(self._seeds[(slot, seat)])
             for slot, seat in zip(games.slots.tolist(), games.seats.tolist(), strict=True)
         ]
-        return self.search.run(states, seeds).actions
+        result = self.search.run(states, seeds)
+        if self.on_search is not None:
+            self.on_search(games, observations, masks, result)
+        return result.actions
 
     def _act_in_python(
         self, observations: np.ndarray, masks: np.ndarray, games: Games, states: list[Any]

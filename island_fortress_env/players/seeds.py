@@ -58,7 +58,7 @@ class Stream(enum.Enum):
 
     AGENTS = "agents"  # a local agent's seed for one game (agent_seed)
     WEIGHTS = "weights"  # the native trainer's initial weights (torch's generator)
-    MINIBATCHES = "minibatches"  # the order of the PPO minibatches, by the update a leg starts at
+    MINIBATCHES = "minibatches"  # minibatch order: PPO's by the update a leg starts at, search's by iteration
     COLLECTOR = "collector"  # collector rank's draws: tables, seats, sampled actions
     COLLECTOR_OPPONENT = "collector-opponent"  # league.opponent's seats, by collector rank, game, seat
     PERIODIC_EVALUATION = "periodic-evaluation"  # the native trainer's periodic greedy evaluations
@@ -67,6 +67,9 @@ class Stream(enum.Enum):
     EVALUATION = "evaluation"  # game g of ``evaluate``: its deal
     TRAINING_EVALUATION = "training-evaluation"  # the SB3 trainer's evaluation after training
     DEMONSTRATIONS = "demonstrations"  # imitation's teacher games, by table size
+    SEARCH_GAMES = "search-games"  # search learning's games of iteration k: tables, seats, deals
+    SEARCH_TREES = "search-trees"  # its learning seats' search trees, by iteration, game, seat
+    SEARCH_OPPONENTS = "search-opponents"  # its frozen seats' draws, by iteration (game, seat)
     LEAGUE_ENV = "league-env"  # the SB3 trainer's environment of worker rank
     TOURNAMENT = "tournament"  # game g of table t of a tournament: its deal
     PSRO_ROUND = "psro-round"  # the run seed of round k's policy training in ``psro``
