@@ -449,7 +449,9 @@ def throughput(
     """Each of ``trainers`` (keys of ``THROUGHPUT``) for ``seconds`` of training, ``repeat`` times,
     and with ``against`` the default of that other checkout alone and beside one busy process
     (module doc); each run printed unless ``quiet``, then the ratios."""
-    chosen = [(*trainer, None) for key, trainer in THROUGHPUT.items() if key in trainers]
+    chosen: list[tuple[str, str, Sequence[str], str | Path | None]] = [
+        (*trainer, None) for key, trainer in THROUGHPUT.items() if key in trainers
+    ]
     default, busy_rows = "native, default", {BUSY: "native, default"}  # beside 1 busy: its row alone
     other = None
     if against is not None:
