@@ -1,4 +1,6 @@
-"""``island-fortress train``: the native multi-agent PPO trainer (default), the SB3 one or RLlib's.
+"""``island-fortress train``: the native multi-agent PPO trainer (default; with ``train.algorithm:
+search`` its expert iteration from the batched search, ``training/search_learning.py``), the SB3
+one or RLlib's.
 
     island-fortress train --config configs/default.yaml [section.key=value ...] [--resume CKPT]
     island-fortress train --backend sb3 --config configs/sb3.yaml
