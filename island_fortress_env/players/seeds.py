@@ -79,6 +79,8 @@ class Stream(enum.Enum):
     BENCH_SEARCH = "bench-search"  # the positions the search benchmark times
     LATENCY_GAMES = "latency-games"  # game g of the web app's latency measure: its deal
     LATENCY_CHOICES = "latency-choices"  # game g of that measure: the moves its player picks
+    CALIBRATION_GAMES = "calibration-games"  # a calibration run's small-game draws: seats, chance, moves
+    CALIBRATION_TARGET = "calibration-target"  # random:S, a calibration's seeded tabular target
 
 
 AGENT_STREAM = stream_key(Stream.AGENTS.value)
