@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench-web": ("bench_web", "how quickly the web app answers a move, through HTTP or clicks"),
     "tournament": ("tournament", "rank agents on one ladder over every table size given"),
     "exploit": ("exploit", "train best responses to an agent: its approximate exploitability"),
+    "calibrate": ("calibrate", "the best-response learner on a small game, against the exact best response"),
     "psro": ("psro", "rounds of PSRO: best responses, then the policy trained on against them"),
     "export": ("export", "a native checkpoint's network as an ONNX model that plays without torch"),
     "rllib-convert": ("rllib_convert", "an RLlib checkpoint directory as a native checkpoint (.zip)"),
