@@ -155,6 +155,7 @@ test-torchrl: .venv-torchrl/.installed-stamp
 
 test-openspiel: .venv-openspiel/.installed-stamp
 	.venv-openspiel/bin/$(INTEGRATION_PYTEST) tests/integrations/test_openspiel.py
+	.venv-openspiel/bin/$(INTEGRATION_PYTEST) tests/integrations/test_calibrate.py
 	.venv-openspiel/bin/python examples/openspiel_mcts.py --games 2 --simulations 10
 	.venv-openspiel/bin/python examples/openspiel_dqn.py --episodes 2 --min-buffer 100 --eval-games 2
 	.venv-openspiel/bin/island-fortress evaluate mcts:10 random --games 2 --no-progress
