@@ -39,7 +39,9 @@ noise); their mean over the two seats is the exploitability that best response s
 the mean of the two seats' exact best-response values) each run gives its **gap** (exact minus
 learned: >= 0, a best response is best) and its **recovered** share (learned / exact: 0 is no
 better than the target's own play, which a zero-sum game's two seats value at 0 in all; 1 is the
-best response). Each budget gives the mean and a 95% t-interval over the seeds.
+best response). Each budget gives the mean and a 95% t-interval over the seeds, beside the same
+figures of each seed's initial weights, untrained (``start``: where the learner begins, about
+uniform play, which can be worth less than the target's own play).
 
 Random draws are named streams of each run's seed (``players.seeds``): the initial weights
 (``weights``), the minibatches (``minibatches``) and the games' seats, chance outcomes and both
@@ -263,7 +265,7 @@ class Trained:
     decisions: int  # learned from
     updates: int
     seconds: float
-    training_return: float  # the learner's mean return over the last rollouts' games (sampled play)
+    training_return: float | None  # the learner's mean return over the last rollouts' games (sampled)
 
 
 def train_best_response(small: SmallGame, target: TargetTable, cfg: NativeConfig) -> Trained:
@@ -305,7 +307,7 @@ def train_best_response(small: SmallGame, target: TargetTable, cfg: NativeConfig
                 regulariser.after_update(net, decisions)
             recent.append(returns)
     games = [r for rollout_returns in recent for r in rollout_returns]
-    mean = float(np.mean(games)) if games else float("nan")
+    mean = float(np.mean(games)) if games else None
     return Trained(net, decisions, updates, time.monotonic() - tick, mean)
 
 
@@ -344,11 +346,11 @@ class CalibrationRun:
     """One best response: its seed and budget, its training and its exact figures."""
 
     seed: int
-    budget: int  # train.total_decisions
+    budget: int  # train.total_decisions (0: the initial weights, untrained)
     decisions: int  # learned from (the budget rounded up to whole rollouts)
     updates: int
     seconds: float
-    training_return: float
+    training_return: float | None
     greedy: PlayFigures
     sampled: PlayFigures
 
@@ -408,6 +410,7 @@ class Calibration:
     histories: int
     information_states: int
     exact: ExactFigures
+    start: BudgetSummary  # the initial weights of each seed, untrained (budget 0)
     settings: dict[str, Any]
     differences: tuple[str, ...]
     seeds: list[int]
@@ -444,6 +447,8 @@ def calibrate(
     """The calibration of ``game`` against ``target`` at each of ``budgets`` with seeds
     ``seed`` .. ``seed + seeds - 1``; ``report`` gets a line as each run ends (None: silent)."""
     spec = parse_target(target)
+    if not budgets:
+        raise CalibrationError("give one budget or more (--decisions D [D ...])")
     for budget in budgets:
         calibration_config(seed, budget, overrides)  # every setting checked before any work
     small = load_small_game(game)
@@ -451,6 +456,18 @@ def calibrate(
     exact = exact_figures(small, policy)
     states = information_states(small)
     table = TargetTable(small, policy, states)
+
+    def valued(rows: np.ndarray) -> PlayFigures:
+        return play_figures(seat_values(small, policy_from(small, rows), policy), exact)
+
+    def measured(net: torch.nn.Module) -> tuple[PlayFigures, PlayFigures]:
+        greedy, sampled = learned_rows(net, states)
+        return valued(greedy), valued(sampled)
+
+    starts = []
+    for run_seed in range(seed, seed + seeds):
+        untrained = new_network(small, calibration_config(run_seed, budgets[0], overrides))
+        starts.append(CalibrationRun(run_seed, 0, 0, 0, 0.0, None, *measured(untrained)))
     runs: list[CalibrationRun] = []
     summaries: list[BudgetSummary] = []
     for budget in budgets:
@@ -458,10 +475,7 @@ def calibrate(
         for run_seed in range(seed, seed + seeds):
             cfg = calibration_config(run_seed, budget, overrides)
             trained = train_best_response(small, table, cfg)
-            greedy, sampled = (
-                play_figures(seat_values(small, policy_from(small, rows), policy), exact)
-                for rows in learned_rows(trained.net, states)
-            )
+            greedy, sampled = measured(trained.net)
             run = CalibrationRun(
                 run_seed, budget, trained.decisions, trained.updates, round(trained.seconds, 2),
                 trained.training_return, greedy, sampled,
@@ -477,6 +491,7 @@ def calibrate(
         histories=small.histories,
         information_states=len(states.keys),
         exact=exact,
+        start=summarise(0, starts),
         settings=learner_settings(calibration_config(seed, budgets[0], overrides)),
         differences=DIFFERENCES,
         seeds=list(range(seed, seed + seeds)),

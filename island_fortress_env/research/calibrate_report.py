@@ -38,10 +38,10 @@ def format_calibration(report: dict[str, Any]) -> str:
         "",
         f"{'decisions':>10}  {'play':<8} {'learned (mean [95% over seeds])':<32} {'gap':<32} recovered",
     ]
-    for summary in report["budgets"]:
+    for summary in [report["start"], *report["budgets"]]:
         for mode in ("greedy", "sampled"):
             figures = summary[mode]
-            budget = f"{summary['budget']:,}" if mode == "greedy" else ""
+            budget = (f"{summary['budget']:,}" if summary["budget"] else "start") if mode == "greedy" else ""
             lines.append(
                 f"{budget:>10}  {mode:<8} {_interval(figures['value']):<32} {_interval(figures['gap']):<32} "
                 f"{_interval(figures['recovered'], percent=True)}"
@@ -49,7 +49,8 @@ def format_calibration(report: dict[str, Any]) -> str:
     lines += [
         "",
         "learned: the exact value of the learner's policy against the target, the mean of its two seats "
-        "(greedy: its most probable action; sampled: its softmax); gap: exact exploitability - learned; "
-        "recovered: learned / exact exploitability",
+        "(greedy: its most probable action; sampled: its softmax; start: the initial weights, untrained); "
+        "gap: exact exploitability - learned; recovered: learned / exact exploitability (0: the target's "
+        "own play)",
     ]
     return "\n".join(lines)

@@ -114,6 +114,7 @@ def test_a_tiny_calibration_runs_end_to_end_with_its_figures_consistent():
             assert figures.recovered == pytest.approx(figures.value / exact.exploitability)
     summary = result.budgets[0]
     assert summary.budget == 256 and summary.runs == 2
+    assert result.start.budget == 0 and result.start.runs == 2  # each seed's weights, untrained
     values = [run.greedy.value for run in result.runs[:2]]
     value = summary.greedy["value"]
     assert value is not None and value.mean == pytest.approx(np.mean(values))
