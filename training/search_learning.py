@@ -54,7 +54,7 @@ from island_fortress_env.training.ppo import (
     update_dtype,
 )
 from island_fortress_env.training.pretrain import warm_start
-from island_fortress_env.training.search_games import SearchDecisions, SearchSelfPlay
+from island_fortress_env.training.search_games import IterationGames, SearchDecisions, SearchSelfPlay
 from island_fortress_env.training.weights import initial_weights, load_same_network, network_kwargs
 
 TRAINER = "native-search"  # the checkpoints' ``trainer``
@@ -257,9 +257,10 @@ def _resume(path: str, cfg: NativeConfig, net: ActorCritic, optimizer: Any, prog
         optimizer.load_state_dict(state["optimizer"])
 
 
-def _log(run: Run, league: League, played: Any, losses: UpdateFigures, searched: SearchFigures,
-         seconds: tuple[float, float]) -> None:  # fmt: skip
-    """An iteration's figures under ``losses/``, ``charts/``, ``search/``, ``league/``, ``game/``."""
+def _log(run: Run, league: League, played: IterationGames, losses: UpdateFigures, searched: SearchFigures,
+         update_s: float) -> None:  # fmt: skip
+    """An iteration's figures under ``losses/``, ``charts/``, ``search/``, ``league/``, ``game/``
+    (``update_s``: the seconds its update took)."""
     writer, step = run.writer, run.progress.decisions
     decisions = len(played.decisions)
     for key, value in asdict(losses).items():
@@ -268,7 +269,7 @@ def _log(run: Run, league: League, played: Any, losses: UpdateFigures, searched:
         writer.add_scalar(f"search/{key}", value, step)
     writer.add_scalar("search/network_rows_per_decision", played.network_rows / max(decisions, 1), step)
     writer.add_scalar("search/decisions", decisions, step)
-    collect_s, update_s = seconds
+    collect_s = played.seconds
     writer.add_scalar("charts/learning_rate", run.optimizer.param_groups[0]["lr"], step)
     writer.add_scalar("charts/decisions_per_second", decisions / max(collect_s + update_s, 1e-9), step)
     writer.add_scalar("charts/collect_seconds", collect_s, step)
@@ -343,7 +344,7 @@ def train_search(cfg: NativeConfig, resume: str | None = None) -> Path:
             for game in played.finished:
                 if game.snapshot is not None and game.ahead is not None:
                     league.record(game.snapshot, game.ahead)
-            _log(run, league, played, losses, searched, (played.seconds, update_s))
+            _log(run, league, played, losses, searched, update_s)
             step = progress.decisions
             bar.update(min(len(played.decisions), t.total_decisions - bar.n))
             bar.set_postfix_str(f"ce {losses.policy_loss:.3f} kl-target {searched.target_prior_kl:.3f} "
