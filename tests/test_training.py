@@ -246,6 +246,7 @@ SHIPPED = {
     "policy-2-4p-v2.yaml": NativeConfig,
     "policy-2-4p-v3.yaml": NativeConfig,
     "regularised.yaml": NativeConfig,
+    "search-learning.yaml": NativeConfig,
     "sb3.yaml": TrainConfig,
     "sb3-long.yaml": TrainConfig,
     "rllib.yaml": RLlibConfig,
