@@ -466,9 +466,17 @@ def train_native(
         f"({learned / max(progress.loop_seconds, 1e-9):,.0f} decisions/s, {progress.updates} updates)"
     )
 
+    return finish(run, phases)
+
+
+def finish(run: Run, phases: dict[str, str]) -> Path:
+    """How a native run ends: ``final.zip`` and ``latest.zip``, ``best.zip``'s choice
+    (``eval.keep_best``), the final evaluation and the summary of ``phases``; the path of the
+    checkpoint kept (both trainers, PPO's and search learning's)."""
+    cfg, progress, writer = run.cfg, run.progress, run.writer
     final = run.save("final.zip")
     run.save("latest.zip")
-    kept, kept_net = final, net
+    kept, kept_net = final, run.net
     if cfg.eval.keep_best:
         if progress.last_eval != progress.decisions:  # the last weights compete too (so best.zip exists)
             run.periodic_evaluation()

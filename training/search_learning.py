@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from island_fortress_env.agents.checkpoint import CheckpointError, load_policy, load_training_state
+from island_fortress_env.agents.checkpoint import CheckpointError, load_training_state
 from island_fortress_env.agents.network import ActorCritic
 from island_fortress_env.players.seeds import Stream, generator, stream_seed
 from island_fortress_env.training.config import NativeConfig
@@ -48,6 +48,7 @@ from island_fortress_env.training.league import League, member_name
 from island_fortress_env.training.ppo import (
     Progress,
     Run,
+    finish,
     fitted_threads,
     learner_copy,
     log_games,
@@ -379,38 +380,4 @@ def train_search(cfg: NativeConfig, resume: str | None = None) -> Path:
         f"{learned:,} decisions in {progress.loop_seconds:.0f} s "
         f"({learned / max(progress.loop_seconds, 1e-9):,.0f} decisions/s, {progress.updates} iterations)"
     )
-    return _finish(run, phases)
-
-
-def _finish(run: Run, phases: dict[str, str]) -> Path:
-    """``final.zip`` and ``latest.zip``, ``best.zip``'s choice (``eval.keep_best``), the final
-    evaluation and the summary, as the PPO trainer ends a run; the path of the checkpoint kept."""
-    cfg, progress, writer = run.cfg, run.progress, run.writer
-    final = run.save("final.zip")
-    run.save("latest.zip")
-    kept, kept_net = final, run.net
-    if cfg.eval.keep_best:
-        if progress.last_eval != progress.decisions:
-            run.periodic_evaluation()
-        kept = run.directory / BEST
-        kept_net, meta = load_policy(kept)
-        chosen = meta["selection"]
-        print(f"\nkept {kept}: the weights after {chosen['decisions']} decisions (mean greedy win rate "
-              f"{chosen['score']:.3f} against the heuristic); the last weights are in {final}")  # fmt: skip
-    if cfg.eval.final_games > 0:
-        tick = time.monotonic()
-        result = run.evaluate(kept_net, cfg.eval.final_games, Stream.FINAL_EVALUATION)
-        phases["final evaluation"] = (
-            f"{cfg.eval.final_games} games per table and opponent, {time.monotonic() - tick:.0f} s"
-        )
-        for key, value in result.items():
-            writer.add_scalar(f"final_eval/{key}", value, progress.decisions)
-        games = cfg.eval.final_games
-        print(f"\nfinal greedy evaluation of {kept.name} ({games} games per table, seats rotated):")
-        for key, value in result.items():
-            print(f"  {key:<28} {value:.3f}")
-    print(f"\nthis run's phases ({progress.leg_seconds() / 60:.1f} min in all):")
-    for phase, got in phases.items():
-        print(f"  {phase:<17} {got}")
-    writer.close()
-    return kept
+    return finish(run, phases)
