@@ -253,6 +253,50 @@ class Run:
         return result
 
 
+@dataclass
+class Milestones:
+    """The decisions at which a run next adds its learner to the league, writes a checkpoint and
+    runs its periodic evaluation (None: no periodic evaluation), and each done in its turn: both
+    native trainers' loops call ``reached`` after every update."""
+
+    snapshot: int
+    checkpoint: int
+    evaluation: int | None
+
+    @classmethod
+    def after(cls, cfg: NativeConfig, decisions: int) -> Milestones:
+        every = cfg.eval.every
+        return cls(
+            decisions + cfg.league.snapshot_every,
+            decisions + cfg.train.checkpoint_every,
+            decisions + every if every else None,
+        )
+
+    def reached(self, run: Run, league: League, step: int, bar: Any) -> None:
+        """Snapshot, checkpoint and evaluate as ``step`` decisions call for (``bar``: the
+        progress bar the evaluation's line is written through)."""
+        cfg = run.cfg
+        if step >= self.snapshot and not league.fixed:
+            league.add(run.net, step)
+            self.snapshot += cfg.league.snapshot_every
+        if step >= self.checkpoint:
+            run.save(f"step_{step}.zip")
+            run.save("latest.zip")
+            self.checkpoint += cfg.train.checkpoint_every
+        # A final evaluation (other deals, more games) covers the last weights, so they get no
+        # periodic one here; with keep_best, the one after the loop lets them compete for best.zip.
+        final_follows = step >= cfg.train.total_decisions and cfg.eval.final_games > 0
+        due = self.evaluation is not None and step >= self.evaluation
+        if due and cfg.eval.games > 0 and not final_follows:
+            result = run.periodic_evaluation()
+            bar.write(
+                f"{step} decisions, {run.progress.elapsed() / 60:.1f} min: "
+                + ", ".join(f"{k} {v:.2f}" for k, v in result.items())
+            )
+            assert self.evaluation is not None
+            self.evaluation += cfg.eval.every
+
+
 def log_games(writer: Any, finished: Sequence[FinishedGame], step: int) -> None:
     """The figures of the games finished in a rollout (their learning seats'), under ``game/``."""
     if not finished:
@@ -358,9 +402,7 @@ def train_native(
     decisions_before = progress.decisions
     league = League.for_run(cfg, net, progress.decisions)
     collectors = Collectors(cfg, SeatTrajectories, standing=league.standing())
-    next_snapshot = progress.decisions + cfg.league.snapshot_every
-    next_checkpoint = progress.decisions + t.checkpoint_every
-    next_eval = progress.decisions + cfg.eval.every if cfg.eval.every else None
+    milestones = Milestones.after(cfg, progress.decisions)
     total_updates = max(1, -(-t.total_decisions // t.rollout_decisions))
     bar = tqdm(
         total=t.total_decisions,
@@ -436,24 +478,7 @@ def train_native(
                     flush=True,
                 )
 
-            # snapshot, checkpoint, evaluate
-            if step >= next_snapshot and not league.fixed:
-                league.add(net, step)
-                next_snapshot += cfg.league.snapshot_every
-            if step >= next_checkpoint:
-                run.save(f"step_{step}.zip")
-                run.save("latest.zip")
-                next_checkpoint += t.checkpoint_every
-            # A final evaluation (other deals, more games) covers the last weights, so they get no
-            # periodic one here; with keep_best, the one after the loop lets them compete for best.zip.
-            final_follows = step >= t.total_decisions and cfg.eval.final_games > 0
-            if next_eval is not None and step >= next_eval and cfg.eval.games > 0 and not final_follows:
-                result = run.periodic_evaluation()
-                bar.write(
-                    f"{step} decisions, {progress.elapsed() / 60:.1f} min: "
-                    + ", ".join(f"{k} {v:.2f}" for k, v in result.items())
-                )
-                next_eval += cfg.eval.every
+            milestones.reached(run, league, step, bar)  # snapshot, checkpoint, evaluate
     except BaseException:  # a crash or Ctrl-C: keep what was learned, resumable with --resume
         run.save("latest.zip")
         raise

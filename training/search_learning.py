@@ -46,6 +46,7 @@ from island_fortress_env.training.config import NativeConfig
 from island_fortress_env.training.greedy_eval import BEST, previous_best_score
 from island_fortress_env.training.league import League, member_name
 from island_fortress_env.training.ppo import (
+    Milestones,
     Progress,
     Run,
     finish,
@@ -319,9 +320,7 @@ def train_search(cfg: NativeConfig, resume: str | None = None) -> Path:
     decisions_before = progress.decisions
     league = League.for_run(cfg, net, progress.decisions)
     games = SearchSelfPlay(cfg, net, league)
-    next_snapshot = progress.decisions + cfg.league.snapshot_every
-    next_checkpoint = progress.decisions + t.checkpoint_every
-    next_eval = progress.decisions + cfg.eval.every if cfg.eval.every else None
+    milestones = Milestones.after(cfg, progress.decisions)
     bar = tqdm(total=t.total_decisions, initial=min(progress.decisions, t.total_decisions), unit="dec",
                dynamic_ncols=True, desc="search learning", disable=not cfg.logging.progress_bar)  # fmt: skip
     last_line = time.monotonic()
@@ -357,19 +356,7 @@ def train_search(cfg: NativeConfig, resume: str | None = None) -> Path:
                       f"cross-entropy {losses.policy_loss:.3f}, agreement {searched.agreement:.2f}",
                       flush=True)  # fmt: skip
 
-            if step >= next_snapshot and not league.fixed:
-                league.add(net, step)
-                next_snapshot += cfg.league.snapshot_every
-            if step >= next_checkpoint:
-                run.save(f"step_{step}.zip")
-                run.save("latest.zip")
-                next_checkpoint += t.checkpoint_every
-            final_follows = step >= t.total_decisions and cfg.eval.final_games > 0
-            if next_eval is not None and step >= next_eval and cfg.eval.games > 0 and not final_follows:
-                result = run.periodic_evaluation()
-                bar.write(f"{step} decisions, {progress.elapsed() / 60:.1f} min: "
-                          + ", ".join(f"{k} {v:.2f}" for k, v in result.items()))  # fmt: skip
-                next_eval += cfg.eval.every
+            milestones.reached(run, league, step, bar)  # snapshot, checkpoint, evaluate
     except BaseException:  # a crash or Ctrl-C: keep what was learned, resumable with --resume
         run.save("latest.zip")
         raise
