@@ -149,6 +149,27 @@ def test_the_one_game_player_is_a_batch_of_one_of_the_same_search():
     assert alone == batch.actions.tolist()
 
 
+def test_the_seat_policy_values_on_one_torch_thread_whatever_torchs_own_count():
+    import torch
+
+    seats = SearchSeats(SHIPPED_POLICY, 2)
+    network, seen = seats.evaluator.net, []
+
+    def counting(obs, mask):
+        seen.append(torch.get_num_threads())
+        return network(obs, mask)
+
+    seats.evaluator.net = counting
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seats.search.run(_positions(2, 4, count=2), [0, 1])
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2, "the process's own count is left as it was"
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_evaluate_seats_the_search_in_the_core_batch(capsys):
     from island_fortress_env.players.kinds import make_agent
     from island_fortress_env.players.seat_policies import seat_policy

@@ -96,8 +96,12 @@ class SearchSeats:
 
     ``evaluator`` (``Evaluator.of_network``: a trainer's live network) replaces the checkpoint
     ``path``; ``considered`` and ``gumbel_scale`` are Gumbel root selection's (``BatchedSearch``);
-    ``threads`` the C++ walks'; ``on_search``, when given, sees every search's decisions and their
-    ``SearchResult`` (a trainer records the improved policies)."""
+    ``threads`` the C++ walks'; ``torch_threads`` the checkpoint's network's (None: torch's own
+    count). One by default, as the one-game player: the same moves on any machine (torch splits its
+    sums by its thread count, so a network's values differ in the last bits between counts), and no
+    thread of the network's waiting at every layer for a CPU another process holds (on a busy host
+    that is ten times slower, docs/STRENGTH.md); ``on_search``, when given, sees every search's
+    decisions and their ``SearchResult`` (a trainer records the improved policies)."""
 
     def __init__(
         self,
@@ -111,8 +115,9 @@ class SearchSeats:
         gumbel_scale: float = 1.0,
         threads: int = 2,
         on_search: Searched | None = None,
+        torch_threads: int | None = 1,
     ) -> None:
-        self.evaluator = evaluator if evaluator is not None else Evaluator(path)
+        self.evaluator = evaluator if evaluator is not None else Evaluator(path, threads=torch_threads)
         self.search = BatchedSearch(
             self.evaluator, simulations, threads=threads, gumbel=gumbel, considered=considered,
             exact_bids=exact_bids, gumbel_scale=gumbel_scale,
