@@ -309,7 +309,7 @@ def test_the_ladder_ratings_are_the_ones_docs_strength_md_shows():
     end = section.find("\n#", 1)  # the next heading, if any
     table = section if end < 0 else section[:end]
     rows = re.findall(
-        r"^\| \d \| `([^`]+)`[^|]*\| (-?[\d.]+) \| (-?[\d.]+) \+- ([\d.]+) \|", table, re.MULTILINE
+        r"^\| \d+ \| `([^`]+)`[^|]*\| (-?[\d.]+) \| (-?[\d.]+) \+- ([\d.]+) \|", table, re.MULTILINE
     )
     assert len(rows) == len(LADDER)
     searched = f"search:checkpoints/{SHIPPED_POLICY.name}:64"  # the app's search:64
